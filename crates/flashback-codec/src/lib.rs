@@ -1,0 +1,41 @@
+//! # flashback-codec
+//!
+//! Decodes the values LangGraph's checkpoint savers store — natively, without Python, and
+//! without importing or executing anything a blob names — and encodes them back byte for byte.
+//!
+//! ```text
+//!  (type tag, bytes) ──decode_typed──▶ Decoded ──view_decoded──▶ JSON view
+//!        ▲                               │  (Msgpack(Value) tree keeps Python
+//!        └──────────encode_typed─────────┘   module.Name, exact ints, f64)
+//! ```
+//!
+//! * **Serde tags** ([`typed`]): `msgpack`, `null`, `bytes`, `bytearray`, legacy `json`
+//!   (lc:1 / lc:2 envelopes), `pickle` (opaque, never unpickled), `empty` (Postgres sentinel),
+//!   `<inner>+<cipher>` (EncryptedSerializer: recognised and reported, not decrypted). An unknown
+//!   tag or a corrupt payload becomes [`Decoded::Error`], which keeps the bytes.
+//! * **msgpack** ([`msgpack`]): every msgpack form is accepted; ext codes 0–5 (Python objects),
+//!   6 (numpy) and 7 (DeltaChannel snapshot) become typed nodes; anything else is kept as
+//!   [`Value::RawExt`] with the reason. The encoder writes the minimal forms Python's `ormsgpack`
+//!   writes (fixint → uint8…64 for non-negative ints, negative fixint → int8…64, float64, minimal
+//!   str/bin/array/map headers, fixext for payloads of 1/2/4/8/16 bytes), so every document
+//!   Python wrote round-trips byte-identically. Non-minimal forms from other writers are
+//!   normalised on re-encoding.
+//! * **JSON view** ([`view`]): JSON-native values stay as they are; Python objects become
+//!   `{"$type": "module.Name", …}` with `$value` (single-argument forms), `$args` (positional
+//!   forms) or their fields (keyword forms: pydantic, dataclasses, messages, Interrupt…); bytes
+//!   become `{"$type": "builtins.bytes", "base64": …}`; dicts with non-string keys become
+//!   `{"$type": "builtins.dict", "$items": [[k, v], …]}`; what cannot be decoded becomes
+//!   `{"$error": …, "$type": …, "raw_base64": …}`. The full table is in `docs/json-view.md`.
+
+#![deny(missing_docs)]
+
+pub mod legacy;
+pub mod msgpack;
+mod numpy;
+pub mod typed;
+pub mod value;
+pub mod view;
+
+pub use typed::{decode_typed, encode_typed, Decoded};
+pub use value::{NdArray, ObjectForm, PyObject, Value};
+pub use view::{view, view_decoded, ViewOptions};

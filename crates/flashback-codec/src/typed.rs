@@ -1,0 +1,166 @@
+//! Serde type tags: `(type, bytes)` pairs as stored by LangGraph's savers ⇄ [`Decoded`].
+
+use crate::msgpack;
+use crate::value::Value;
+
+/// A stored value decoded according to its serde type tag.
+///
+/// Decoding never fails as a whole: what cannot be decoded becomes [`Decoded::Error`], which keeps
+/// the original bytes so nothing is lost and the value still round-trips.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// `msgpack`: the normal case.
+    Msgpack(Value),
+    /// `null`: Python `None` (empty payload).
+    Null,
+    /// `bytes`: a top-level `bytes` value.
+    Bytes(Vec<u8>),
+    /// `bytearray`: a top-level `bytearray` value.
+    ByteArray(Vec<u8>),
+    /// `json`: the legacy 2024 format (read-only; the original bytes are kept for round trips).
+    Json {
+        /// Parsed JSON (still containing `lc` envelopes).
+        value: serde_json::Value,
+        /// The stored bytes.
+        raw: Vec<u8>,
+    },
+    /// `pickle`: never unpickled; shown as an opaque value.
+    Pickle(Vec<u8>),
+    /// `<inner>+<cipher>` from `EncryptedSerializer`: recognised, not decrypted.
+    Encrypted {
+        /// The full tag, e.g. `msgpack+aes`.
+        tag: String,
+        /// The ciphertext.
+        data: Vec<u8>,
+    },
+    /// `empty`: the Postgres blob sentinel for a channel with no value.
+    Empty,
+    /// Anything that could not be decoded.
+    Error {
+        /// The serde type tag as stored.
+        tag: String,
+        /// What went wrong.
+        message: String,
+        /// The stored bytes.
+        raw: Vec<u8>,
+    },
+}
+
+/// Decode a `(type, bytes)` pair the way `JsonPlusSerializer.loads_typed` would, without
+/// importing or executing anything. A SQL NULL payload is passed as `None`.
+pub fn decode_typed(tag: &str, data: Option<&[u8]>) -> Decoded {
+    let bytes = data.unwrap_or_default();
+    let error = |message: String| Decoded::Error {
+        tag: tag.to_owned(),
+        message,
+        raw: bytes.to_vec(),
+    };
+    match tag {
+        "null" => Decoded::Null,
+        "empty" => Decoded::Empty,
+        "bytes" => Decoded::Bytes(bytes.to_vec()),
+        "bytearray" => Decoded::ByteArray(bytes.to_vec()),
+        "pickle" => Decoded::Pickle(bytes.to_vec()),
+        "msgpack" => match data {
+            None => error("msgpack value is SQL NULL".into()),
+            Some(b) => match msgpack::decode(b) {
+                Ok(v) => Decoded::Msgpack(v),
+                Err(e) => error(e.to_string()),
+            },
+        },
+        "json" => match serde_json::from_slice(bytes) {
+            Ok(value) => Decoded::Json {
+                value,
+                raw: bytes.to_vec(),
+            },
+            Err(e) => error(format!("invalid legacy JSON value: {e}")),
+        },
+        t if t.contains('+') => Decoded::Encrypted {
+            tag: t.to_owned(),
+            data: bytes.to_vec(),
+        },
+        other => error(format!("unknown serde type tag {other:?}")),
+    }
+}
+
+/// Encode back to `(type, bytes)`. For every value Python wrote, this gives the stored bytes.
+pub fn encode_typed(value: &Decoded) -> (String, Vec<u8>) {
+    match value {
+        Decoded::Msgpack(v) => ("msgpack".into(), msgpack::encode(v)),
+        Decoded::Null => ("null".into(), Vec::new()),
+        Decoded::Bytes(b) => ("bytes".into(), b.clone()),
+        Decoded::ByteArray(b) => ("bytearray".into(), b.clone()),
+        Decoded::Json { raw, .. } => ("json".into(), raw.clone()),
+        Decoded::Pickle(b) => ("pickle".into(), b.clone()),
+        Decoded::Encrypted { tag, data } => (tag.clone(), data.clone()),
+        Decoded::Empty => ("empty".into(), Vec::new()),
+        Decoded::Error { tag, raw, .. } => (tag.clone(), raw.clone()),
+    }
+}
+
+impl Decoded {
+    /// The decoded msgpack value, if this is one.
+    pub fn as_value(&self) -> Option<&Value> {
+        match self {
+            Decoded::Msgpack(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the value is Python `None`.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Decoded::Null | Decoded::Msgpack(Value::Nil))
+    }
+}
+
+impl From<Value> for Decoded {
+    fn from(v: Value) -> Self {
+        match v {
+            Value::Nil => Decoded::Null,
+            v => Decoded::Msgpack(v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_decode_and_round_trip() {
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("null", vec![]),
+            ("bytes", b"\x00\xffraw".to_vec()),
+            ("bytearray", b"abc".to_vec()),
+            ("msgpack", vec![0x92, 0x01, 0xa1, b'x']),
+            ("json", br#"{"a": [1, 2]}"#.to_vec()),
+            ("pickle", b"\x80\x04K\x01.".to_vec()),
+            ("msgpack+aes", vec![7; 40]),
+            ("null+aes", vec![1; 32]),
+        ];
+        for (tag, bytes) in cases {
+            let d = decode_typed(tag, Some(&bytes));
+            assert!(!matches!(d, Decoded::Error { .. }), "{tag} decodes: {d:?}");
+            assert_eq!(encode_typed(&d), (tag.to_string(), bytes), "{tag} round-trips");
+        }
+    }
+
+    #[test]
+    fn bad_values_become_errors_that_keep_their_bytes() {
+        for (tag, bytes) in [
+            ("msgpack", vec![0x93, 0x01]),
+            ("json", b"{not json".to_vec()),
+            ("dict", b"whatever".to_vec()),
+        ] {
+            let d = decode_typed(tag, Some(&bytes));
+            let Decoded::Error { message, raw, .. } = &d else {
+                panic!("{tag}: expected an error, got {d:?}");
+            };
+            assert!(!message.is_empty(), "{tag}: message");
+            assert_eq!(raw, &bytes, "{tag}: bytes kept");
+            assert_eq!(encode_typed(&d), (tag.to_string(), bytes), "{tag}: round trip");
+        }
+        assert!(matches!(decode_typed("empty", None), Decoded::Empty));
+        assert!(matches!(decode_typed("msgpack", None), Decoded::Error { .. }));
+    }
+}

@@ -1,0 +1,174 @@
+//! The typed value tree.
+
+/// A decoded LangGraph value.
+///
+/// The tree mirrors the msgpack document Python wrote, with every extension type decoded into a
+/// typed node that keeps the Python `(module, name)` pair. Encoding the tree again
+/// ([`crate::msgpack::encode`]) gives back the exact bytes Python's `ormsgpack` produced,
+/// because Python always uses the minimal msgpack form (see the crate docs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `None`.
+    Nil,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer that fits in `i64`.
+    Int(i64),
+    /// An integer above `i64::MAX` (msgpack uint64).
+    UInt(u64),
+    /// A float64 (Python floats are always encoded as float64).
+    Float(f64),
+    /// A float32 (never written by Python; kept so foreign documents round-trip).
+    Float32(f32),
+    /// A `str`.
+    Str(String),
+    /// A nested `bytes` (msgpack bin).
+    Bin(Vec<u8>),
+    /// A `list` (or a `tuple`, which Python revives as a list).
+    Array(Vec<Value>),
+    /// A `dict`, in stored order; keys can be any value.
+    Map(Vec<(Value, Value)>),
+    /// A Python object encoded with ext codes 0–5.
+    Object(Box<PyObject>),
+    /// A numpy array (ext 6).
+    NdArray(Box<NdArray>),
+    /// A DeltaChannel snapshot wrapper (ext 7) around the channel value.
+    DeltaSnapshot(Box<Value>),
+    /// An extension value that could not be decoded (unknown code or malformed payload). Its
+    /// bytes are kept so that the value round-trips, and `error` says what was wrong.
+    RawExt {
+        /// The msgpack ext type code.
+        code: i8,
+        /// The raw ext payload.
+        data: Vec<u8>,
+        /// Why it could not be decoded.
+        error: String,
+    },
+}
+
+/// How a Python object was encoded (the msgpack ext code used by `JsonPlusSerializer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectForm {
+    /// Ext 0: `cls(arg)` (UUID, Decimal, Enum, set, SecretStr, …).
+    SingleArg,
+    /// Ext 1: `cls(*args)` (date, timedelta, Path, Send, …).
+    PosArgs,
+    /// Ext 2: `cls(**kwargs)` (dataclasses, NamedTuples, time, Interrupt, Command, …).
+    KwArgs,
+    /// Ext 3: `cls.method(arg)` (datetime `fromisoformat`).
+    Method,
+    /// Ext 4: a pydantic v1 model (`obj.dict()`).
+    PydanticV1,
+    /// Ext 5: a pydantic v2 model (`obj.model_dump()`), including langchain messages.
+    PydanticV2,
+}
+
+impl ObjectForm {
+    /// The msgpack ext code of this form.
+    pub fn code(self) -> i8 {
+        match self {
+            ObjectForm::SingleArg => 0,
+            ObjectForm::PosArgs => 1,
+            ObjectForm::KwArgs => 2,
+            ObjectForm::Method => 3,
+            ObjectForm::PydanticV1 => 4,
+            ObjectForm::PydanticV2 => 5,
+        }
+    }
+
+    /// The form for an ext code, if it is one of 0–5.
+    pub fn from_code(code: i8) -> Option<Self> {
+        Some(match code {
+            0 => ObjectForm::SingleArg,
+            1 => ObjectForm::PosArgs,
+            2 => ObjectForm::KwArgs,
+            3 => ObjectForm::Method,
+            4 => ObjectForm::PydanticV1,
+            5 => ObjectForm::PydanticV2,
+            _ => return None,
+        })
+    }
+}
+
+/// A Python object: `[module, name, payload, (extra)]` inside an ext 0–5.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyObject {
+    /// The ext code used.
+    pub form: ObjectForm,
+    /// Python module, e.g. `langchain_core.messages.ai`.
+    pub module: String,
+    /// Class (or callable) name, e.g. `AIMessage`.
+    pub name: String,
+    /// The argument: a single value (ext 0, 3), an args array (ext 1) or a kwargs map (2, 4, 5).
+    pub payload: Value,
+    /// The fourth array element when present: the method name of ext 3, and
+    /// `"model_validate_json"` for ext 5.
+    pub extra: Option<Value>,
+}
+
+impl PyObject {
+    /// `module.name`, the Python type name shown to users.
+    pub fn type_name(&self) -> String {
+        format!("{}.{}", self.module, self.name)
+    }
+}
+
+/// A numpy array (ext 6): `[dtype.str, shape, order, buffer]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NdArray {
+    /// numpy dtype string, e.g. `<f8`.
+    pub dtype: String,
+    /// The shape.
+    pub shape: Vec<u64>,
+    /// `"C"` or `"F"`.
+    pub order: String,
+    /// The raw buffer in `order`.
+    pub data: Vec<u8>,
+}
+
+impl Value {
+    /// The string inside a [`Value::Str`].
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Look a string key up in a [`Value::Map`].
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The integer inside a [`Value::Int`].
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// A short Python-ish type name for messages and summaries.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Nil => "None".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) | Value::UInt(_) => "int".into(),
+            Value::Float(_) | Value::Float32(_) => "float".into(),
+            Value::Str(_) => "str".into(),
+            Value::Bin(_) => "bytes".into(),
+            Value::Array(_) => "list".into(),
+            Value::Map(_) => "dict".into(),
+            Value::Object(o) => o.type_name(),
+            Value::NdArray(_) => "numpy.ndarray".into(),
+            Value::DeltaSnapshot(_) => "_DeltaSnapshot".into(),
+            Value::RawExt { code, .. } => format!("msgpack.ext({code})"),
+        }
+    }
+}
