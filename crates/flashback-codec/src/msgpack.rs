@@ -30,6 +30,30 @@ pub fn decode(data: &[u8]) -> Result<Value, MsgpackError> {
     Ok(v)
 }
 
+/// Read the string stored under `key` in a top-level map without decoding anything else
+/// (used to list checkpoint timestamps cheaply). `None` if absent, not a string, or malformed.
+pub fn top_level_str(data: &[u8], key: &str) -> Option<String> {
+    let mut r = Reader { data, pos: 0 };
+    let m = r.u8().ok()?;
+    let n = match m {
+        0x80..=0x8f => (m & 0x0f) as usize,
+        0xde => r.len(2).ok()?,
+        0xdf => r.len(4).ok()?,
+        _ => return None,
+    };
+    for _ in 0..n {
+        let k = r.value(MAX_DEPTH).ok()?;
+        if k.as_str() == Some(key) {
+            return match r.value(MAX_DEPTH).ok()? {
+                Value::Str(s) => Some(s),
+                _ => None,
+            };
+        }
+        r.skip(0).ok()?;
+    }
+    None
+}
+
 /// Encode a value as msgpack, minimal forms only.
 pub fn encode(value: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
@@ -278,6 +302,40 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Skip one value without building it.
+    fn skip(&mut self, depth: usize) -> Result<(), MsgpackError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err(format!("nesting deeper than {MAX_DEPTH}")));
+        }
+        let m = self.u8()?;
+        let (skip, items) = match m {
+            0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => (0, 0),
+            0x80..=0x8f => (0, 2 * (m & 0x0f) as usize),
+            0x90..=0x9f => (0, (m & 0x0f) as usize),
+            0xa0..=0xbf => ((m & 0x1f) as usize, 0),
+            0xc4..=0xc6 => (self.len(1 << (m - 0xc4))?, 0),
+            0xc7..=0xc9 => (self.len(1 << (m - 0xc7))? + 1, 0),
+            0xca => (4, 0),
+            0xcb => (8, 0),
+            0xcc | 0xd0 => (1, 0),
+            0xcd | 0xd1 => (2, 0),
+            0xce | 0xd2 => (4, 0),
+            0xcf | 0xd3 => (8, 0),
+            0xd4..=0xd8 => ((1 << (m - 0xd4)) + 1, 0),
+            0xd9..=0xdb => (self.len(1 << (m - 0xd9))?, 0),
+            0xdc => (0, self.len(2)?),
+            0xdd => (0, self.len(4)?),
+            0xde => (0, 2 * self.len(2)?),
+            0xdf => (0, 2 * self.len(4)?),
+            0xc1 => return Err(self.err("reserved marker 0xc1")),
+        };
+        self.take(skip)?;
+        for _ in 0..items {
+            self.skip(depth + 1)?;
+        }
+        Ok(())
+    }
+
     fn str(&mut self, n: usize) -> Result<Value, MsgpackError> {
         let start = self.pos;
         let bytes = self.take(n)?;
@@ -454,6 +512,19 @@ mod tests {
         assert_eq!(rt(&bytes), obj);
         // ext 7 wrapping the int 5 → payload of 1 byte → fixext1.
         assert_eq!(rt(&[0xd4, 0x07, 0x05]), Value::DeltaSnapshot(Box::new(Value::Int(5))));
+    }
+
+    #[test]
+    fn top_level_str_skips_other_values() {
+        let doc = Value::Map(vec![
+            (Value::Str("v".into()), Value::Int(4)),
+            (Value::Str("big".into()), Value::Array(vec![Value::Bin(vec![0; 300]), Value::Float(1.0)])),
+            (Value::Str("ts".into()), Value::Str("2026-01-01T00:00:00+00:00".into())),
+        ]);
+        let bytes = encode(&doc);
+        assert_eq!(top_level_str(&bytes, "ts").as_deref(), Some("2026-01-01T00:00:00+00:00"));
+        assert_eq!(top_level_str(&bytes, "nope"), None);
+        assert_eq!(top_level_str(&bytes[..10], "ts"), None, "truncated");
     }
 
     #[test]

@@ -1,0 +1,54 @@
+//! Benchmark: load a thread's full decoded history (every checkpoint with its channel values and
+//! pending writes), best of N runs. Used by `bench/compare.sh` against Python's `saver.list()`.
+//!
+//! `flashback-bench DB THREAD [RUNS]` prints one JSON line.
+
+use flashback_codec::{view_decoded, ViewOptions};
+use flashback_storage::ListQuery;
+use std::time::Instant;
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(db), Some(thread)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: flashback-bench DB THREAD [RUNS]");
+        std::process::exit(2);
+    };
+    let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+    let store = flashback_storage::open(db).await?;
+    let query = ListQuery::thread(thread);
+    let mut best = f64::MAX;
+    let mut best_view = f64::MAX;
+    let mut count = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let tuples = store.list_tuples(&query).await?;
+        best = best.min(start.elapsed().as_secs_f64());
+        count = tuples.len();
+        // Also time rendering every value to the JSON view (what the CLI and GUI show).
+        let start = Instant::now();
+        let tuples = store.list_tuples(&query).await?;
+        let mut n = 0usize;
+        for t in &tuples {
+            for (_, v) in &t.checkpoint.channel_values {
+                n += view_decoded(v, ViewOptions::default()).is_some() as usize;
+            }
+            for w in &t.pending_writes {
+                n += view_decoded(&w.value, ViewOptions::default()).is_some() as usize;
+            }
+        }
+        std::hint::black_box(n);
+        best_view = best_view.min(start.elapsed().as_secs_f64());
+    }
+    println!(
+        "{}",
+        serde_json::json!({
+            "backend": format!("{:?}", store.schema().backend).to_lowercase(),
+            "checkpoints": count,
+            "seconds_best_of_runs": best,
+            "seconds_with_json_view": best_view,
+            "runs": runs,
+        })
+    );
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! The subcommands: load through `flashback-storage`, derive through `flashback-engine`,
+//! render JSON (the stable machine format) or human text.
+
+use crate::human;
+use crate::Command;
+use flashback_codec::{view_decoded, ViewOptions};
+use flashback_engine::{layout, tasks, ThreadDag};
+use flashback_storage::{CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, StoreError};
+use serde_json::{json, Map, Value as Json};
+use thiserror::Error;
+
+/// A failed command: one line for stderr plus an exit code.
+#[derive(Debug, Error)]
+pub enum CliError {
+    /// The database could not be opened or read.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// A thread or checkpoint that does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// Bad arguments.
+    #[error("{0}")]
+    Usage(String),
+    /// The engine rejected the data.
+    #[error("{0}")]
+    Engine(#[from] flashback_engine::EngineError),
+}
+
+impl CliError {
+    /// 2 for bad usage, 3 for not found, 4 for unsupported or unreadable databases, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            CliError::NotFound(_) | CliError::Store(StoreError::NotFound(_)) => 3,
+            CliError::Store(StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. }) => 4,
+            _ => 1,
+        }
+    }
+}
+
+/// Run one command and return what to print on stdout.
+pub async fn run(cmd: Command) -> Result<String, CliError> {
+    match cmd {
+        Command::Threads { db, json } => {
+            let store = flashback_storage::open(&db).await?;
+            let rows = threads(store.as_ref()).await?;
+            Ok(if json { to_json(&Json::Array(rows)) } else { human::threads(&rows) })
+        }
+        Command::History {
+            db,
+            thread,
+            ns,
+            all_ns,
+            limit,
+            before,
+            filter,
+            json,
+        } => {
+            let query = ListQuery {
+                thread_id: Some(thread.clone()),
+                checkpoint_ns: if all_ns { None } else { Some(ns.unwrap_or_default()) },
+                before,
+                limit,
+                filter: parse_filters(&filter)?,
+                ..Default::default()
+            };
+            let store = flashback_storage::open(&db).await?;
+            let headers = store.list_headers(&query).await?;
+            if headers.is_empty() && query.before.is_none() && query.filter.is_empty() {
+                ensure_thread(store.as_ref(), &thread).await?;
+            }
+            let items: Vec<Json> = headers.iter().map(header_json).collect();
+            Ok(if json { to_json(&Json::Array(items)) } else { human::history(&items) })
+        }
+        Command::State {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            reveal_secrets,
+            json,
+        } => {
+            let store = flashback_storage::open(&db).await?;
+            let tuple = store.get_tuple(&thread, &ns, checkpoint.as_deref()).await?;
+            let Some(tuple) = tuple else {
+                return Err(match checkpoint {
+                    Some(id) => CliError::NotFound(format!(
+                        "checkpoint {id} not found in thread {thread:?} (namespace {ns:?})"
+                    )),
+                    None => {
+                        ensure_thread(store.as_ref(), &thread).await?;
+                        CliError::NotFound(format!("thread {thread:?} has no checkpoints in namespace {ns:?}"))
+                    }
+                });
+            };
+            // Python's get_state: with an explicit checkpoint id it shows the step as history
+            // (every task in `next`); without one, the live view (finished tasks drop out).
+            let namespaces = store
+                .list_threads()
+                .await?
+                .into_iter()
+                .find(|t| t.thread_id == thread)
+                .map(|t| t.namespaces)
+                .unwrap_or_default();
+            let derive = tasks::DeriveOptions {
+                mode: if checkpoint.is_some() { tasks::SnapshotMode::History } else { tasks::SnapshotMode::Live },
+                namespaces,
+                ..Default::default()
+            };
+            let state = state_json(&tuple, ViewOptions { reveal_secrets }, &derive);
+            Ok(if json { to_json(&state) } else { human::state(&state) })
+        }
+        Command::Graph { db, thread, json } => {
+            let store = flashback_storage::open(&db).await?;
+            let headers = store.list_headers(&ListQuery::thread(&thread)).await?;
+            if headers.is_empty() {
+                ensure_thread(store.as_ref(), &thread).await?;
+            }
+            let dag = ThreadDag::build(&headers)?;
+            let lay = layout::layout(&dag, &layout::LayoutOptions::nested())?;
+            if json {
+                return Ok(to_json(&serde_json::to_value(&lay).unwrap_or(Json::Null)));
+            }
+            let by_id: std::collections::HashMap<(&str, &str), &CheckpointHeader> = headers
+                .iter()
+                .map(|h| ((h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()), h))
+                .collect();
+            let mut out = layout::render_text(&lay, |row| {
+                by_id
+                    .get(&(row.ns.as_str(), row.checkpoint_id.as_str()))
+                    .map(|h| human::graph_label(h, row))
+                    .unwrap_or_else(|| row.checkpoint_id.clone())
+            });
+            for w in dag.warnings() {
+                out.push_str(&format!("warning: {w}\n"));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn to_json(v: &Json) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
+    s.push('\n');
+    s
+}
+
+async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> Result<(), CliError> {
+    let threads = store.list_threads().await?;
+    if threads.iter().any(|t| t.thread_id == thread) {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).take(10).collect();
+    if threads.len() > 10 {
+        known.push("…");
+    }
+    Err(CliError::NotFound(format!(
+        "thread {thread:?} not found (threads: {})",
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )))
+}
+
+fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, CliError> {
+    let mut out = Map::new();
+    for f in filters {
+        let (k, v) = f
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--filter {f:?}: expected KEY=JSON")))?;
+        flashback_storage::validate_filter_key(k).map_err(|e| CliError::Usage(e.to_string()))?;
+        // Accept bare words as strings for convenience: --filter source=loop.
+        let value = serde_json::from_str(v).unwrap_or_else(|_| Json::String(v.to_owned()));
+        out.insert(k.to_owned(), value);
+    }
+    Ok(out)
+}
+
+fn header_json(h: &CheckpointHeader) -> Json {
+    json!({
+        "checkpoint_id": h.checkpoint_id,
+        "parent_checkpoint_id": h.parent_checkpoint_id,
+        "checkpoint_ns": h.checkpoint_ns,
+        "ts": h.ts,
+        "metadata": h.metadata,
+    })
+}
+
+/// The `state` JSON: values, versions, pending writes, next tasks.
+pub fn state_json(t: &CheckpointTuple, opts: ViewOptions, derive: &tasks::DeriveOptions) -> Json {
+    let cp = &t.checkpoint;
+    let mut values = Map::new();
+    for (channel, v) in &cp.channel_values {
+        if let Some(j) = view_decoded(v, opts) {
+            values.insert(channel.clone(), j);
+        }
+    }
+    let versions: Map<String, Json> = cp
+        .channel_versions
+        .iter()
+        .map(|(c, v)| (c.clone(), serde_json::to_value(v).unwrap_or(Json::Null)))
+        .collect();
+    let seen: Map<String, Json> = cp
+        .versions_seen
+        .iter()
+        .map(|(n, vs)| {
+            let inner: Map<String, Json> = vs
+                .iter()
+                .map(|(c, v)| (c.clone(), serde_json::to_value(v).unwrap_or(Json::Null)))
+                .collect();
+            (n.clone(), Json::Object(inner))
+        })
+        .collect();
+    let writes: Vec<Json> = t
+        .pending_writes
+        .iter()
+        .map(|w| {
+            json!({
+                "task_id": w.task_id,
+                "task_path": w.task_path,
+                "idx": w.idx,
+                "channel": w.channel,
+                "type": w.type_tag,
+                "value": view_decoded(&w.value, opts).unwrap_or(Json::Null),
+            })
+        })
+        .collect();
+    let derived = tasks::derive_tasks_with(t, derive);
+    json!({
+        "thread_id": t.header.thread_id,
+        "checkpoint_ns": t.header.checkpoint_ns,
+        "checkpoint_id": t.header.checkpoint_id,
+        "parent_checkpoint_id": t.header.parent_checkpoint_id,
+        "ts": cp.ts,
+        "v": cp.v,
+        "metadata": t.header.metadata,
+        "values": values,
+        "channel_versions": versions,
+        "versions_seen": seen,
+        "updated_channels": cp.updated_channels,
+        "pending_writes": writes,
+        "next": derived.next,
+        "tasks": serde_json::to_value(&derived.tasks).unwrap_or(Json::Null),
+    })
+}
+
+async fn threads(store: &dyn CheckpointStore) -> Result<Vec<Json>, CliError> {
+    let mut out = Vec::new();
+    for t in store.list_threads().await? {
+        let latest = match &t.latest_checkpoint_id {
+            Some(id) => store.get_tuple(&t.thread_id, "", Some(id)).await?,
+            None => None,
+        };
+        let (ts, status, step) = match &latest {
+            Some(tuple) => (
+                Json::String(tuple.checkpoint.ts.clone()),
+                serde_json::to_value(tasks::thread_status(tuple)).unwrap_or(Json::Null),
+                tuple.header.metadata.get("step").cloned().unwrap_or(Json::Null),
+            ),
+            None => (Json::Null, Json::Null, Json::Null),
+        };
+        out.push(json!({
+            "thread_id": t.thread_id,
+            "namespaces": t.namespaces,
+            "checkpoint_count": t.checkpoint_count,
+            "latest_checkpoint_id": t.latest_checkpoint_id,
+            "latest_ts": ts,
+            "latest_step": step,
+            "status": status,
+        }));
+    }
+    Ok(out)
+}

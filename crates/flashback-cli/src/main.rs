@@ -1,0 +1,105 @@
+//! `flashback`: read LangGraph checkpoint databases from the command line.
+//!
+//! Every command takes `DB`: a path to a `.sqlite` file or a `postgres://` URL. With `--json`
+//! the result is JSON on stdout; otherwise a human-readable table. On failure the exit status is
+//! non-zero and one line on stderr says what went wrong.
+
+mod commands;
+mod human;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Time-travel debugger for LangGraph checkpoint databases.
+#[derive(Parser, Debug)]
+#[command(name = "flashback", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every thread with its checkpoint count, latest checkpoint and status.
+    Threads {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A thread's checkpoints, newest first.
+    History {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, conflicts_with = "all_ns")]
+        ns: Option<String>,
+        /// Every namespace (subgraphs included), interleaved as Python's `list()` returns them.
+        #[arg(long)]
+        all_ns: bool,
+        /// At most N checkpoints.
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Only checkpoints older than this id.
+        #[arg(long)]
+        before: Option<String>,
+        /// Metadata filter KEY=JSON (repeatable), e.g. `--filter source='"loop"'` or `--filter step=3`.
+        #[arg(long, value_name = "KEY=JSON")]
+        filter: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The decoded state of one checkpoint (default: the latest) with its pending writes and
+    /// next tasks.
+    State {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Checkpoint id (default: the latest in the namespace).
+        #[arg(long)]
+        checkpoint: Option<String>,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Show SecretStr values in plain text.
+        #[arg(long)]
+        reveal_secrets: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The thread's checkpoint DAG as branch lanes (text).
+    Graph {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Print the layout as JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match commands::run(cli.command).await {
+        Ok(out) => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`flashback … | head`) is not an error worth reporting.
+            let _ = stdout.write_all(out.as_bytes());
+            let _ = stdout.flush();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("flashback: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

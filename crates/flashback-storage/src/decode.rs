@@ -1,0 +1,138 @@
+//! Turning stored checkpoint documents into [`Checkpoint`]s.
+
+use crate::model::{Checkpoint, Version, Versions};
+use flashback_codec::{Decoded, Value};
+use std::sync::Arc;
+
+/// Build a [`Checkpoint`] from the msgpack document SQLite stores in `checkpoints.checkpoint`.
+pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> {
+    let Value::Map(entries) = doc else {
+        return Err(format!("checkpoint document is a {}, not a dict", doc.type_name()));
+    };
+    let mut cp = empty();
+    for (k, v) in entries {
+        let Value::Str(key) = k else { continue };
+        match key.as_str() {
+            "v" => cp.v = v.as_i64().unwrap_or(0),
+            "id" => cp.id = v.as_str().unwrap_or_default().to_owned(),
+            "ts" => cp.ts = v.as_str().unwrap_or_default().to_owned(),
+            "channel_values" => {
+                if let Value::Map(values) = v {
+                    cp.channel_values = values
+                        .into_iter()
+                        .filter_map(|(k, v)| match k {
+                            Value::Str(k) => Some((k, Arc::new(Decoded::from(v)))),
+                            _ => None,
+                        })
+                        .collect();
+                }
+            }
+            "channel_versions" => cp.channel_versions = versions_from_msgpack(&v),
+            "versions_seen" => {
+                if let Value::Map(nodes) = &v {
+                    cp.versions_seen = nodes
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), versions_from_msgpack(v))))
+                        .collect();
+                }
+            }
+            "updated_channels" => {
+                cp.updated_channels = match v {
+                    Value::Array(items) => Some(items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect()),
+                    _ => None,
+                }
+            }
+            "pending_sends" => {
+                if let Value::Array(items) = v {
+                    cp.pending_sends = Some(items.into_iter().map(|i| Arc::new(Decoded::from(i))).collect());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(cp)
+}
+
+fn versions_from_msgpack(v: &Value) -> Versions {
+    let Value::Map(entries) = v else { return Vec::new() };
+    entries
+        .iter()
+        .filter_map(|(k, v)| {
+            let version = match v {
+                Value::Str(s) => Version::Str(s.clone()),
+                Value::Int(i) => Version::Int(*i),
+                Value::Float(f) => Version::Float(*f),
+                _ => return None,
+            };
+            Some((k.as_str()?.to_owned(), version))
+        })
+        .collect()
+}
+
+/// Build a [`Checkpoint`] from the JSONB document Postgres stores (channel values inline only
+/// for primitives; blobs are overlaid by the caller).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn checkpoint_from_json(doc: &serde_json::Value) -> Result<Checkpoint, String> {
+    let Some(obj) = doc.as_object() else {
+        return Err("checkpoint JSON is not an object".into());
+    };
+    let mut cp = empty();
+    cp.v = obj.get("v").and_then(serde_json::Value::as_i64).unwrap_or(0);
+    cp.id = obj.get("id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    cp.ts = obj.get("ts").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    if let Some(values) = obj.get("channel_values").and_then(|v| v.as_object()) {
+        cp.channel_values = values
+            .iter()
+            .map(|(k, v)| (k.clone(), Arc::new(Decoded::from(json_primitive(v)))))
+            .collect();
+    }
+    cp.channel_versions = obj.get("channel_versions").map(versions_from_json).unwrap_or_default();
+    if let Some(seen) = obj.get("versions_seen").and_then(|v| v.as_object()) {
+        cp.versions_seen = seen.iter().map(|(k, v)| (k.clone(), versions_from_json(v))).collect();
+    }
+    cp.updated_channels = obj
+        .get("updated_channels")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect());
+    Ok(cp)
+}
+
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+fn versions_from_json(v: &serde_json::Value) -> Versions {
+    v.as_object()
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), Version::from_json(v)?))).collect())
+        .unwrap_or_default()
+}
+
+/// An inline JSONB primitive as a value tree (Postgres keeps str/int/float/bool/None inline).
+pub(crate) fn json_primitive(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::Null => Value::Nil,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .map(Value::Int)
+            .or_else(|| n.as_u64().map(Value::UInt))
+            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
+        serde_json::Value::String(s) => Value::Str(s.clone()),
+        serde_json::Value::Array(a) => Value::Array(a.iter().map(json_primitive).collect()),
+        serde_json::Value::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (Value::Str(k.clone()), json_primitive(v)))
+                .collect(),
+        ),
+    }
+}
+
+fn empty() -> Checkpoint {
+    Checkpoint {
+        v: 0,
+        id: String::new(),
+        ts: String::new(),
+        channel_values: Vec::new(),
+        channel_versions: Vec::new(),
+        versions_seen: Vec::new(),
+        updated_channels: None,
+        pending_sends: None,
+    }
+}

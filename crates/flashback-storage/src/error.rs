@@ -1,0 +1,61 @@
+//! Storage errors.
+
+use thiserror::Error;
+
+/// Everything that can go wrong opening or reading a checkpoint database.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// The file or database does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The file exists but is not a SQLite database.
+    #[error("{path} is not a SQLite database ({detail})")]
+    NotADatabase {
+        /// The path given.
+        path: String,
+        /// What SQLite said.
+        detail: String,
+    },
+    /// The database is readable but is not a LangGraph checkpoint schema we know.
+    #[error("unsupported schema: {found}")]
+    UnsupportedSchema {
+        /// What was found instead (tables, columns, migration versions).
+        found: String,
+    },
+    /// The server could not be reached.
+    #[error("cannot connect: {0}")]
+    Connection(String),
+    /// The server refused the credentials.
+    #[error("authentication failed: {0}")]
+    Auth(String),
+    /// A query failed.
+    #[error("query failed: {0}")]
+    Query(String),
+    /// A row could not be interpreted (e.g. a checkpoint document that is not a map).
+    #[error("corrupt checkpoint {checkpoint_id}: {detail}")]
+    Corrupt {
+        /// The checkpoint concerned.
+        checkpoint_id: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The caller passed something unusable (e.g. an invalid metadata filter key).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+impl StoreError {
+    /// A short stable code for machine-readable output.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::NotFound(_) => "not_found",
+            StoreError::NotADatabase { .. } => "not_a_database",
+            StoreError::UnsupportedSchema { .. } => "unsupported_schema",
+            StoreError::Connection(_) => "connection",
+            StoreError::Auth(_) => "auth",
+            StoreError::Query(_) => "query",
+            StoreError::Corrupt { .. } => "corrupt",
+            StoreError::InvalidInput(_) => "invalid_input",
+        }
+    }
+}

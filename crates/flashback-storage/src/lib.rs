@@ -1,0 +1,105 @@
+//! # flashback-storage
+//!
+//! Reads LangGraph checkpoint databases behind one async trait, [`CheckpointStore`], with a
+//! SQLite implementation ([`sqlite::SqliteStore`], rusqlite, opened **read-only** — browsing never
+//! changes a byte of the user's file, unlike Python's saver which adds a column on open) and a
+//! Postgres implementation ([`postgres::PostgresStore`], sqlx, read-only transactions; feature
+//! `postgres`).
+//!
+//! ## The model
+//!
+//! ```text
+//!  thread "t1", ns ""            ns "child:<task id>" (a subgraph run, spawned by c2's task)
+//!  c0 ◀─parent─ c1 ◀─ c2 ◀─ c3         s0 ◀─ s1
+//!                └─◀ c2' (a fork: update_state / time travel)
+//! ```
+//!
+//! A *checkpoint* is the graph state after a step: a document with channel values and versions
+//! plus JSON metadata, chained to its parent by `parent_checkpoint_id` (same thread and
+//! namespace). Several children of one parent are branches. *Pending writes* are rows a task
+//! wrote against a checkpoint (its results, errors, interrupts) before the next checkpoint
+//! existed; they are returned sorted by `(task_path, task_id, idx)` exactly as Python does.
+//! Subgraphs live in the same thread under their own namespace.
+//!
+//! Schema generations are detected on open ([`SchemaInfo`]); anything unknown is a clear
+//! [`StoreError::UnsupportedSchema`].
+
+#![deny(missing_docs)]
+
+mod decode;
+pub mod error;
+pub mod model;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+pub mod sqlite;
+
+pub use error::StoreError;
+pub use flashback_codec::Decoded;
+pub use model::*;
+
+use async_trait::async_trait;
+
+/// Read access to a LangGraph checkpoint database.
+#[async_trait]
+pub trait CheckpointStore: Send + Sync {
+    /// The detected schema.
+    fn schema(&self) -> &SchemaInfo;
+
+    /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
+    /// thread id.
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError>;
+
+    /// Checkpoint headers (no channel values, no writes), newest first, with Python `list()`
+    /// semantics for the query.
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError>;
+
+    /// Full checkpoints with values and pending writes, newest first, with Python `list()`
+    /// semantics (what `saver.list(...)` yields).
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError>;
+
+    /// One checkpoint (the latest of the namespace when `checkpoint_id` is `None`), as
+    /// `saver.get_tuple(config)` returns it; `Ok(None)` when there is none.
+    async fn get_tuple(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<CheckpointTuple>, StoreError>;
+}
+
+/// Whether a location names a Postgres database rather than a SQLite file.
+pub fn is_postgres_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.
+pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError> {
+    if is_postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        {
+            return Ok(Box::new(postgres::PostgresStore::connect(location).await?));
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(StoreError::InvalidInput(
+                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
+            ));
+        }
+    }
+    Ok(Box::new(sqlite::SqliteStore::open(location).await?))
+}
+
+/// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).
+pub fn validate_filter_key(key: &str) -> Result<(), StoreError> {
+    let ok = !key.is_empty()
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidInput(format!(
+            "metadata filter key {key:?} must match ^[a-zA-Z0-9_.-]+$"
+        )))
+    }
+}

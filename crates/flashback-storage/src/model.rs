@@ -1,0 +1,250 @@
+//! What a checkpoint database holds, decoded.
+
+use flashback_codec::Decoded;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// The task id LangGraph uses for writes that belong to the checkpoint itself (input,
+/// `Command(update=…)`, `Command(resume=…)`), not to a task.
+pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// Which database engine a store reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A `.sqlite` file written by `langgraph-checkpoint-sqlite`.
+    Sqlite,
+    /// A database written by `langgraph-checkpoint-postgres`.
+    Postgres,
+}
+
+/// What schema generation was detected when the database was opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SchemaInfo {
+    /// The backend.
+    pub backend: Backend,
+    /// SQLite: whether `writes.task_path` exists (added in langgraph-checkpoint-sqlite 3.1.2).
+    /// Postgres: whether `checkpoint_writes.task_path` exists (migration 9).
+    pub has_task_path: bool,
+    /// Postgres: the highest version recorded in `checkpoint_migrations` (`None` on SQLite).
+    pub migration_version: Option<i64>,
+    /// Postgres: the deprecated shallow saver's tables (one checkpoint per thread and namespace).
+    pub shallow: bool,
+    /// Human-readable summary, e.g. `postgres migrations 0-9`.
+    pub description: String,
+}
+
+/// A channel version as stored: Python compares strings as strings and numbers as numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Version {
+    /// An integer version (the base class default, used by the conformance suite).
+    Int(i64),
+    /// A float version (possible with custom savers).
+    Float(f64),
+    /// The savers' `"{counter:032}.{random:016}"` string.
+    Str(String),
+}
+
+impl Version {
+    /// The counter part: the integer before the first `.` (for numbers, the number itself).
+    pub fn counter(&self) -> Option<i64> {
+        match self {
+            Version::Int(i) => Some(*i),
+            Version::Float(f) => Some(*f as i64),
+            Version::Str(s) => s.split('.').next().and_then(|p| p.parse().ok()),
+        }
+    }
+
+    /// The "null" version of the same type (`""` for strings, `0` for numbers), as in Python's
+    /// `type(v)()`.
+    pub fn null_like(&self) -> Version {
+        match self {
+            Version::Int(_) => Version::Int(0),
+            Version::Float(_) => Version::Float(0.0),
+            Version::Str(_) => Version::Str(String::new()),
+        }
+    }
+
+    /// Python's `a > b` for two versions (strings compare as strings, numbers as numbers;
+    /// mixed kinds — which Python would reject — compare by counter).
+    pub fn py_cmp(&self, other: &Version) -> Ordering {
+        match (self, other) {
+            (Version::Str(a), Version::Str(b)) => a.cmp(b),
+            (Version::Int(a), Version::Int(b)) => a.cmp(b),
+            (a, b) => {
+                let fa = a.as_f64();
+                let fb = b.as_f64();
+                fa.partial_cmp(&fb).unwrap_or(Ordering::Equal)
+            }
+        }
+    }
+
+    fn as_f64(&self) -> f64 {
+        match self {
+            Version::Int(i) => *i as f64,
+            Version::Float(f) => *f,
+            Version::Str(_) => self.counter().unwrap_or(0) as f64,
+        }
+    }
+
+    /// From a decoded msgpack value or JSON value.
+    pub fn from_json(v: &serde_json::Value) -> Option<Version> {
+        match v {
+            serde_json::Value::String(s) => Some(Version::Str(s.clone())),
+            serde_json::Value::Number(n) => n
+                .as_i64()
+                .map(Version::Int)
+                .or_else(|| n.as_f64().map(Version::Float)),
+            _ => None,
+        }
+    }
+
+    /// The text Postgres compares with `checkpoint_blobs.version` (`jsonb_each_text`).
+    pub fn as_text(&self) -> String {
+        match self {
+            Version::Int(i) => i.to_string(),
+            Version::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| f.to_string(), |n| n.to_string()),
+            Version::Str(s) => s.clone(),
+        }
+    }
+}
+
+/// An ordered `{name: version}` map.
+pub type Versions = Vec<(String, Version)>;
+
+/// The checkpoint document (`Checkpoint` TypedDict in Python).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// Format version (4 today).
+    pub v: i64,
+    /// The checkpoint id (uuid6).
+    pub id: String,
+    /// ISO-8601 timestamp.
+    pub ts: String,
+    /// Channel values in stored order. Values are shared (`Arc`) because Postgres checkpoints
+    /// reuse blobs across many checkpoints.
+    pub channel_values: Vec<(String, Arc<Decoded>)>,
+    /// Channel versions.
+    pub channel_versions: Versions,
+    /// Versions each node (or pseudo node such as `__input__`) has seen.
+    pub versions_seen: Vec<(String, Versions)>,
+    /// Channels updated by the step that produced this checkpoint (`None` on update/fork rows
+    /// and rows from before Aug 2025).
+    pub updated_channels: Option<Vec<String>>,
+    /// Pre-v4 checkpoints only: the Sends that v4 keeps in `__pregel_tasks`.
+    pub pending_sends: Option<Vec<Arc<Decoded>>>,
+}
+
+impl Checkpoint {
+    /// A channel's value.
+    pub fn value(&self, channel: &str) -> Option<&Arc<Decoded>> {
+        self.channel_values.iter().find(|(c, _)| c == channel).map(|(_, v)| v)
+    }
+
+    /// A channel's version.
+    pub fn version(&self, channel: &str) -> Option<&Version> {
+        self.channel_versions.iter().find(|(c, _)| c == channel).map(|(_, v)| v)
+    }
+
+    /// The versions a node has seen (`None` when the node has no entry).
+    pub fn seen(&self, node: &str) -> Option<&Versions> {
+        self.versions_seen.iter().find(|(n, _)| n == node).map(|(_, v)| v)
+    }
+}
+
+/// One pending write (a row of `writes` / `checkpoint_writes`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingWrite {
+    /// The task that wrote it (or [`NULL_TASK_ID`]).
+    pub task_id: String,
+    /// The task's path (`''` before the column existed and for input/update writes).
+    pub task_path: String,
+    /// Position in the task's batch; special channels use fixed negative indexes.
+    pub idx: i64,
+    /// The channel written.
+    pub channel: String,
+    /// The serde type tag as stored.
+    pub type_tag: String,
+    /// The decoded value.
+    pub value: Decoded,
+}
+
+/// Sort writes the way Python's savers return them: by `(task_path, task_id, idx)`.
+pub fn sort_writes(writes: &mut [PendingWrite]) {
+    writes.sort_by(|a, b| {
+        (a.task_path.as_str(), a.task_id.as_str(), a.idx).cmp(&(b.task_path.as_str(), b.task_id.as_str(), b.idx))
+    });
+}
+
+/// A checkpoint row without its channel values (cheap to list).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckpointHeader {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace (`''` for the root graph).
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Parent checkpoint id (same thread and namespace).
+    pub parent_checkpoint_id: Option<String>,
+    /// Timestamp from the checkpoint document.
+    pub ts: String,
+    /// Metadata as stored (JSON).
+    pub metadata: serde_json::Value,
+}
+
+/// A full checkpoint: what Python's `get_tuple` returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointTuple {
+    /// Ids, parent, timestamp and metadata.
+    pub header: CheckpointHeader,
+    /// The checkpoint document with its channel values.
+    pub checkpoint: Checkpoint,
+    /// Pending writes sorted by `(task_path, task_id, idx)`.
+    pub pending_writes: Vec<PendingWrite>,
+}
+
+/// Summary of one thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadInfo {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespaces present, root (`''`) first, then sorted.
+    pub namespaces: Vec<String>,
+    /// Number of checkpoints over all namespaces.
+    pub checkpoint_count: u64,
+    /// The latest root-namespace checkpoint id (`max(checkpoint_id)`, as Python's "latest").
+    pub latest_checkpoint_id: Option<String>,
+}
+
+/// Which checkpoints to list; the same semantics as Python's `saver.list(config, filter=…,
+/// before=…, limit=…)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListQuery {
+    /// Restrict to one thread.
+    pub thread_id: Option<String>,
+    /// Restrict to one namespace; `None` lists every namespace (as Python does when the config
+    /// has no `checkpoint_ns`).
+    pub checkpoint_ns: Option<String>,
+    /// Restrict to one checkpoint id.
+    pub checkpoint_id: Option<String>,
+    /// Only checkpoints whose id sorts before this one.
+    pub before: Option<String>,
+    /// At most this many (newest first).
+    pub limit: Option<u64>,
+    /// Metadata filter: every key must match (SQLite: `json_extract` equality;
+    /// Postgres: `metadata @> filter`).
+    pub filter: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ListQuery {
+    /// Every checkpoint of a thread, all namespaces.
+    pub fn thread(thread_id: &str) -> Self {
+        ListQuery {
+            thread_id: Some(thread_id.to_owned()),
+            ..Default::default()
+        }
+    }
+}

@@ -1,0 +1,497 @@
+//! SQLite files written by `langgraph-checkpoint-sqlite`, opened read-only.
+
+use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack};
+use crate::model::*;
+use crate::{validate_filter_key, CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{decode_typed, msgpack, Decoded};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// Below this many listed checkpoints, writes are fetched per checkpoint; above, in one query.
+const BULK_WRITES_THRESHOLD: usize = 16;
+
+/// A read-only connection to a LangGraph SQLite checkpoint file.
+pub struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    schema: SchemaInfo,
+    path: String,
+}
+
+fn query_err(e: rusqlite::Error) -> StoreError {
+    StoreError::Query(e.to_string())
+}
+
+impl SqliteStore {
+    /// Open `path` read-only and detect its schema. The file is never created or modified.
+    pub async fn open(path: &str) -> Result<SqliteStore, StoreError> {
+        let path = path.to_owned();
+        tokio::task::spawn_blocking(move || Self::open_blocking(&path))
+            .await
+            .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
+    }
+
+    /// Blocking variant of [`SqliteStore::open`].
+    pub fn open_blocking(path: &str) -> Result<SqliteStore, StoreError> {
+        let p = Path::new(path);
+        if !p.exists() {
+            return Err(StoreError::NotFound(format!("no such file: {path}")));
+        }
+        if p.is_dir() {
+            return Err(StoreError::NotADatabase {
+                path: path.into(),
+                detail: "it is a directory".into(),
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(p, flags).map_err(|e| StoreError::NotADatabase {
+            path: path.into(),
+            detail: e.to_string(),
+        })?;
+        let schema = detect_schema(&conn, path)?;
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            schema,
+            path: path.into(),
+        })
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &SchemaInfo) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        let schema = self.schema.clone();
+        tokio::task::spawn_blocking(move || {
+            let guard = conn
+                .lock()
+                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+            f(&guard, &schema)
+        })
+        .await
+        .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
+    }
+}
+
+fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
+    let not_db = |e: rusqlite::Error| StoreError::NotADatabase {
+        path: path.into(),
+        detail: e.to_string(),
+    };
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .map_err(not_db)?;
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .map_err(not_db)?
+        .collect::<Result<_, _>>()
+        .map_err(not_db)?;
+    let columns = |table: &str| -> Result<Vec<String>, StoreError> {
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(query_err)?;
+        let cols = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(query_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(query_err)?;
+        Ok(cols)
+    };
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    if !has("checkpoints") || !has("writes") {
+        let found = if tables.is_empty() {
+            "an empty SQLite database (no tables)".to_string()
+        } else {
+            format!("tables {}", tables.join(", "))
+        };
+        return Err(StoreError::UnsupportedSchema {
+            found: format!(
+                "{found}; a LangGraph SQLite checkpoint database has tables `checkpoints` and `writes`"
+            ),
+        });
+    }
+    let cp_cols = columns("checkpoints")?;
+    let w_cols = columns("writes")?;
+    let need_cp = [
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "parent_checkpoint_id",
+        "type",
+        "checkpoint",
+        "metadata",
+    ];
+    let need_w = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"];
+    let missing: Vec<String> = need_cp
+        .iter()
+        .filter(|c| !cp_cols.iter().any(|x| x == *c))
+        .map(|c| format!("checkpoints.{c}"))
+        .chain(
+            need_w
+                .iter()
+                .filter(|c| !w_cols.iter().any(|x| x == *c))
+                .map(|c| format!("writes.{c}")),
+        )
+        .collect();
+    if !missing.is_empty() {
+        return Err(StoreError::UnsupportedSchema {
+            found: format!(
+                "columns missing: {} (checkpoints has {}; writes has {})",
+                missing.join(", "),
+                cp_cols.join(", "),
+                w_cols.join(", ")
+            ),
+        });
+    }
+    let has_task_path = w_cols.iter().any(|c| c == "task_path");
+    Ok(SchemaInfo {
+        backend: Backend::Sqlite,
+        has_task_path,
+        migration_version: None,
+        shallow: false,
+        description: if has_task_path {
+            "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".into()
+        } else {
+            "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".into()
+        },
+    })
+}
+
+/// Build `WHERE …` and its parameters with the semantics of Python's `search_where`.
+fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), StoreError> {
+    let mut clauses = Vec::new();
+    let mut params = Vec::new();
+    if let Some(t) = &q.thread_id {
+        clauses.push("thread_id = ?".to_string());
+        params.push(SqlValue::Text(t.clone()));
+    }
+    if let Some(ns) = &q.checkpoint_ns {
+        clauses.push("checkpoint_ns = ?".to_string());
+        params.push(SqlValue::Text(ns.clone()));
+    }
+    if let Some(id) = &q.checkpoint_id {
+        clauses.push("checkpoint_id = ?".to_string());
+        params.push(SqlValue::Text(id.clone()));
+    }
+    for (key, value) in &q.filter {
+        validate_filter_key(key)?;
+        let path = format!("json_extract(CAST(metadata AS TEXT), '$.{key}')");
+        use serde_json::Value as J;
+        let (op, param) = match value {
+            J::Null => ("IS", SqlValue::Null),
+            J::Bool(b) => ("=", SqlValue::Integer(*b as i64)),
+            J::Number(n) => (
+                "=",
+                n.as_i64()
+                    .map(SqlValue::Integer)
+                    .unwrap_or_else(|| SqlValue::Real(n.as_f64().unwrap_or(f64::NAN))),
+            ),
+            J::String(s) => ("=", SqlValue::Text(s.clone())),
+            other => ("=", SqlValue::Text(other.to_string())),
+        };
+        clauses.push(format!("{path} {op} ?"));
+        params.push(param);
+    }
+    if let Some(b) = &q.before {
+        clauses.push("checkpoint_id < ?".to_string());
+        params.push(SqlValue::Text(b.clone()));
+    }
+    let sql = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    Ok((sql, params))
+}
+
+fn limit_sql(q: &ListQuery) -> String {
+    q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default()
+}
+
+struct Row {
+    thread_id: String,
+    ns: String,
+    id: String,
+    parent: Option<String>,
+    type_tag: Option<String>,
+    checkpoint: Option<Vec<u8>>,
+    metadata: Option<Vec<u8>>,
+}
+
+const ROW_COLUMNS: &str = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+
+fn read_rows(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(query_err)?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+            Ok(Row {
+                thread_id: r.get(0)?,
+                ns: r.get(1)?,
+                id: r.get(2)?,
+                parent: r.get(3)?,
+                type_tag: r.get(4)?,
+                checkpoint: blob_or_text(r, 5)?,
+                metadata: blob_or_text(r, 6)?,
+            })
+        })
+        .map_err(query_err)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(query_err)?;
+    Ok(rows)
+}
+
+/// Values may be stored as BLOB or (by other writers) TEXT; read both as bytes.
+fn blob_or_text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    use rusqlite::types::ValueRef;
+    Ok(match r.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(i) => Some(i.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}
+
+/// Metadata is UTF-8 JSON in a BLOB; unreadable metadata becomes an `$error` object.
+fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
+    match raw {
+        None => serde_json::json!({}),
+        Some(b) => serde_json::from_slice(b).unwrap_or_else(|e| {
+            flashback_codec::view::error_view(&format!("metadata is not valid JSON: {e}"), "json", b)
+        }),
+    }
+}
+
+impl Row {
+    fn header(&self) -> CheckpointHeader {
+        let ts = self
+            .checkpoint
+            .as_deref()
+            .and_then(|b| match self.type_tag.as_deref() {
+                Some("json") => serde_json::from_slice::<serde_json::Value>(b)
+                    .ok()
+                    .and_then(|v| v.get("ts")?.as_str().map(str::to_owned)),
+                _ => msgpack::top_level_str(b, "ts"),
+            })
+            .unwrap_or_default();
+        CheckpointHeader {
+            thread_id: self.thread_id.clone(),
+            checkpoint_ns: self.ns.clone(),
+            checkpoint_id: self.id.clone(),
+            parent_checkpoint_id: self.parent.clone().filter(|p| !p.is_empty()),
+            ts,
+            metadata: parse_metadata(self.metadata.as_deref()),
+        }
+    }
+
+    fn checkpoint(&self) -> Result<Checkpoint, StoreError> {
+        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
+        let corrupt = |detail: String| StoreError::Corrupt {
+            checkpoint_id: self.id.clone(),
+            detail,
+        };
+        let mut cp = match decode_typed(tag, self.checkpoint.as_deref()) {
+            Decoded::Msgpack(v) => checkpoint_from_msgpack(v).map_err(corrupt)?,
+            Decoded::Json { value, .. } => checkpoint_from_json(&value).map_err(corrupt)?,
+            Decoded::Error { message, .. } => return Err(corrupt(message)),
+            other => return Err(corrupt(format!("checkpoint column holds a {tag} value: {other:?}"))),
+        };
+        if cp.id.is_empty() {
+            cp.id = self.id.clone();
+        }
+        Ok(cp)
+    }
+}
+
+fn write_select(schema: &SchemaInfo) -> &'static str {
+    if schema.has_task_path {
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, task_path, idx FROM writes"
+    } else {
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, '' AS task_path, idx FROM writes"
+    }
+}
+
+/// `(thread_id, checkpoint_ns, checkpoint_id)`.
+type WriteKey = (String, String, String);
+
+fn read_writes(
+    conn: &Connection,
+    schema: &SchemaInfo,
+    where_sql: &str,
+    params: &[SqlValue],
+) -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
+    let sql = format!("{} {where_sql}", write_select(schema));
+    let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(params.iter()))
+        .map_err(query_err)?;
+    let mut out: HashMap<WriteKey, Vec<PendingWrite>> = HashMap::new();
+    while let Some(r) = rows.next().map_err(query_err)? {
+        let thread: String = r.get(0).map_err(query_err)?;
+        let ns: String = r.get(1).map_err(query_err)?;
+        let cid: String = r.get(2).map_err(query_err)?;
+        let type_tag: Option<String> = r.get(5).map_err(query_err)?;
+        let value = blob_or_text(r, 6).map_err(query_err)?;
+        let type_tag = type_tag.unwrap_or_else(|| "msgpack".into());
+        let w = PendingWrite {
+            task_id: r.get(3).map_err(query_err)?,
+            channel: r.get(4).map_err(query_err)?,
+            value: decode_typed(&type_tag, value.as_deref()),
+            type_tag,
+            task_path: r.get::<_, Option<String>>(7).map_err(query_err)?.unwrap_or_default(),
+            idx: r.get(8).map_err(query_err)?,
+        };
+        out.entry((thread, ns, cid)).or_default().push(w);
+    }
+    for writes in out.values_mut() {
+        sort_writes(writes);
+    }
+    Ok(out)
+}
+
+fn tuples_from_rows(
+    conn: &Connection,
+    schema: &SchemaInfo,
+    rows: Vec<Row>,
+    q: &ListQuery,
+) -> Result<Vec<CheckpointTuple>, StoreError> {
+    let mut writes = if rows.len() > BULK_WRITES_THRESHOLD && q.thread_id.is_some() {
+        let mut clauses = vec!["thread_id = ?"];
+        let mut params = vec![SqlValue::Text(q.thread_id.clone().unwrap_or_default())];
+        if let Some(ns) = &q.checkpoint_ns {
+            clauses.push("checkpoint_ns = ?");
+            params.push(SqlValue::Text(ns.clone()));
+        }
+        read_writes(conn, schema, &format!("WHERE {}", clauses.join(" AND ")), &params)?
+    } else if rows.len() > BULK_WRITES_THRESHOLD {
+        read_writes(conn, schema, "", &[])?
+    } else {
+        let mut all = HashMap::new();
+        for row in &rows {
+            let params = [
+                SqlValue::Text(row.thread_id.clone()),
+                SqlValue::Text(row.ns.clone()),
+                SqlValue::Text(row.id.clone()),
+            ];
+            all.extend(read_writes(
+                conn,
+                schema,
+                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                &params,
+            )?);
+        }
+        all
+    };
+    rows.into_iter()
+        .map(|row| {
+            let key = (row.thread_id.clone(), row.ns.clone(), row.id.clone());
+            let pending_writes = writes.remove(&key).unwrap_or_default();
+            Ok(CheckpointTuple {
+                header: row.header(),
+                checkpoint: row.checkpoint()?,
+                pending_writes,
+            })
+        })
+        .collect()
+}
+
+#[async_trait]
+impl CheckpointStore for SqliteStore {
+    fn schema(&self) -> &SchemaInfo {
+        &self.schema
+    }
+
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        self.with_conn(|conn, _| {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+                     GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+                )
+                .map_err(query_err)?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
+                .map_err(query_err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(query_err)?;
+            let mut threads: Vec<ThreadInfo> = Vec::new();
+            for (thread_id, ns, count, max_id) in rows {
+                if threads.last().map(|t| &t.thread_id) != Some(&thread_id) {
+                    threads.push(ThreadInfo {
+                        thread_id,
+                        namespaces: Vec::new(),
+                        checkpoint_count: 0,
+                        latest_checkpoint_id: None,
+                    });
+                }
+                if let Some(t) = threads.last_mut() {
+                    t.checkpoint_count += count as u64;
+                    if ns.is_empty() {
+                        t.latest_checkpoint_id = Some(max_id);
+                    }
+                    t.namespaces.push(ns);
+                }
+            }
+            Ok(threads)
+        })
+        .await
+    }
+
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        let q = query.clone();
+        self.with_conn(move |conn, _| {
+            let (where_sql, params) = search_where(&q)?;
+            let sql = format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
+                limit_sql(&q)
+            );
+            Ok(read_rows(conn, &sql, &params)?.iter().map(Row::header).collect())
+        })
+        .await
+    }
+
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        let q = query.clone();
+        self.with_conn(move |conn, schema| {
+            let (where_sql, params) = search_where(&q)?;
+            let sql = format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
+                limit_sql(&q)
+            );
+            let rows = read_rows(conn, &sql, &params)?;
+            tuples_from_rows(conn, schema, rows, &q)
+        })
+        .await
+    }
+
+    async fn get_tuple(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: Option<&str>,
+    ) -> Result<Option<CheckpointTuple>, StoreError> {
+        let q = ListQuery {
+            thread_id: Some(thread_id.to_owned()),
+            checkpoint_ns: Some(checkpoint_ns.to_owned()),
+            checkpoint_id: checkpoint_id.map(str::to_owned),
+            limit: Some(1),
+            ..Default::default()
+        };
+        Ok(self.list_tuples(&q).await?.into_iter().next())
+    }
+}
