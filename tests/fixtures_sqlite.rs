@@ -23,7 +23,9 @@ fn file_digest(path: &Path) -> Vec<u8> {
 async fn every_checkpoint_matches_python() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fixture_copy(dir.path());
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
     let n = compare_with_python(&store, &expected("sqlite")).await;
     assert!(n > 300, "compared only {n} checkpoints");
 }
@@ -32,7 +34,9 @@ async fn every_checkpoint_matches_python() {
 async fn next_tasks_match_python_get_state() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fixture_copy(dir.path());
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
     let n = compare_tasks_with_python(&store, &expected("sqlite")).await;
     assert!(n > 50, "compared tasks of only {n} checkpoints");
 }
@@ -55,7 +59,10 @@ fn every_blob_round_trips_byte_identically() {
             let tag: String = r.get(0).expect("type");
             let data: Vec<u8> = r.get(1).expect("blob");
             let decoded = decode_typed(&tag, Some(&data));
-            assert!(!matches!(decoded, Decoded::Error { .. }), "{sql}: {decoded:?}");
+            assert!(
+                !matches!(decoded, Decoded::Error { .. }),
+                "{sql}: {decoded:?}"
+            );
             assert_eq!(encode_typed(&decoded), (tag, data), "{sql}: round trip");
             count += 1;
         }
@@ -68,9 +75,14 @@ async fn browsing_never_changes_the_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fixture_copy(dir.path());
     let before = file_digest(&path);
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
     for t in store.list_threads().await.expect("threads") {
-        store.list_tuples(&ListQuery::thread(&t.thread_id)).await.expect("list");
+        store
+            .list_tuples(&ListQuery::thread(&t.thread_id))
+            .await
+            .expect("list");
     }
     drop(store);
     assert_eq!(file_digest(&path), before, "the database file changed");
@@ -78,7 +90,11 @@ async fn browsing_never_changes_the_file() {
         .expect("read dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, vec!["langgraph.sqlite".to_string()], "no journal files appear");
+    assert_eq!(
+        names,
+        vec!["langgraph.sqlite".to_string()],
+        "no journal files appear"
+    );
 }
 
 #[tokio::test]
@@ -87,10 +103,13 @@ async fn a_wal_mode_database_is_read_without_changing_it() {
     let path = fixture_copy(dir.path());
     {
         let conn = rusqlite::Connection::open(&path).expect("open rw");
-        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).expect("wal");
+        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            .expect("wal");
     }
     let before = file_digest(&path);
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
     assert!(!store.list_threads().await.expect("threads").is_empty());
     drop(store);
     assert_eq!(file_digest(&path), before, "the database file changed");
@@ -102,14 +121,24 @@ async fn a_file_from_before_task_path_is_read() {
     let path = fixture_copy(dir.path());
     {
         let conn = rusqlite::Connection::open(&path).expect("open rw");
-        conn.execute_batch("ALTER TABLE writes DROP COLUMN task_path").expect("drop column");
+        conn.execute_batch("ALTER TABLE writes DROP COLUMN task_path")
+            .expect("drop column");
     }
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
-    assert!(!store.schema().has_task_path, "schema detects the old layout");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
+    assert!(
+        !store.schema().has_task_path,
+        "schema detects the old layout"
+    );
     let threads = store.list_threads().await.expect("threads");
     let mut writes = 0;
     for t in &threads {
-        for tuple in store.list_tuples(&ListQuery::thread(&t.thread_id)).await.expect("list") {
+        for tuple in store
+            .list_tuples(&ListQuery::thread(&t.thread_id))
+            .await
+            .expect("list")
+        {
             assert!(tuple.pending_writes.iter().all(|w| w.task_path.is_empty()));
             writes += tuple.pending_writes.len();
         }
@@ -137,8 +166,14 @@ async fn a_corrupt_value_is_reported_in_place_and_the_rest_stays_readable() {
         .expect("corrupt it");
         row
     };
-    let store = SqliteStore::open(path.to_str().expect("utf-8 path")).await.expect("open");
-    let t = store.get_tuple(&thread, &ns, Some(&cid)).await.expect("read").expect("exists");
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
+    let t = store
+        .get_tuple(&thread, &ns, Some(&cid))
+        .await
+        .expect("read")
+        .expect("exists");
     let bad = t
         .pending_writes
         .iter()
@@ -151,20 +186,33 @@ async fn a_corrupt_value_is_reported_in_place_and_the_rest_stays_readable() {
     assert_eq!(raw, &vec![0x93, 0xa1], "raw bytes kept");
     let view = flashback_codec::view_decoded(&bad.value, Default::default()).expect("view");
     assert_eq!(view["raw_base64"], "k6E=");
-    assert!(!t.checkpoint.channel_values.is_empty(), "values still decoded");
+    assert!(
+        !t.checkpoint.channel_values.is_empty(),
+        "values still decoded"
+    );
 }
 
 #[tokio::test]
 async fn bad_files_give_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("nope.sqlite");
-    let err = SqliteStore::open(missing.to_str().expect("path")).await.err().expect("missing file fails");
+    let err = SqliteStore::open(missing.to_str().expect("path"))
+        .await
+        .err()
+        .expect("missing file fails");
     assert!(matches!(err, StoreError::NotFound(_)), "{err}");
     assert!(!missing.exists(), "opening must not create the file");
 
     let text = dir.path().join("notes.txt");
-    std::fs::write(&text, "hello, this is not a database at all, just some text..........").expect("write");
-    let err = SqliteStore::open(text.to_str().expect("path")).await.err().expect("text file fails");
+    std::fs::write(
+        &text,
+        "hello, this is not a database at all, just some text..........",
+    )
+    .expect("write");
+    let err = SqliteStore::open(text.to_str().expect("path"))
+        .await
+        .err()
+        .expect("text file fails");
     assert!(matches!(err, StoreError::NotADatabase { .. }), "{err}");
     assert!(err.to_string().contains("not a SQLite database"), "{err}");
 
@@ -173,15 +221,28 @@ async fn bad_files_give_clear_errors() {
         .expect("create")
         .execute_batch("CREATE TABLE users (id INTEGER)")
         .expect("table");
-    let err = SqliteStore::open(other.to_str().expect("path")).await.err().expect("foreign schema fails");
-    let StoreError::UnsupportedSchema { found } = &err else { panic!("{err}") };
+    let err = SqliteStore::open(other.to_str().expect("path"))
+        .await
+        .err()
+        .expect("foreign schema fails");
+    let StoreError::UnsupportedSchema { found } = &err else {
+        panic!("{err}")
+    };
     assert!(found.contains("users"), "names what it found: {found}");
 
     let half = dir.path().join("half.sqlite");
     rusqlite::Connection::open(&half)
         .expect("create")
-        .execute_batch("CREATE TABLE checkpoints (thread_id TEXT); CREATE TABLE writes (thread_id TEXT)")
+        .execute_batch(
+            "CREATE TABLE checkpoints (thread_id TEXT); CREATE TABLE writes (thread_id TEXT)",
+        )
         .expect("tables");
-    let err = SqliteStore::open(half.to_str().expect("path")).await.err().expect("incomplete schema fails");
-    assert!(err.to_string().contains("checkpoints.checkpoint_id"), "{err}");
+    let err = SqliteStore::open(half.to_str().expect("path"))
+        .await
+        .err()
+        .expect("incomplete schema fails");
+    assert!(
+        err.to_string().contains("checkpoints.checkpoint_id"),
+        "{err}"
+    );
 }

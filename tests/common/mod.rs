@@ -15,7 +15,8 @@ pub fn fixtures_dir() -> PathBuf {
 
 pub fn expected(backend: &str) -> Json {
     let path = fixtures_dir().join(format!("expected/{backend}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", path.display()))
 }
 
@@ -138,7 +139,10 @@ pub fn diff(path: &str, want: &Json, got: &Json, out: &mut Vec<String>) {
 fn short(v: &Json) -> String {
     let s = v.to_string();
     if s.len() > 160 {
-        format!("{}…", &s[..s.char_indices().nth(160).map_or(s.len(), |(i, _)| i)])
+        format!(
+            "{}…",
+            &s[..s.char_indices().nth(160).map_or(s.len(), |(i, _)| i)]
+        )
     } else {
         s
     }
@@ -158,14 +162,26 @@ pub async fn compare_with_python(store: &dyn CheckpointStore, expected: &Json) -
             .unwrap_or_else(|e| panic!("list {thread}: {e}"));
         let want_ids: Vec<(&str, &str)> = entries
             .iter()
-            .map(|e| (e["checkpoint_ns"].as_str().unwrap_or(""), e["checkpoint_id"].as_str().unwrap_or("")))
+            .map(|e| {
+                (
+                    e["checkpoint_ns"].as_str().unwrap_or(""),
+                    e["checkpoint_id"].as_str().unwrap_or(""),
+                )
+            })
             .collect();
         let got_ids: Vec<(&str, &str)> = tuples
             .iter()
-            .map(|t| (t.header.checkpoint_ns.as_str(), t.header.checkpoint_id.as_str()))
+            .map(|t| {
+                (
+                    t.header.checkpoint_ns.as_str(),
+                    t.header.checkpoint_id.as_str(),
+                )
+            })
             .collect();
         if want_ids != got_ids {
-            problems.push(format!("{thread}: list order differs: want {want_ids:?} got {got_ids:?}"));
+            problems.push(format!(
+                "{thread}: list order differs: want {want_ids:?} got {got_ids:?}"
+            ));
             continue;
         }
         for (want, t) in entries.iter().zip(&tuples) {
@@ -182,13 +198,20 @@ pub async fn compare_with_python(store: &dyn CheckpointStore, expected: &Json) -
             );
             // get_tuple must agree with list.
             let single = store
-                .get_tuple(thread, &t.header.checkpoint_ns, Some(&t.header.checkpoint_id))
+                .get_tuple(
+                    thread,
+                    &t.header.checkpoint_ns,
+                    Some(&t.header.checkpoint_id),
+                )
                 .await
                 .expect("get_tuple")
                 .expect("get_tuple finds the listed checkpoint");
             // Compare views, not trees: NaN != NaN in a tree.
             if actual_entry(&single) != got {
-                problems.push(format!("{thread}/{}: get_tuple differs from list", t.header.checkpoint_id));
+                problems.push(format!(
+                    "{thread}/{}: get_tuple differs from list",
+                    t.header.checkpoint_id
+                ));
             }
             compared += 1;
         }
@@ -209,7 +232,9 @@ pub async fn compare_tasks_with_python(store: &dyn CheckpointStore, expected: &J
     let mut compared = 0;
     for (thread, entries) in expected["threads"].as_object().expect("threads") {
         for e in entries.as_array().expect("entries") {
-            let Some(state) = e.get("state") else { continue };
+            let Some(state) = e.get("state") else {
+                continue;
+            };
             let ns = e["checkpoint_ns"].as_str().unwrap_or("");
             let id = e["checkpoint_id"].as_str().unwrap_or("");
             let t = store
@@ -224,13 +249,19 @@ pub async fn compare_tasks_with_python(store: &dyn CheckpointStore, expected: &J
             let derived = flashback_engine::tasks::derive_tasks_with(&t, &opts);
             let mut want_next: Vec<String> = state["next"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut got_next = derived.next.clone();
             want_next.sort();
             got_next.sort();
             if want_next != got_next {
-                problems.push(format!("{thread}/{id}: next want {want_next:?} got {got_next:?}"));
+                problems.push(format!(
+                    "{thread}/{id}: next want {want_next:?} got {got_next:?}"
+                ));
             }
             let want_tasks: Vec<Json> = state["tasks"].as_array().cloned().unwrap_or_default();
             let got_tasks = serde_json::to_value(&derived.tasks).expect("tasks to json");
@@ -244,8 +275,14 @@ pub async fn compare_tasks_with_python(store: &dyn CheckpointStore, expected: &J
                 problems.push(format!(
                     "{thread}/{id}: {} tasks want {:?} got {:?}",
                     want_sorted.len(),
-                    want_sorted.iter().map(|t| (t["name"].clone(), t["id"].clone())).collect::<Vec<_>>(),
-                    got_sorted.iter().map(|t| (t["name"].clone(), t["id"].clone())).collect::<Vec<_>>()
+                    want_sorted
+                        .iter()
+                        .map(|t| (t["name"].clone(), t["id"].clone()))
+                        .collect::<Vec<_>>(),
+                    got_sorted
+                        .iter()
+                        .map(|t| (t["name"].clone(), t["id"].clone()))
+                        .collect::<Vec<_>>()
                 ));
                 continue;
             }

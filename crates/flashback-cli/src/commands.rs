@@ -5,7 +5,9 @@ use crate::human;
 use crate::Command;
 use flashback_codec::{view_decoded, ViewOptions};
 use flashback_engine::{layout, tasks, ThreadDag};
-use flashback_storage::{CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, StoreError};
+use flashback_storage::{
+    CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, StoreError,
+};
 use serde_json::{json, Map, Value as Json};
 use thiserror::Error;
 
@@ -32,7 +34,9 @@ impl CliError {
         match self {
             CliError::Usage(_) => 2,
             CliError::NotFound(_) | CliError::Store(StoreError::NotFound(_)) => 3,
-            CliError::Store(StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. }) => 4,
+            CliError::Store(
+                StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. },
+            ) => 4,
             _ => 1,
         }
     }
@@ -44,7 +48,11 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
         Command::Threads { db, json } => {
             let store = flashback_storage::open(&db).await?;
             let rows = threads(store.as_ref()).await?;
-            Ok(if json { to_json(&Json::Array(rows)) } else { human::threads(&rows) })
+            Ok(if json {
+                to_json(&Json::Array(rows))
+            } else {
+                human::threads(&rows)
+            })
         }
         Command::History {
             db,
@@ -58,7 +66,11 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
         } => {
             let query = ListQuery {
                 thread_id: Some(thread.clone()),
-                checkpoint_ns: if all_ns { None } else { Some(ns.unwrap_or_default()) },
+                checkpoint_ns: if all_ns {
+                    None
+                } else {
+                    Some(ns.unwrap_or_default())
+                },
                 before,
                 limit,
                 filter: parse_filters(&filter)?,
@@ -70,7 +82,11 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                 ensure_thread(store.as_ref(), &thread).await?;
             }
             let items: Vec<Json> = headers.iter().map(header_json).collect();
-            Ok(if json { to_json(&Json::Array(items)) } else { human::history(&items) })
+            Ok(if json {
+                to_json(&Json::Array(items))
+            } else {
+                human::history(&items)
+            })
         }
         Command::State {
             db,
@@ -89,7 +105,9 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                     )),
                     None => {
                         ensure_thread(store.as_ref(), &thread).await?;
-                        CliError::NotFound(format!("thread {thread:?} has no checkpoints in namespace {ns:?}"))
+                        CliError::NotFound(format!(
+                            "thread {thread:?} has no checkpoints in namespace {ns:?}"
+                        ))
                     }
                 });
             };
@@ -103,12 +121,20 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                 .map(|t| t.namespaces)
                 .unwrap_or_default();
             let derive = tasks::DeriveOptions {
-                mode: if checkpoint.is_some() { tasks::SnapshotMode::History } else { tasks::SnapshotMode::Live },
+                mode: if checkpoint.is_some() {
+                    tasks::SnapshotMode::History
+                } else {
+                    tasks::SnapshotMode::Live
+                },
                 namespaces,
                 ..Default::default()
             };
             let state = state_json(&tuple, ViewOptions { reveal_secrets }, &derive);
-            Ok(if json { to_json(&state) } else { human::state(&state) })
+            Ok(if json {
+                to_json(&state)
+            } else {
+                human::state(&state)
+            })
         }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;
@@ -150,13 +176,21 @@ async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> Result<(), 
     if threads.iter().any(|t| t.thread_id == thread) {
         return Ok(());
     }
-    let mut known: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).take(10).collect();
+    let mut known: Vec<&str> = threads
+        .iter()
+        .map(|t| t.thread_id.as_str())
+        .take(10)
+        .collect();
     if threads.len() > 10 {
         known.push("…");
     }
     Err(CliError::NotFound(format!(
         "thread {thread:?} not found (threads: {})",
-        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        }
     )))
 }
 
@@ -253,7 +287,12 @@ async fn threads(store: &dyn CheckpointStore) -> Result<Vec<Json>, CliError> {
             Some(tuple) => (
                 Json::String(tuple.checkpoint.ts.clone()),
                 serde_json::to_value(tasks::thread_status(tuple)).unwrap_or(Json::Null),
-                tuple.header.metadata.get("step").cloned().unwrap_or(Json::Null),
+                tuple
+                    .header
+                    .metadata
+                    .get("step")
+                    .cloned()
+                    .unwrap_or(Json::Null),
             ),
             None => (Json::Null, Json::Null, Json::Null),
         };

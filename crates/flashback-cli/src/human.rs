@@ -56,7 +56,9 @@ pub fn threads(rows: &[Json]) -> String {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let ns = r["namespaces"].as_array().map_or(0, |a| a.len().saturating_sub(1));
+            let ns = r["namespaces"]
+                .as_array()
+                .map_or(0, |a| a.len().saturating_sub(1));
             vec![
                 s(&r["thread_id"]),
                 s(&r["status"]),
@@ -67,7 +69,17 @@ pub fn threads(rows: &[Json]) -> String {
             ]
         })
         .collect();
-    table(&["THREAD", "STATUS", "CHECKPOINTS", "SUBGRAPHS", "LAST ACTIVITY", "LATEST CHECKPOINT"], &body)
+    table(
+        &[
+            "THREAD",
+            "STATUS",
+            "CHECKPOINTS",
+            "SUBGRAPHS",
+            "LAST ACTIVITY",
+            "LATEST CHECKPOINT",
+        ],
+        &body,
+    )
 }
 
 /// `flashback history`.
@@ -84,12 +96,26 @@ pub fn history(items: &[Json]) -> String {
                 s(&m["step"]),
                 s(&m["source"]),
                 s(&i["ts"]),
-                if i["checkpoint_ns"] == "" { "-".into() } else { s(&i["checkpoint_ns"]) },
+                if i["checkpoint_ns"] == "" {
+                    "-".into()
+                } else {
+                    s(&i["checkpoint_ns"])
+                },
                 s(&i["parent_checkpoint_id"]),
             ]
         })
         .collect();
-    table(&["CHECKPOINT", "STEP", "SOURCE", "TIME", "NAMESPACE", "PARENT"], &body)
+    table(
+        &[
+            "CHECKPOINT",
+            "STEP",
+            "SOURCE",
+            "TIME",
+            "NAMESPACE",
+            "PARENT",
+        ],
+        &body,
+    )
 }
 
 /// `flashback state`.
@@ -125,8 +151,17 @@ pub fn state(st: &Json) -> String {
             clip(&w["value"].to_string(), WIDTH - 40)
         ));
     }
-    let next: Vec<String> = st["next"].as_array().map_or(Vec::new(), |a| a.iter().map(s).collect());
-    out.push_str(&format!("\nnext: {}\n", if next.is_empty() { "(none)".into() } else { next.join(", ") }));
+    let next: Vec<String> = st["next"]
+        .as_array()
+        .map_or(Vec::new(), |a| a.iter().map(s).collect());
+    out.push_str(&format!(
+        "\nnext: {}\n",
+        if next.is_empty() {
+            "(none)".into()
+        } else {
+            next.join(", ")
+        }
+    ));
     if let Some(tasks) = st["tasks"].as_array() {
         for t in tasks {
             let mut line = format!("  task {} {}", s(&t["name"]), s(&t["id"]));
@@ -134,7 +169,10 @@ pub fn state(st: &Json) -> String {
                 line.push_str(&format!("  error: {}", clip(&s(&t["error"]), 60)));
             }
             if t["interrupts"].as_array().is_some_and(|a| !a.is_empty()) {
-                line.push_str(&format!("  interrupts: {}", clip(&t["interrupts"].to_string(), 60)));
+                line.push_str(&format!(
+                    "  interrupts: {}",
+                    clip(&t["interrupts"].to_string(), 60)
+                ));
             }
             out.push_str(&line);
             out.push('\n');
@@ -146,7 +184,12 @@ pub fn state(st: &Json) -> String {
 /// One row label in `flashback graph`.
 pub fn graph_label(h: &CheckpointHeader, row: &Row) -> String {
     let m = &h.metadata;
-    let mut label = format!("{} step {} {}", h.checkpoint_id, s(&m["step"]), s(&m["source"]));
+    let mut label = format!(
+        "{} step {} {}",
+        h.checkpoint_id,
+        s(&m["step"]),
+        s(&m["source"])
+    );
     if !h.checkpoint_ns.is_empty() {
         label.push_str(&format!(" [{}]", h.checkpoint_ns));
     }

@@ -11,11 +11,17 @@ pub fn view_legacy_json(v: &Json) -> Json {
             None => {
                 let plain = m.keys().all(|k| !k.starts_with('$'));
                 if plain {
-                    Json::Object(m.iter().map(|(k, v)| (k.clone(), view_legacy_json(v))).collect())
+                    Json::Object(
+                        m.iter()
+                            .map(|(k, v)| (k.clone(), view_legacy_json(v)))
+                            .collect(),
+                    )
                 } else {
                     let items = m
                         .iter()
-                        .map(|(k, v)| Json::Array(vec![Json::String(k.clone()), view_legacy_json(v)]))
+                        .map(|(k, v)| {
+                            Json::Array(vec![Json::String(k.clone()), view_legacy_json(v)])
+                        })
                         .collect();
                     serde_json::json!({"$type": "builtins.dict", "$items": Json::Array(items)})
                 }
@@ -28,7 +34,12 @@ pub fn view_legacy_json(v: &Json) -> Json {
 fn envelope(m: &Map<String, Json>) -> Option<Json> {
     let lc = m.get("lc")?.as_i64()?;
     let kind = m.get("type")?.as_str()?;
-    let id: Vec<&str> = m.get("id")?.as_array()?.iter().map(Json::as_str).collect::<Option<_>>()?;
+    let id: Vec<&str> = m
+        .get("id")?
+        .as_array()?
+        .iter()
+        .map(Json::as_str)
+        .collect::<Option<_>>()?;
     let type_name = id.join(".");
     let mut out = Map::new();
     match (lc, kind) {
@@ -42,7 +53,11 @@ fn envelope(m: &Map<String, Json>) -> Option<Json> {
             }
             if let Some(Json::Object(kwargs)) = m.get("kwargs") {
                 for (k, v) in kwargs {
-                    let key = if k.starts_with('$') { format!("${k}") } else { k.clone() };
+                    let key = if k.starts_with('$') {
+                        format!("${k}")
+                    } else {
+                        k.clone()
+                    };
                     out.insert(key, view_legacy_json(v));
                 }
             }
@@ -73,9 +88,9 @@ pub fn pickle_class(data: &[u8]) -> Option<String> {
         let op = *data.get(i)?;
         i += 1;
         match op {
-            0x80 => i += 1,                 // PROTO n
-            0x95 => i += 8,                 // FRAME len
-            0x94 => {}                      // MEMOIZE
+            0x80 => i += 1, // PROTO n
+            0x95 => i += 8, // FRAME len
+            0x94 => {}      // MEMOIZE
             0x8c => {
                 // SHORT_BINUNICODE len bytes
                 let n = *data.get(i)? as usize;
@@ -139,7 +154,10 @@ mod tests {
         p.extend_from_slice(&[0x94, 0x93, 0x94, b')', b'R', b'.']);
         assert_eq!(pickle_class(&p).as_deref(), Some("collections.OrderedDict"));
         // protocol 2 GLOBAL
-        assert_eq!(pickle_class(b"\x80\x02cdecimal\nDecimal\nq\x00").as_deref(), Some("decimal.Decimal"));
+        assert_eq!(
+            pickle_class(b"\x80\x02cdecimal\nDecimal\nq\x00").as_deref(),
+            Some("decimal.Decimal")
+        );
         assert_eq!(pickle_class(b"\x80\x04K\x01."), None);
         assert_eq!(pickle_class(b""), None);
     }

@@ -36,6 +36,7 @@ pub mod typed;
 pub mod value;
 pub mod view;
 
-pub use typed::{decode_typed, encode_typed, Decoded};
-pub use value::{NdArray, ObjectForm, PyObject, Value};
+pub use msgpack::DecodeCache;
+pub use typed::{decode_typed, decode_typed_cached, encode_typed, Decoded};
+pub use value::{NdArray, ObjectForm, PyObject, RawExt, Value};
 pub use view::{view, view_decoded, ViewOptions};

@@ -4,8 +4,11 @@
 //! what Python's `ormsgpack` writes, so `encode(decode(b)) == b` for every document Python
 //! produced (tested over every blob of the fixtures).
 
-use crate::value::{NdArray, ObjectForm, PyObject, Value};
+use crate::value::{NdArray, ObjectForm, PyObject, RawExt, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
 use thiserror::Error;
+use xxhash_rust::xxh3::Xxh3Builder;
 
 /// Nesting deeper than this is rejected instead of overflowing the stack.
 pub const MAX_DEPTH: usize = 256;
@@ -20,12 +23,47 @@ pub struct MsgpackError {
     pub message: String,
 }
 
+/// Ext payloads at least this long are worth looking up in a [`DecodeCache`].
+const CACHE_MIN_LEN: usize = 48;
+
+/// Remembers decoded Python objects by their exact ext bytes, so the same object met again
+/// (in SQLite every checkpoint stores the whole state: a thread of n steps holds each message
+/// up to n times) is decoded once and shared. Identical bytes always decode to the same value,
+/// so sharing is exact. Use one cache for a batch of related documents, then drop it.
+#[derive(Debug, Default)]
+pub struct DecodeCache {
+    by_code: [HashMap<Box<[u8]>, Value, Xxh3Builder>; 6],
+}
+
+impl DecodeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
 /// Decode one complete msgpack document (trailing bytes are an error).
 pub fn decode(data: &[u8]) -> Result<Value, MsgpackError> {
-    let mut r = Reader { data, pos: 0 };
+    decode_doc(data, None)
+}
+
+/// [`decode`], reusing and filling `cache`.
+pub fn decode_with_cache(data: &[u8], cache: &mut DecodeCache) -> Result<Value, MsgpackError> {
+    decode_doc(data, Some(cache))
+}
+
+fn decode_doc(data: &[u8], cache: Option<&mut DecodeCache>) -> Result<Value, MsgpackError> {
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache,
+    };
     let v = r.value(0)?;
     if r.pos != data.len() {
-        return Err(r.err(format!("{} trailing bytes after the document", data.len() - r.pos)));
+        return Err(r.err(format!(
+            "{} trailing bytes after the document",
+            data.len() - r.pos
+        )));
     }
     Ok(v)
 }
@@ -33,7 +71,11 @@ pub fn decode(data: &[u8]) -> Result<Value, MsgpackError> {
 /// Read the string stored under `key` in a top-level map without decoding anything else
 /// (used to list checkpoint timestamps cheaply). `None` if absent, not a string, or malformed.
 pub fn top_level_str(data: &[u8], key: &str) -> Option<String> {
-    let mut r = Reader { data, pos: 0 };
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache: None,
+    };
     let m = r.u8().ok()?;
     let n = match m {
         0x80..=0x8f => (m & 0x0f) as usize,
@@ -45,7 +87,7 @@ pub fn top_level_str(data: &[u8], key: &str) -> Option<String> {
         let k = r.value(MAX_DEPTH).ok()?;
         if k.as_str() == Some(key) {
             return match r.value(MAX_DEPTH).ok()? {
-                Value::Str(s) => Some(s),
+                Value::Str(s) => Some(s.into()),
                 _ => None,
             };
         }
@@ -96,27 +138,31 @@ pub fn encode_into(value: &Value, out: &mut Vec<u8>) {
             }
         }
         Value::Object(obj) => {
-            let mut items = vec![
-                Value::Str(obj.module.clone()),
-                Value::Str(obj.name.clone()),
-                obj.payload.clone(),
-            ];
+            let mut doc = Vec::with_capacity(64);
+            doc.push(0x90 | if obj.extra.is_some() { 4 } else { 3 });
+            write_str(&obj.module, &mut doc);
+            write_str(&obj.name, &mut doc);
+            encode_into(&obj.payload, &mut doc);
             if let Some(extra) = &obj.extra {
-                items.push(extra.clone());
+                encode_into(extra, &mut doc);
             }
-            write_ext(obj.form.code(), &encode(&Value::Array(items)), out);
+            write_ext(obj.form.code(), &doc, out);
         }
         Value::NdArray(arr) => {
-            let doc = Value::Array(vec![
-                Value::Str(arr.dtype.clone()),
-                Value::Array(arr.shape.iter().map(|&d| uint_value(d)).collect()),
-                Value::Str(arr.order.clone()),
-                Value::Bin(arr.data.clone()),
-            ]);
-            write_ext(6, &encode(&doc), out);
+            let mut doc = Vec::with_capacity(arr.data.len() + 32);
+            doc.push(0x94);
+            write_str(&arr.dtype, &mut doc);
+            write_len(arr.shape.len(), [0x90, 0, 0xdc, 0xdd], Some(16), &mut doc);
+            for &d in &arr.shape {
+                write_uint(d, &mut doc);
+            }
+            write_str(&arr.order, &mut doc);
+            write_len(arr.data.len(), [0, 0xc4, 0xc5, 0xc6], None, &mut doc);
+            doc.extend_from_slice(&arr.data);
+            write_ext(6, &doc, out);
         }
         Value::DeltaSnapshot(inner) => write_ext(7, &encode(inner), out),
-        Value::RawExt { code, data, .. } => write_ext(*code, data, out),
+        Value::RawExt(raw) => write_ext(raw.code, &raw.data, out),
     }
 }
 
@@ -203,12 +249,13 @@ fn write_ext(code: i8, data: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(data);
 }
 
-struct Reader<'a> {
+struct Reader<'a, 'c> {
     data: &'a [u8],
     pos: usize,
+    cache: Option<&'c mut DecodeCache>,
 }
 
-impl<'a> Reader<'a> {
+impl<'a> Reader<'a, '_> {
     fn err(&self, message: impl Into<String>) -> MsgpackError {
         MsgpackError {
             offset: self.pos,
@@ -340,7 +387,7 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let bytes = self.take(n)?;
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Value::Str(s.to_owned())),
+            Ok(s) => Ok(Value::Str(s.into())),
             Err(e) => Err(MsgpackError {
                 offset: start + e.valid_up_to(),
                 message: "string is not valid UTF-8".into(),
@@ -370,21 +417,37 @@ impl<'a> Reader<'a> {
     fn ext(&mut self, n: usize, depth: usize) -> Result<Value, MsgpackError> {
         let code = self.u8()? as i8;
         let data = self.take(n)?;
-        Ok(decode_ext(code, data, depth))
+        if (0..6).contains(&code) && data.len() >= CACHE_MIN_LEN {
+            if let Some(cache) = self.cache.as_deref_mut() {
+                if let Some(v) = cache.by_code[code as usize].get(data) {
+                    return Ok(v.clone());
+                }
+                let v = decode_ext(code, data, depth, Some(&mut *cache));
+                cache.by_code[code as usize].insert(data.into(), v.clone());
+                return Ok(v);
+            }
+        }
+        Ok(decode_ext(code, data, depth, self.cache.as_deref_mut()))
     }
 }
 
 /// Decode an ext payload. Never fails: a payload that does not parse is kept raw with the reason.
-fn decode_ext(code: i8, data: &[u8], depth: usize) -> Value {
-    let raw = |error: String| Value::RawExt {
-        code,
-        data: data.to_vec(),
-        error,
+fn decode_ext(code: i8, data: &[u8], depth: usize, cache: Option<&mut DecodeCache>) -> Value {
+    let raw = |error: String| {
+        Value::RawExt(Box::new(RawExt {
+            code,
+            data: data.to_vec(),
+            error,
+        }))
     };
     if !(0..=7).contains(&code) {
         return raw(format!("unknown msgpack ext code {code}"));
     }
-    let mut r = Reader { data, pos: 0 };
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache,
+    };
     let doc = match r.value(depth + 1) {
         Ok(doc) if r.pos == data.len() => doc,
         Ok(_) => return raw(format!("ext {code} payload has trailing bytes")),
@@ -414,14 +477,18 @@ fn object(code: i8, doc: Value) -> Result<Value, String> {
     let name = items.pop();
     let module = items.pop();
     match (module, name) {
-        (Some(Value::Str(module)), Some(Value::Str(name))) => Ok(Value::Object(Box::new(PyObject {
-            form,
-            module,
-            name,
-            payload,
-            extra,
-        }))),
-        _ => Err(format!("ext {code} payload does not start with module and class names")),
+        (Some(Value::Str(module)), Some(Value::Str(name))) => {
+            Ok(Value::Object(Arc::new(PyObject {
+                form,
+                module,
+                name,
+                payload,
+                extra,
+            })))
+        }
+        _ => Err(format!(
+            "ext {code} payload does not start with module and class names"
+        )),
     }
 }
 
@@ -488,9 +555,12 @@ mod tests {
     fn containers_and_strings_round_trip() {
         let long = "x".repeat(40);
         let v = Value::Map(vec![
-            (Value::Str("a".into()), Value::Array(vec![Value::Nil, Value::Bool(true)])),
+            (
+                Value::Str("a".into()),
+                Value::Array(vec![Value::Nil, Value::Bool(true)]),
+            ),
             (Value::Int(3), Value::Float(1.5)),
-            (Value::Str(long), Value::Bin(vec![1, 2, 3])),
+            (Value::Str(long.into()), Value::Bin(vec![1, 2, 3])),
             (Value::Nil, Value::Array((0..20).map(Value::Int).collect())),
         ]);
         let bytes = encode(&v);
@@ -500,31 +570,81 @@ mod tests {
     #[test]
     fn ext_uses_fixext_for_power_of_two_lengths() {
         // ext 0 ["uuid","UUID","00..01"] is longer than 16 bytes → ext8.
-        let obj = Value::Object(Box::new(PyObject {
+        let obj = Value::Object(Arc::new(PyObject {
             form: ObjectForm::SingleArg,
             module: "uuid".into(),
             name: "UUID".into(),
-            payload: Value::Str("0".repeat(32)),
+            payload: Value::Str("0".repeat(32).into()),
             extra: None,
         }));
         let bytes = encode(&obj);
         assert_eq!(bytes[0], 0xc7, "ext8 header");
         assert_eq!(rt(&bytes), obj);
         // ext 7 wrapping the int 5 → payload of 1 byte → fixext1.
-        assert_eq!(rt(&[0xd4, 0x07, 0x05]), Value::DeltaSnapshot(Box::new(Value::Int(5))));
+        assert_eq!(
+            rt(&[0xd4, 0x07, 0x05]),
+            Value::DeltaSnapshot(Box::new(Value::Int(5)))
+        );
     }
 
     #[test]
     fn top_level_str_skips_other_values() {
         let doc = Value::Map(vec![
             (Value::Str("v".into()), Value::Int(4)),
-            (Value::Str("big".into()), Value::Array(vec![Value::Bin(vec![0; 300]), Value::Float(1.0)])),
-            (Value::Str("ts".into()), Value::Str("2026-01-01T00:00:00+00:00".into())),
+            (
+                Value::Str("big".into()),
+                Value::Array(vec![Value::Bin(vec![0; 300]), Value::Float(1.0)]),
+            ),
+            (
+                Value::Str("ts".into()),
+                Value::Str("2026-01-01T00:00:00+00:00".into()),
+            ),
         ]);
         let bytes = encode(&doc);
-        assert_eq!(top_level_str(&bytes, "ts").as_deref(), Some("2026-01-01T00:00:00+00:00"));
+        assert_eq!(
+            top_level_str(&bytes, "ts").as_deref(),
+            Some("2026-01-01T00:00:00+00:00")
+        );
         assert_eq!(top_level_str(&bytes, "nope"), None);
         assert_eq!(top_level_str(&bytes[..10], "ts"), None, "truncated");
+    }
+
+    #[test]
+    fn the_cache_shares_identical_objects_and_changes_nothing() {
+        let msg = |content: &str| {
+            Value::Object(Arc::new(PyObject {
+                form: ObjectForm::PydanticV2,
+                module: "langchain_core.messages.ai".into(),
+                name: "AIMessage".into(),
+                payload: Value::Map(vec![(
+                    Value::Str("content".into()),
+                    Value::Str(content.into()),
+                )]),
+                extra: Some(Value::Str("model_validate_json".into())),
+            }))
+        };
+        let a = encode(&Value::Array(vec![msg("hello there"), msg("second")]));
+        let b = encode(&Value::Array(vec![
+            msg("hello there"),
+            msg("second"),
+            msg("third"),
+        ]));
+        let mut cache = DecodeCache::new();
+        let da = decode_with_cache(&a, &mut cache).expect("a");
+        let db = decode_with_cache(&b, &mut cache).expect("b");
+        assert_eq!(da, decode(&a).expect("a"), "same result as without a cache");
+        assert_eq!(db, decode(&b).expect("b"));
+        let (Value::Array(xa), Value::Array(xb)) = (&da, &db) else {
+            panic!("arrays")
+        };
+        let (Value::Object(oa), Value::Object(ob)) = (&xa[0], &xb[0]) else {
+            panic!("objects")
+        };
+        assert!(
+            Arc::ptr_eq(oa, ob),
+            "the first message is decoded once and shared"
+        );
+        assert_eq!(encode(&db), b, "round trip");
     }
 
     #[test]
@@ -533,17 +653,26 @@ mod tests {
         assert!(decode(&[0xc1]).is_err(), "reserved marker");
         assert!(decode(&[0xa2, 0xff, 0xfe]).is_err(), "invalid utf-8");
         assert!(decode(&[0x01, 0x02]).is_err(), "trailing bytes");
-        assert!(decode(&[0xdd, 0xff, 0xff, 0xff, 0xff]).is_err(), "huge length");
+        assert!(
+            decode(&[0xdd, 0xff, 0xff, 0xff, 0xff]).is_err(),
+            "huge length"
+        );
         let deep: Vec<u8> = std::iter::repeat_n(0x91, 10_000).chain([0x00]).collect();
         assert!(decode(&deep).is_err(), "deep nesting");
         // Unknown ext code 9 with payload 0x01: kept raw, re-encodes identically.
         match rt(&[0xd4, 0x09, 0x01]) {
-            Value::RawExt { code: 9, error, .. } => assert!(error.contains("unknown msgpack ext code 9")),
+            Value::RawExt(raw) => {
+                assert_eq!(raw.code, 9);
+                assert!(
+                    raw.error.contains("unknown msgpack ext code 9"),
+                    "{}",
+                    raw.error
+                );
+            }
             other => panic!("expected RawExt, got {other:?}"),
         }
-        // ext 0 whose payload is not an array.
-        assert!(matches!(rt(&[0xd4, 0x00, 0x05]), Value::RawExt { code: 0, .. }));
-        // ext 1 whose payload is truncated.
-        assert!(matches!(rt(&[0xd4, 0x01, 0x93]), Value::RawExt { code: 1, .. }));
+        // ext 0 whose payload is not an array; ext 1 whose payload is truncated.
+        assert!(matches!(rt(&[0xd4, 0x00, 0x05]), Value::RawExt(r) if r.code == 0));
+        assert!(matches!(rt(&[0xd4, 0x01, 0x93]), Value::RawExt(r) if r.code == 1));
     }
 }

@@ -17,7 +17,10 @@ pub fn values(arr: &NdArray) -> Option<Json> {
     };
     let kind = dtype[1];
     let size: usize = std::str::from_utf8(&dtype[2..]).ok()?.parse().ok()?;
-    let count: usize = arr.shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))?;
+    let count: usize = arr
+        .shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d as usize))?;
     if count.checked_mul(size)? != arr.data.len() {
         return None;
     }
@@ -95,15 +98,35 @@ mod tests {
 
     #[test]
     fn c_and_f_order_and_dtypes() {
-        let f8: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0].iter().flat_map(|f| f.to_le_bytes()).collect();
-        assert_eq!(values(&arr("<f8", &[2, 3], "C", f8.clone())), Some(json!([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])));
-        assert_eq!(values(&arr("<f8", &[2, 3], "F", f8)), Some(json!([[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]])));
+        let f8: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        assert_eq!(
+            values(&arr("<f8", &[2, 3], "C", f8.clone())),
+            Some(json!([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+        );
+        assert_eq!(
+            values(&arr("<f8", &[2, 3], "F", f8)),
+            Some(json!([[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]))
+        );
         let i4: Vec<u8> = [-1i32, 7].iter().flat_map(|i| i.to_le_bytes()).collect();
         assert_eq!(values(&arr("<i4", &[2], "C", i4)), Some(json!([-1, 7])));
         let be: Vec<u8> = 258u16.to_be_bytes().to_vec();
         assert_eq!(values(&arr(">u2", &[1], "C", be)), Some(json!([258])));
-        assert_eq!(values(&arr("|b1", &[2], "C", vec![0, 1])), Some(json!([false, true])));
-        assert_eq!(values(&arr("<U3", &[1], "C", vec![0; 12])), None, "unicode dtype");
-        assert_eq!(values(&arr("<f8", &[2], "C", vec![0; 3])), None, "short buffer");
+        assert_eq!(
+            values(&arr("|b1", &[2], "C", vec![0, 1])),
+            Some(json!([false, true]))
+        );
+        assert_eq!(
+            values(&arr("<U3", &[1], "C", vec![0; 12])),
+            None,
+            "unicode dtype"
+        );
+        assert_eq!(
+            values(&arr("<f8", &[2], "C", vec![0; 3])),
+            None,
+            "short buffer"
+        );
     }
 }

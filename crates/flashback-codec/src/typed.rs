@@ -49,6 +49,23 @@ pub enum Decoded {
 /// Decode a `(type, bytes)` pair the way `JsonPlusSerializer.loads_typed` would, without
 /// importing or executing anything. A SQL NULL payload is passed as `None`.
 pub fn decode_typed(tag: &str, data: Option<&[u8]>) -> Decoded {
+    decode_typed_inner(tag, data, None)
+}
+
+/// [`decode_typed`] sharing decoded objects through `cache` (see [`msgpack::DecodeCache`]).
+pub fn decode_typed_cached(
+    tag: &str,
+    data: Option<&[u8]>,
+    cache: &mut msgpack::DecodeCache,
+) -> Decoded {
+    decode_typed_inner(tag, data, Some(cache))
+}
+
+fn decode_typed_inner(
+    tag: &str,
+    data: Option<&[u8]>,
+    cache: Option<&mut msgpack::DecodeCache>,
+) -> Decoded {
     let bytes = data.unwrap_or_default();
     let error = |message: String| Decoded::Error {
         tag: tag.to_owned(),
@@ -63,7 +80,10 @@ pub fn decode_typed(tag: &str, data: Option<&[u8]>) -> Decoded {
         "pickle" => Decoded::Pickle(bytes.to_vec()),
         "msgpack" => match data {
             None => error("msgpack value is SQL NULL".into()),
-            Some(b) => match msgpack::decode(b) {
+            Some(b) => match match cache {
+                Some(c) => msgpack::decode_with_cache(b, c),
+                None => msgpack::decode(b),
+            } {
                 Ok(v) => Decoded::Msgpack(v),
                 Err(e) => error(e.to_string()),
             },
@@ -141,7 +161,11 @@ mod tests {
         for (tag, bytes) in cases {
             let d = decode_typed(tag, Some(&bytes));
             assert!(!matches!(d, Decoded::Error { .. }), "{tag} decodes: {d:?}");
-            assert_eq!(encode_typed(&d), (tag.to_string(), bytes), "{tag} round-trips");
+            assert_eq!(
+                encode_typed(&d),
+                (tag.to_string(), bytes),
+                "{tag} round-trips"
+            );
         }
     }
 
@@ -158,9 +182,16 @@ mod tests {
             };
             assert!(!message.is_empty(), "{tag}: message");
             assert_eq!(raw, &bytes, "{tag}: bytes kept");
-            assert_eq!(encode_typed(&d), (tag.to_string(), bytes), "{tag}: round trip");
+            assert_eq!(
+                encode_typed(&d),
+                (tag.to_string(), bytes),
+                "{tag}: round trip"
+            );
         }
         assert!(matches!(decode_typed("empty", None), Decoded::Empty));
-        assert!(matches!(decode_typed("msgpack", None), Decoded::Error { .. }));
+        assert!(matches!(
+            decode_typed("msgpack", None),
+            Decoded::Error { .. }
+        ));
     }
 }

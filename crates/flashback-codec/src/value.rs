@@ -1,5 +1,10 @@
 //! The typed value tree.
 
+use std::sync::Arc;
+
+/// The string type of [`Value::Str`]: a `String` that keeps short strings inline.
+pub type Str = compact_str::CompactString;
+
 /// A decoded LangGraph value.
 ///
 /// The tree mirrors the msgpack document Python wrote, with every extension type decoded into a
@@ -20,30 +25,38 @@ pub enum Value {
     Float(f64),
     /// A float32 (never written by Python; kept so foreign documents round-trip).
     Float32(f32),
-    /// A `str`.
-    Str(String),
+    /// A `str`. Strings up to 24 bytes (most keys, type names, ids) are stored inline without
+    /// a heap allocation.
+    Str(Str),
     /// A nested `bytes` (msgpack bin).
     Bin(Vec<u8>),
     /// A `list` (or a `tuple`, which Python revives as a list).
     Array(Vec<Value>),
     /// A `dict`, in stored order; keys can be any value.
     Map(Vec<(Value, Value)>),
-    /// A Python object encoded with ext codes 0–5.
-    Object(Box<PyObject>),
+    /// A Python object encoded with ext codes 0–5. Shared (`Arc`): identical objects in many
+    /// checkpoints of a thread (every message, in every later state) are decoded once when a
+    /// [`crate::msgpack::DecodeCache`] is used.
+    Object(Arc<PyObject>),
     /// A numpy array (ext 6).
     NdArray(Box<NdArray>),
     /// A DeltaChannel snapshot wrapper (ext 7) around the channel value.
     DeltaSnapshot(Box<Value>),
     /// An extension value that could not be decoded (unknown code or malformed payload). Its
-    /// bytes are kept so that the value round-trips, and `error` says what was wrong.
-    RawExt {
-        /// The msgpack ext type code.
-        code: i8,
-        /// The raw ext payload.
-        data: Vec<u8>,
-        /// Why it could not be decoded.
-        error: String,
-    },
+    /// bytes are kept so that the value round-trips. (Boxed: keeping every variant at most
+    /// 24 bytes makes `Value` 32 bytes, which matters for long histories.)
+    RawExt(Box<RawExt>),
+}
+
+/// An undecodable extension value, kept byte for byte.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawExt {
+    /// The msgpack ext type code.
+    pub code: i8,
+    /// The raw ext payload.
+    pub data: Vec<u8>,
+    /// Why it could not be decoded.
+    pub error: String,
 }
 
 /// How a Python object was encoded (the msgpack ext code used by `JsonPlusSerializer`).
@@ -96,9 +109,9 @@ pub struct PyObject {
     /// The ext code used.
     pub form: ObjectForm,
     /// Python module, e.g. `langchain_core.messages.ai`.
-    pub module: String,
+    pub module: Str,
     /// Class (or callable) name, e.g. `AIMessage`.
-    pub name: String,
+    pub name: Str,
     /// The argument: a single value (ext 0, 3), an args array (ext 1) or a kwargs map (2, 4, 5).
     pub payload: Value,
     /// The fourth array element when present: the method name of ext 3, and
@@ -117,11 +130,11 @@ impl PyObject {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NdArray {
     /// numpy dtype string, e.g. `<f8`.
-    pub dtype: String,
+    pub dtype: Str,
     /// The shape.
     pub shape: Vec<u64>,
     /// `"C"` or `"F"`.
-    pub order: String,
+    pub order: Str,
     /// The raw buffer in `order`.
     pub data: Vec<u8>,
 }
@@ -168,7 +181,19 @@ impl Value {
             Value::Object(o) => o.type_name(),
             Value::NdArray(_) => "numpy.ndarray".into(),
             Value::DeltaSnapshot(_) => "_DeltaSnapshot".into(),
-            Value::RawExt { code, .. } => format!("msgpack.ext({code})"),
+            Value::RawExt(raw) => format!("msgpack.ext({})", raw.code),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn value_stays_small() {
+        assert_eq!(
+            std::mem::size_of::<super::Value>(),
+            32,
+            "Value size is part of the memory budget"
+        );
     }
 }

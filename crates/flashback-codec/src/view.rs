@@ -62,7 +62,7 @@ pub fn view(v: &Value, opts: ViewOptions) -> Json {
         Value::UInt(u) => Json::Number((*u).into()),
         Value::Float(f) => float_view(*f),
         Value::Float32(f) => float_view(*f as f64),
-        Value::Str(s) => Json::String(s.clone()),
+        Value::Str(s) => Json::String(s.to_string()),
         Value::Bin(b) => bytes_view("builtins.bytes", b),
         Value::Array(items) => Json::Array(items.iter().map(|i| view(i, opts)).collect()),
         Value::Map(entries) => map_view(entries, opts),
@@ -72,7 +72,9 @@ pub fn view(v: &Value, opts: ViewOptions) -> Json {
             "$type": "langgraph.checkpoint.serde.types._DeltaSnapshot",
             "$value": view(inner, opts),
         }),
-        Value::RawExt { code, data, error } => error_view(error, &format!("msgpack.ext({code})"), data),
+        Value::RawExt(raw) => {
+            error_view(&raw.error, &format!("msgpack.ext({})", raw.code), &raw.data)
+        }
     }
 }
 
@@ -105,7 +107,7 @@ fn map_view(entries: &[(Value, Value)], opts: ViewOptions) -> Json {
         let mut m = Map::with_capacity(entries.len());
         for (k, v) in entries {
             if let Value::Str(k) = k {
-                m.insert(k.clone(), view(v, opts));
+                m.insert(k.to_string(), view(v, opts));
             }
         }
         Json::Object(m)
@@ -149,19 +151,25 @@ fn object_view(obj: &PyObject, opts: ViewOptions) -> Json {
             };
             m.insert("$args".into(), Json::Array(args));
         }
-        ObjectForm::KwArgs | ObjectForm::PydanticV1 | ObjectForm::PydanticV2 => match &obj.payload {
-            Value::Map(entries) if entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) => {
-                for (k, v) in entries {
-                    if let Value::Str(k) = k {
-                        let key = if k.starts_with('$') { format!("${k}") } else { k.clone() };
-                        m.insert(key, view(v, opts));
+        ObjectForm::KwArgs | ObjectForm::PydanticV1 | ObjectForm::PydanticV2 => {
+            match &obj.payload {
+                Value::Map(entries) if entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) => {
+                    for (k, v) in entries {
+                        if let Value::Str(k) = k {
+                            let key = if k.starts_with('$') {
+                                format!("${k}")
+                            } else {
+                                k.to_string()
+                            };
+                            m.insert(key, view(v, opts));
+                        }
                     }
                 }
+                other => {
+                    m.insert("$kwargs".into(), view(other, opts));
+                }
             }
-            other => {
-                m.insert("$kwargs".into(), view(other, opts));
-            }
-        },
+        }
     }
     Json::Object(m)
 }
@@ -169,9 +177,9 @@ fn object_view(obj: &PyObject, opts: ViewOptions) -> Json {
 fn ndarray_view(arr: &NdArray) -> Json {
     let mut m = Map::new();
     m.insert("$type".into(), "numpy.ndarray".into());
-    m.insert("dtype".into(), arr.dtype.clone().into());
+    m.insert("dtype".into(), arr.dtype.as_str().into());
     m.insert("shape".into(), arr.shape.clone().into());
-    m.insert("order".into(), arr.order.clone().into());
+    m.insert("order".into(), arr.order.as_str().into());
     m.insert("base64".into(), B64.encode(&arr.data).into());
     if let Some(values) = crate::numpy::values(arr) {
         m.insert("values".into(), values);

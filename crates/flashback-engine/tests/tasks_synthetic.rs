@@ -81,7 +81,7 @@ impl B {
 }
 
 fn send(node: &str, arg: i64) -> Value {
-    Value::Object(Box::new(PyObject {
+    Value::Object(std::sync::Arc::new(PyObject {
         form: ObjectForm::PosArgs,
         module: "langgraph.types".into(),
         name: "Send".into(),

@@ -7,7 +7,10 @@ use std::sync::Arc;
 /// Build a [`Checkpoint`] from the msgpack document SQLite stores in `checkpoints.checkpoint`.
 pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> {
     let Value::Map(entries) = doc else {
-        return Err(format!("checkpoint document is a {}, not a dict", doc.type_name()));
+        return Err(format!(
+            "checkpoint document is a {}, not a dict",
+            doc.type_name()
+        ));
     };
     let mut cp = empty();
     for (k, v) in entries {
@@ -21,7 +24,7 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
                     cp.channel_values = values
                         .into_iter()
                         .filter_map(|(k, v)| match k {
-                            Value::Str(k) => Some((k, Arc::new(Decoded::from(v)))),
+                            Value::Str(k) => Some((k.into(), Arc::new(Decoded::from(v)))),
                             _ => None,
                         })
                         .collect();
@@ -32,19 +35,31 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
                 if let Value::Map(nodes) = &v {
                     cp.versions_seen = nodes
                         .iter()
-                        .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), versions_from_msgpack(v))))
+                        .filter_map(|(k, v)| {
+                            Some((k.as_str()?.to_owned(), versions_from_msgpack(v)))
+                        })
                         .collect();
                 }
             }
             "updated_channels" => {
                 cp.updated_channels = match v {
-                    Value::Array(items) => Some(items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect()),
+                    Value::Array(items) => Some(
+                        items
+                            .iter()
+                            .filter_map(|i| i.as_str().map(str::to_owned))
+                            .collect(),
+                    ),
                     _ => None,
                 }
             }
             "pending_sends" => {
                 if let Value::Array(items) = v {
-                    cp.pending_sends = Some(items.into_iter().map(|i| Arc::new(Decoded::from(i))).collect());
+                    cp.pending_sends = Some(
+                        items
+                            .into_iter()
+                            .map(|i| Arc::new(Decoded::from(i)))
+                            .collect(),
+                    );
                 }
             }
             _ => {}
@@ -54,12 +69,14 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
 }
 
 fn versions_from_msgpack(v: &Value) -> Versions {
-    let Value::Map(entries) = v else { return Vec::new() };
+    let Value::Map(entries) = v else {
+        return Vec::new();
+    };
     entries
         .iter()
         .filter_map(|(k, v)| {
             let version = match v {
-                Value::Str(s) => Version::Str(s.clone()),
+                Value::Str(s) => Version::Str(s.to_string()),
                 Value::Int(i) => Version::Int(*i),
                 Value::Float(f) => Version::Float(*f),
                 _ => return None,
@@ -77,30 +94,55 @@ pub(crate) fn checkpoint_from_json(doc: &serde_json::Value) -> Result<Checkpoint
         return Err("checkpoint JSON is not an object".into());
     };
     let mut cp = empty();
-    cp.v = obj.get("v").and_then(serde_json::Value::as_i64).unwrap_or(0);
-    cp.id = obj.get("id").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-    cp.ts = obj.get("ts").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    cp.v = obj
+        .get("v")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(0);
+    cp.id = obj
+        .get("id")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    cp.ts = obj
+        .get("ts")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
     if let Some(values) = obj.get("channel_values").and_then(|v| v.as_object()) {
         cp.channel_values = values
             .iter()
             .map(|(k, v)| (k.clone(), Arc::new(Decoded::from(json_primitive(v)))))
             .collect();
     }
-    cp.channel_versions = obj.get("channel_versions").map(versions_from_json).unwrap_or_default();
+    cp.channel_versions = obj
+        .get("channel_versions")
+        .map(versions_from_json)
+        .unwrap_or_default();
     if let Some(seen) = obj.get("versions_seen").and_then(|v| v.as_object()) {
-        cp.versions_seen = seen.iter().map(|(k, v)| (k.clone(), versions_from_json(v))).collect();
+        cp.versions_seen = seen
+            .iter()
+            .map(|(k, v)| (k.clone(), versions_from_json(v)))
+            .collect();
     }
     cp.updated_channels = obj
         .get("updated_channels")
         .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect());
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        });
     Ok(cp)
 }
 
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 fn versions_from_json(v: &serde_json::Value) -> Versions {
     v.as_object()
-        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), Version::from_json(v)?))).collect())
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), Version::from_json(v)?)))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -114,11 +156,11 @@ pub(crate) fn json_primitive(v: &serde_json::Value) -> Value {
             .map(Value::Int)
             .or_else(|| n.as_u64().map(Value::UInt))
             .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
-        serde_json::Value::String(s) => Value::Str(s.clone()),
+        serde_json::Value::String(s) => Value::Str(s.as_str().into()),
         serde_json::Value::Array(a) => Value::Array(a.iter().map(json_primitive).collect()),
         serde_json::Value::Object(m) => Value::Map(
             m.iter()
-                .map(|(k, v)| (Value::Str(k.clone()), json_primitive(v)))
+                .map(|(k, v)| (Value::Str(k.as_str().into()), json_primitive(v)))
                 .collect(),
         ),
     }

@@ -105,7 +105,9 @@ impl Version {
     pub fn as_text(&self) -> String {
         match self {
             Version::Int(i) => i.to_string(),
-            Version::Float(f) => serde_json::Number::from_f64(*f).map_or_else(|| f.to_string(), |n| n.to_string()),
+            Version::Float(f) => {
+                serde_json::Number::from_f64(*f).map_or_else(|| f.to_string(), |n| n.to_string())
+            }
             Version::Str(s) => s.clone(),
         }
     }
@@ -140,17 +142,26 @@ pub struct Checkpoint {
 impl Checkpoint {
     /// A channel's value.
     pub fn value(&self, channel: &str) -> Option<&Arc<Decoded>> {
-        self.channel_values.iter().find(|(c, _)| c == channel).map(|(_, v)| v)
+        self.channel_values
+            .iter()
+            .find(|(c, _)| c == channel)
+            .map(|(_, v)| v)
     }
 
     /// A channel's version.
     pub fn version(&self, channel: &str) -> Option<&Version> {
-        self.channel_versions.iter().find(|(c, _)| c == channel).map(|(_, v)| v)
+        self.channel_versions
+            .iter()
+            .find(|(c, _)| c == channel)
+            .map(|(_, v)| v)
     }
 
     /// The versions a node has seen (`None` when the node has no entry).
     pub fn seen(&self, node: &str) -> Option<&Versions> {
-        self.versions_seen.iter().find(|(n, _)| n == node).map(|(_, v)| v)
+        self.versions_seen
+            .iter()
+            .find(|(n, _)| n == node)
+            .map(|(_, v)| v)
     }
 }
 
@@ -174,7 +185,11 @@ pub struct PendingWrite {
 /// Sort writes the way Python's savers return them: by `(task_path, task_id, idx)`.
 pub fn sort_writes(writes: &mut [PendingWrite]) {
     writes.sort_by(|a, b| {
-        (a.task_path.as_str(), a.task_id.as_str(), a.idx).cmp(&(b.task_path.as_str(), b.task_id.as_str(), b.idx))
+        (a.task_path.as_str(), a.task_id.as_str(), a.idx).cmp(&(
+            b.task_path.as_str(),
+            b.task_id.as_str(),
+            b.idx,
+        ))
     });
 }
 

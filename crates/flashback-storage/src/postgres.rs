@@ -4,12 +4,16 @@
 //! one snapshot) transaction that is rolled back at the end: browsing never writes.
 //!
 //! ```text
-//!  list_tuples(query)
-//!   ├─ 1 query: checkpoint rows (Python's WHERE/ORDER BY/LIMIT) + each row's version texts
-//!   ├─ 1 query: the distinct (thread, ns, channel, version) blobs those rows reference
-//!   ├─ 1 query: the pending writes of all listed checkpoints
-//!   └─ 1 query: pre-v4 rows only — the parents' `__pregel_tasks` writes (pending sends)
-//!  then, off the async runtime: decode each blob once (shared `Arc<Decoded>`), assemble.
+//!  list_tuples(query) / get_tuple(…)            (a fixed number of queries, whatever the rows)
+//!   ├─ checkpoint rows: Python's WHERE / ORDER BY checkpoint_id DESC / LIMIT
+//!   │     └──▶ blocking thread: parse the JSONB documents (inline values, versions)
+//!   ├─ pending writes of all listed checkpoints (one query)
+//!   ├─ pre-v4 rows only: the parents' `__pregel_tasks` writes (pending sends)
+//!   │     └──▶ blocking thread: decode and group the writes and sends
+//!   ├─ rare: exact `jsonb_each_text` texts of non-string, non-integer versions
+//!   └─ the distinct (thread, ns, channel, version) blobs the rows reference, in ≤ 4 slices
+//!         └──▶ blocking threads: decode each blob ONCE, shared as `Arc<Decoded>`
+//!  then assemble the tuples (blocking thread).
 //! ```
 //!
 //! Channel values follow Python's `_load_checkpoint_tuple`: the inline JSONB
@@ -82,17 +86,19 @@ impl PostgresStore {
 
         // A direct first connection, so that a refused port or a bad password is reported at
         // once and precisely (the pool would retry refused connections until its timeout).
-        let mut conn = match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await {
-            Ok(Ok(conn)) => conn,
-            Ok(Err(e)) => return Err(target.error(e, true)),
-            Err(_) => {
-                return Err(StoreError::Connection(format!(
-                    "timed out after {}s connecting to {}",
-                    CONNECT_TIMEOUT.as_secs(),
-                    target.server
-                )))
-            }
-        };
+        let mut conn =
+            match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await
+            {
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => return Err(target.error(e, true)),
+                Err(_) => {
+                    return Err(StoreError::Connection(format!(
+                        "timed out after {}s connecting to {}",
+                        CONNECT_TIMEOUT.as_secs(),
+                        target.server
+                    )))
+                }
+            };
         let schema = detect_schema(&mut conn, &target).await;
         let _ = conn.close().await;
         let schema = schema?;
@@ -103,7 +109,11 @@ impl PostgresStore {
             .acquire_timeout(CONNECT_TIMEOUT)
             .idle_timeout(Some(Duration::from_secs(120)))
             .connect_lazy_with(options);
-        Ok(PostgresStore { pool, schema, target })
+        Ok(PostgresStore {
+            pool,
+            schema,
+            target,
+        })
     }
 
     /// Where the store is connected, without the password: `user@host:port/database`.
@@ -145,7 +155,10 @@ impl PostgresStore {
             wheres.push(format!("thread_id = {}", sql.arg(Arg::Text(t.clone()))));
         }
         if let Some(ns) = &q.checkpoint_ns {
-            wheres.push(format!("checkpoint_ns = {}", sql.arg(Arg::Text(ns.clone()))));
+            wheres.push(format!(
+                "checkpoint_ns = {}",
+                sql.arg(Arg::Text(ns.clone()))
+            ));
         }
         if let Some(cid) = &q.checkpoint_id {
             wheres.push(format!("{id} = {}", sql.arg(Arg::Text(cid.clone()))));
@@ -192,7 +205,11 @@ impl PostgresStore {
     async fn load_tuples(&self, sql: Sql) -> Result<Vec<CheckpointTuple>, StoreError> {
         let shallow = self.schema.shallow;
         let mut tx = self.begin().await?;
-        let rows = sql.query().fetch_all(&mut *tx).await.map_err(|e| self.err(e))?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
         if rows.is_empty() {
             let _ = tx.rollback().await;
             return Ok(Vec::new());
@@ -223,7 +240,9 @@ impl PostgresStore {
         for (n, part) in refs.chunks(slice).enumerate() {
             let rows = self.fetch_blobs(&mut tx, part).await?;
             let offset = n * slice;
-            decoding.push(tokio::task::spawn_blocking(move || decode_blob_rows(&rows, offset)));
+            decoding.push(tokio::task::spawn_blocking(move || {
+                decode_blob_rows(&rows, offset)
+            }));
         }
         let _ = tx.rollback().await;
         let mut blobs: Blobs = vec![None; refs.len()];
@@ -256,7 +275,10 @@ impl PostgresStore {
         }
         let ts = inexact.iter().map(|&i| keys[i].thread_id.clone()).collect();
         let ns = inexact.iter().map(|&i| keys[i].ns.clone()).collect();
-        let cs = inexact.iter().map(|&i| keys[i].checkpoint_id.clone()).collect();
+        let cs = inexact
+            .iter()
+            .map(|&i| keys[i].checkpoint_id.clone())
+            .collect();
         let rows = Sql::new(
             "SELECT r.i, e.key, e.value \
              FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
@@ -331,11 +353,17 @@ impl PostgresStore {
     }
 
     /// The blob rows of `refs` (missing ones are simply absent).
-    async fn fetch_blobs(&self, tx: &mut PgConnection, refs: &[BlobKey]) -> Result<Vec<PgRow>, StoreError> {
+    async fn fetch_blobs(
+        &self,
+        tx: &mut PgConnection,
+        refs: &[BlobKey],
+    ) -> Result<Vec<PgRow>, StoreError> {
         if refs.is_empty() {
             return Ok(Vec::new());
         }
-        let column = |f: fn(&BlobKey) -> &String| Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect());
+        let column = |f: fn(&BlobKey) -> &String| {
+            Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
+        };
         let sql = if self.schema.shallow {
             Sql::new(
                 "SELECT r.i - 1 AS i, b.type, b.blob \
@@ -366,7 +394,11 @@ impl PostgresStore {
         tx: &mut PgConnection,
         keys: &[RowKey],
     ) -> Result<Vec<PgRow>, StoreError> {
-        let task_path = if self.schema.has_task_path { "w.task_path" } else { "''::text" };
+        let task_path = if self.schema.has_task_path {
+            "w.task_path"
+        } else {
+            "''::text"
+        };
         let select = format!(
             "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {task_path} AS task_path, \
              w.idx::bigint AS idx, w.channel, w.type, w.blob FROM checkpoint_writes w"
@@ -390,7 +422,8 @@ impl PostgresStore {
                 .map(|k| k.checkpoint_id.clone())
                 .collect();
             let c = sql.arg(Arg::TextArray(ids));
-            sql.text.push_str(&format!(" AND w.checkpoint_id = ANY({c}::text[])"));
+            sql.text
+                .push_str(&format!(" AND w.checkpoint_id = ANY({c}::text[])"));
             sql
         } else {
             let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
@@ -448,7 +481,11 @@ impl PostgresStore {
         if ts.is_empty() {
             return Ok(Vec::new());
         }
-        let join = if self.schema.shallow { "w.checkpoint_ns" } else { "w.checkpoint_id" };
+        let join = if self.schema.shallow {
+            "w.checkpoint_ns"
+        } else {
+            "w.checkpoint_id"
+        };
         let sql = Sql::new(&format!(
             "SELECT w.thread_id, {join} AS key, w.type, w.blob \
              FROM unnest($1::text[], $2::text[]) AS r(t, k) \
@@ -476,7 +513,11 @@ impl CheckpointStore for PostgresStore {
              FROM checkpoints GROUP BY thread_id"
         ));
         let mut tx = self.begin().await?;
-        let rows = sql.query().fetch_all(&mut *tx).await.map_err(|e| self.err(e))?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
         let _ = tx.rollback().await;
         let mut threads = rows
             .iter()
@@ -509,7 +550,11 @@ impl CheckpointStore for PostgresStore {
         );
         let sql = self.list_sql(&select, query);
         let mut tx = self.begin().await?;
-        let rows = sql.query().fetch_all(&mut *tx).await.map_err(|e| self.err(e))?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
         let _ = tx.rollback().await;
         rows.iter()
             .map(|r| {
@@ -517,7 +562,9 @@ impl CheckpointStore for PostgresStore {
                 Ok(CheckpointHeader {
                     thread_id: r.try_get("thread_id")?,
                     checkpoint_ns: r.try_get("checkpoint_ns")?,
-                    checkpoint_id: r.try_get::<Option<String>, _>("checkpoint_id")?.unwrap_or_default(),
+                    checkpoint_id: r
+                        .try_get::<Option<String>, _>("checkpoint_id")?
+                        .unwrap_or_default(),
                     parent_checkpoint_id: r
                         .try_get::<Option<String>, _>("parent_checkpoint_id")?
                         .filter(|p| !p.is_empty()),
@@ -570,7 +617,9 @@ impl RowKey {
         Ok(RowKey {
             thread_id: r.try_get("thread_id")?,
             ns: r.try_get("checkpoint_ns")?,
-            checkpoint_id: r.try_get::<Option<String>, _>("checkpoint_id")?.unwrap_or_default(),
+            checkpoint_id: r
+                .try_get::<Option<String>, _>("checkpoint_id")?
+                .unwrap_or_default(),
             parent: r.try_get("parent_checkpoint_id")?,
             pre_v4: r.try_get::<Option<bool>, _>("pre_v4")?.unwrap_or(true),
         })
@@ -596,6 +645,10 @@ type BlobKey = (String, String, String, String);
 /// Decoded blobs by reference index; `None` for missing and `empty` rows (which Python
 /// skips).
 type Blobs = Vec<Option<Arc<Decoded>>>;
+/// Pending writes per fetched row, in row order.
+type Writes = Vec<Vec<PendingWrite>>;
+/// Decoded blobs of one query, by reference index.
+type BlobSlice = Vec<(usize, Option<Arc<Decoded>>)>;
 /// `(thread, parent checkpoint id)` (full saver) or `(thread, ns)` (shallow saver).
 type SendsKey = (String, String);
 
@@ -645,7 +698,9 @@ fn parse_rows(rows: &[PgRow], ids: &[String], shallow: bool) -> Result<Vec<Doc>,
                         let text = match v {
                             serde_json::Value::String(s) => Some(s.clone()),
                             serde_json::Value::Null => None,
-                            serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                            serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => {
+                                Some(n.to_string())
+                            }
                             _ => {
                                 inexact = true;
                                 None
@@ -669,18 +724,24 @@ fn parse_rows(rows: &[PgRow], ids: &[String], shallow: bool) -> Result<Vec<Doc>,
 }
 
 /// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.
-fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<Vec<(usize, Option<Arc<Decoded>>)>, StoreError> {
+fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlice, StoreError> {
     rows.iter()
         .map(|r| {
             let i: i64 = r.try_get("i").map_err(row_err)?;
-            let tag: &str = r.try_get("type").map_err(row_err)?;
+            let tag: &str = r
+                .try_get::<Option<&str>, _>("type")
+                .map_err(row_err)?
+                .unwrap_or("msgpack");
             let value = if tag == "empty" {
                 None
             } else {
                 let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
                 Some(Arc::new(decode_typed(tag, data)))
             };
-            Ok((offset + usize::try_from(i).unwrap_or(usize::MAX - offset), value))
+            Ok((
+                offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
+                value,
+            ))
         })
         .collect()
 }
@@ -699,7 +760,10 @@ impl RowIndex {
             Self::compose(&mut buf, &k.thread_id, &k.ns, &k.checkpoint_id);
             map.entry(buf.clone()).or_insert(i);
         }
-        RowIndex { map, len: keys.len() }
+        RowIndex {
+            map,
+            len: keys.len(),
+        }
     }
 
     fn compose(buf: &mut String, thread: &str, ns: &str, id: &str) {
@@ -727,20 +791,21 @@ fn type_tag(r: &PgRow) -> Result<String, StoreError> {
 }
 
 /// Decode the pending writes (grouped per fetched row, sorted like Python) and the sends.
-#[allow(clippy::type_complexity)]
 fn decode_writes(
     write_rows: &[PgRow],
     send_rows: &[PgRow],
     index: &RowIndex,
-) -> Result<(Vec<Vec<PendingWrite>>, HashMap<SendsKey, Sends>), StoreError> {
-    let mut writes: Vec<Vec<PendingWrite>> = (0..index.len()).map(|_| Vec::new()).collect();
+) -> Result<(Writes, HashMap<SendsKey, Sends>), StoreError> {
+    let mut writes: Writes = (0..index.len()).map(|_| Vec::new()).collect();
     let mut buf = String::new();
     for r in write_rows {
         let thread: &str = r.try_get("thread_id").map_err(row_err)?;
         let ns: &str = r.try_get("checkpoint_ns").map_err(row_err)?;
         let id: &str = r.try_get("checkpoint_id").map_err(row_err)?;
         // Rows of unlisted checkpoints (same id in another namespace) are not ours.
-        let Some(slot) = index.get(&mut buf, thread, ns, id) else { continue };
+        let Some(slot) = index.get(&mut buf, thread, ns, id) else {
+            continue;
+        };
         let type_tag = type_tag(r)?;
         let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
         writes[slot].push(PendingWrite {
@@ -764,8 +829,14 @@ fn decode_writes(
     for r in send_rows {
         let tag = type_tag(r)?;
         let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
-        let key = (r.try_get("thread_id").map_err(row_err)?, r.try_get("key").map_err(row_err)?);
-        grouped.entry(key).or_default().push(decode_typed(&tag, data));
+        let key = (
+            r.try_get("thread_id").map_err(row_err)?,
+            r.try_get("key").map_err(row_err)?,
+        );
+        grouped
+            .entry(key)
+            .or_default()
+            .push(decode_typed(&tag, data));
     }
     let sends = grouped
         .into_iter()
@@ -783,7 +854,7 @@ fn assemble(
     keys: Vec<RowKey>,
     docs: Vec<Doc>,
     blobs: &Blobs,
-    writes: Vec<Vec<PendingWrite>>,
+    writes: Writes,
     sends: &HashMap<SendsKey, Sends>,
     shallow: bool,
 ) -> Vec<CheckpointTuple> {
@@ -895,7 +966,11 @@ fn parse_metadata(raw: Option<&str>) -> serde_json::Value {
     match raw {
         None => serde_json::Value::Null,
         Some(text) => serde_json::from_str(text).unwrap_or_else(|e| {
-            flashback_codec::view::error_view(&format!("metadata is not valid JSON: {e}"), "json", text.as_bytes())
+            flashback_codec::view::error_view(
+                &format!("metadata is not valid JSON: {e}"),
+                "json",
+                text.as_bytes(),
+            )
         }),
     }
 }
@@ -966,13 +1041,21 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
             .filter_map(|r| {
                 let s: String = r.try_get("schema_name").ok()?;
                 let t: String = r.try_get("table_name").ok()?;
-                Some(if schemas.len() > 1 { format!("{s}.{t}") } else { t })
+                Some(if schemas.len() > 1 {
+                    format!("{s}.{t}")
+                } else {
+                    t
+                })
             })
             .collect();
         let present = if names.is_empty() {
             "no tables".to_owned()
         } else if names.len() > 30 {
-            format!("tables present: {}, … ({} more)", names[..30].join(", "), names.len() - 30)
+            format!(
+                "tables present: {}, … ({} more)",
+                names[..30].join(", "),
+                names.len() - 30
+            )
         } else {
             format!("tables present: {}", names.join(", "))
         };
@@ -981,7 +1064,11 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
                 "{present} (search_path schemas: {}); missing {} — not a LangGraph Postgres \
                  checkpoint database (langgraph-checkpoint-postgres creates checkpoints, \
                  checkpoint_blobs, checkpoint_writes and checkpoint_migrations)",
-                if schemas.is_empty() { "none".to_owned() } else { schemas.join(", ") },
+                if schemas.is_empty() {
+                    "none".to_owned()
+                } else {
+                    schemas.join(", ")
+                },
                 missing.join(", ")
             ),
         });
@@ -1001,7 +1088,12 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
     let columns_of = |table: &str| {
         tables
             .get(table)
-            .map(|cols| cols.iter().map(|(c, _)| c.as_str()).collect::<Vec<_>>().join(", "))
+            .map(|cols| {
+                cols.iter()
+                    .map(|(c, _)| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
             .unwrap_or_default()
     };
 
@@ -1010,12 +1102,26 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
     let need_cp: &[&str] = if shallow {
         &["thread_id", "checkpoint_ns", "checkpoint", "metadata"]
     } else {
-        &["thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "checkpoint", "metadata"]
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "parent_checkpoint_id",
+            "checkpoint",
+            "metadata",
+        ]
     };
     let need_blobs: &[&str] = if shallow {
         &["thread_id", "checkpoint_ns", "channel", "type", "blob"]
     } else {
-        &["thread_id", "checkpoint_ns", "channel", "version", "type", "blob"]
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "channel",
+            "version",
+            "type",
+            "blob",
+        ]
     };
     let need_writes: &[&str] = &[
         "thread_id",
@@ -1091,7 +1197,9 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
         Some(_) => "checkpoint_migrations is empty".to_owned(),
     };
     let mut description = if shallow {
-        format!("postgres shallow saver (one checkpoint per thread and namespace), {migrations_text}")
+        format!(
+            "postgres shallow saver (one checkpoint per thread and namespace), {migrations_text}"
+        )
     } else {
         format!("postgres, {migrations_text}")
     };
@@ -1177,17 +1285,28 @@ impl Target {
     /// A best-effort parse before sqlx validates the URL (for scrubbing its error).
     fn from_url(url: &str) -> Target {
         let mut secrets = Vec::new();
+        let mut add = |raw: &str| {
+            if !raw.is_empty() {
+                secrets.push(raw.to_owned());
+                let decoded = percent_decode(raw);
+                if decoded != raw {
+                    secrets.push(decoded);
+                }
+            }
+        };
+        // `?password=…` is accepted too.
+        if let Some((_, query)) = url.split_once('?') {
+            for pair in query.split('&') {
+                if let Some(("password", value)) = pair.split_once('=') {
+                    add(value);
+                }
+            }
+        }
         if let Some(rest) = url.split_once("://").map(|(_, r)| r) {
             let authority = rest.split(['/', '?']).next().unwrap_or("");
             if let Some((userinfo, _)) = authority.rsplit_once('@') {
                 if let Some((_, password)) = userinfo.split_once(':') {
-                    if !password.is_empty() {
-                        secrets.push(password.to_owned());
-                        let decoded = percent_decode(password);
-                        if decoded != password {
-                            secrets.push(decoded);
-                        }
-                    }
+                    add(password);
                 }
             }
         }
@@ -1258,8 +1377,12 @@ impl Target {
                 "timed out after {}s waiting for a connection to {server}",
                 CONNECT_TIMEOUT.as_secs()
             )),
-            sqlx::Error::PoolClosed => StoreError::Connection(format!("the connection pool to {server} is closed")),
-            sqlx::Error::Configuration(c) => StoreError::InvalidInput(format!("invalid Postgres connection settings: {c}")),
+            sqlx::Error::PoolClosed => {
+                StoreError::Connection(format!("the connection pool to {server} is closed"))
+            }
+            sqlx::Error::Configuration(c) => {
+                StoreError::InvalidInput(format!("invalid Postgres connection settings: {c}"))
+            }
             other if connecting => StoreError::Connection(format!("{server}: {other}")),
             other => StoreError::Query(other.to_string()),
         };
@@ -1300,7 +1423,10 @@ mod tests {
     #[test]
     fn first_version_matches_python_format() {
         // f"{1:032}.{0.0:016}"
-        assert_eq!(first_version(), "00000000000000000000000000000001.00000000000000.0");
+        assert_eq!(
+            first_version(),
+            "00000000000000000000000000000001.00000000000000.0"
+        );
     }
 
     #[test]
@@ -1308,7 +1434,8 @@ mod tests {
         let t = Target::from_url("postgresql://bob:s3cr%40t@db.example:5433/app");
         assert_eq!(t.secrets, vec!["s3cr%40t".to_owned(), "s3cr@t".to_owned()]);
         assert_eq!(t.redact("x s3cr@t y s3cr%40t".into()), "x *** y ***");
-        let opts = PgConnectOptions::from_str("postgresql://bob:s3cr%40t@db.example:5433/app").unwrap();
+        let opts =
+            PgConnectOptions::from_str("postgresql://bob:s3cr%40t@db.example:5433/app").unwrap();
         let t = t.with_options(&opts);
         assert_eq!(t.describe(), "bob@db.example:5433/app");
     }

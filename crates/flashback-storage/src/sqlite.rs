@@ -4,7 +4,7 @@ use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack};
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{decode_typed, msgpack, Decoded};
+use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex};
 
 /// Below this many listed checkpoints, writes are fetched per checkpoint; above, in one query.
 const BULK_WRITES_THRESHOLD: usize = 16;
+
+/// Checkpoints decoded together on one worker, sharing a decode cache.
+const BATCH: usize = 64;
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
 pub struct SqliteStore {
@@ -52,6 +55,10 @@ impl SqliteStore {
             detail: e.to_string(),
         })?;
         let schema = detect_schema(&conn, path)?;
+        // Memory-map reads (a per-connection setting; nothing is written to the file): loading
+        // a long history reads every page, and mmap saves a copy per page.
+        // (The pragma answers with the new size; a build without mmap answers 0, which is fine.)
+        let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             schema,
@@ -130,7 +137,16 @@ fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError
         "checkpoint",
         "metadata",
     ];
-    let need_w = ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type", "value"];
+    let need_w = [
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "idx",
+        "channel",
+        "type",
+        "value",
+    ];
     let missing: Vec<String> = need_cp
         .iter()
         .filter(|c| !cp_cols.iter().any(|x| x == *c))
@@ -227,26 +243,29 @@ struct Row {
     metadata: Option<Vec<u8>>,
 }
 
-const ROW_COLUMNS: &str = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+const ROW_COLUMNS: &str =
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
 fn read_rows(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
     let mut stmt = conn.prepare_cached(sql).map_err(query_err)?;
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(params.iter()), |r| {
-            Ok(Row {
-                thread_id: r.get(0)?,
-                ns: r.get(1)?,
-                id: r.get(2)?,
-                parent: r.get(3)?,
-                type_tag: r.get(4)?,
-                checkpoint: blob_or_text(r, 5)?,
-                metadata: blob_or_text(r, 6)?,
-            })
-        })
+        .query_map(rusqlite::params_from_iter(params.iter()), row_from)
         .map_err(query_err)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(query_err)?;
     Ok(rows)
+}
+
+fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    Ok(Row {
+        thread_id: r.get(0)?,
+        ns: r.get(1)?,
+        id: r.get(2)?,
+        parent: r.get(3)?,
+        type_tag: r.get(4)?,
+        checkpoint: blob_or_text(r, 5)?,
+        metadata: blob_or_text(r, 6)?,
+    })
 }
 
 /// Values may be stored as BLOB or (by other writers) TEXT; read both as bytes.
@@ -265,12 +284,17 @@ fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
     match raw {
         None => serde_json::json!({}),
         Some(b) => serde_json::from_slice(b).unwrap_or_else(|e| {
-            flashback_codec::view::error_view(&format!("metadata is not valid JSON: {e}"), "json", b)
+            flashback_codec::view::error_view(
+                &format!("metadata is not valid JSON: {e}"),
+                "json",
+                b,
+            )
         }),
     }
 }
 
 impl Row {
+    /// The header, reading `ts` cheaply from the undecoded document.
     fn header(&self) -> CheckpointHeader {
         let ts = self
             .checkpoint
@@ -282,6 +306,10 @@ impl Row {
                 _ => msgpack::top_level_str(b, "ts"),
             })
             .unwrap_or_default();
+        self.header_with_ts(ts)
+    }
+
+    fn header_with_ts(&self, ts: String) -> CheckpointHeader {
         CheckpointHeader {
             thread_id: self.thread_id.clone(),
             checkpoint_ns: self.ns.clone(),
@@ -292,17 +320,21 @@ impl Row {
         }
     }
 
-    fn checkpoint(&self) -> Result<Checkpoint, StoreError> {
+    fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, StoreError> {
         let tag = self.type_tag.as_deref().unwrap_or("msgpack");
         let corrupt = |detail: String| StoreError::Corrupt {
             checkpoint_id: self.id.clone(),
             detail,
         };
-        let mut cp = match decode_typed(tag, self.checkpoint.as_deref()) {
+        let mut cp = match decode_typed_cached(tag, self.checkpoint.as_deref(), cache) {
             Decoded::Msgpack(v) => checkpoint_from_msgpack(v).map_err(corrupt)?,
             Decoded::Json { value, .. } => checkpoint_from_json(&value).map_err(corrupt)?,
             Decoded::Error { message, .. } => return Err(corrupt(message)),
-            other => return Err(corrupt(format!("checkpoint column holds a {tag} value: {other:?}"))),
+            other => {
+                return Err(corrupt(format!(
+                    "checkpoint column holds a {tag} value: {other:?}"
+                )))
+            }
         };
         if cp.id.is_empty() {
             cp.id = self.id.clone();
@@ -322,18 +354,41 @@ fn write_select(schema: &SchemaInfo) -> &'static str {
 /// `(thread_id, checkpoint_ns, checkpoint_id)`.
 type WriteKey = (String, String, String);
 
+/// A write row not decoded yet (decoding happens on the worker that builds its checkpoint).
+struct RawWrite {
+    task_id: String,
+    channel: String,
+    type_tag: String,
+    data: Option<Vec<u8>>,
+    task_path: String,
+    idx: i64,
+}
+
+impl RawWrite {
+    fn decode(self, cache: &mut DecodeCache) -> PendingWrite {
+        PendingWrite {
+            value: decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
+            task_id: self.task_id,
+            channel: self.channel,
+            type_tag: self.type_tag,
+            task_path: self.task_path,
+            idx: self.idx,
+        }
+    }
+}
+
 fn read_writes(
     conn: &Connection,
     schema: &SchemaInfo,
     where_sql: &str,
     params: &[SqlValue],
-) -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
+) -> Result<HashMap<WriteKey, Vec<RawWrite>>, StoreError> {
     let sql = format!("{} {where_sql}", write_select(schema));
     let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
     let mut rows = stmt
         .query(rusqlite::params_from_iter(params.iter()))
         .map_err(query_err)?;
-    let mut out: HashMap<WriteKey, Vec<PendingWrite>> = HashMap::new();
+    let mut out: HashMap<WriteKey, Vec<RawWrite>> = HashMap::new();
     while let Some(r) = rows.next().map_err(query_err)? {
         let thread: String = r.get(0).map_err(query_err)?;
         let ns: String = r.get(1).map_err(query_err)?;
@@ -341,66 +396,146 @@ fn read_writes(
         let type_tag: Option<String> = r.get(5).map_err(query_err)?;
         let value = blob_or_text(r, 6).map_err(query_err)?;
         let type_tag = type_tag.unwrap_or_else(|| "msgpack".into());
-        let w = PendingWrite {
+        let w = RawWrite {
             task_id: r.get(3).map_err(query_err)?,
             channel: r.get(4).map_err(query_err)?,
-            value: decode_typed(&type_tag, value.as_deref()),
+            data: value,
             type_tag,
-            task_path: r.get::<_, Option<String>>(7).map_err(query_err)?.unwrap_or_default(),
+            task_path: r
+                .get::<_, Option<String>>(7)
+                .map_err(query_err)?
+                .unwrap_or_default(),
             idx: r.get(8).map_err(query_err)?,
         };
         out.entry((thread, ns, cid)).or_default().push(w);
     }
-    for writes in out.values_mut() {
-        sort_writes(writes);
-    }
     Ok(out)
 }
 
-fn tuples_from_rows(
+impl Row {
+    fn into_tuple(
+        self,
+        writes: Vec<RawWrite>,
+        cache: &mut DecodeCache,
+    ) -> Result<CheckpointTuple, StoreError> {
+        let mut pending_writes: Vec<PendingWrite> =
+            writes.into_iter().map(|w| w.decode(cache)).collect();
+        sort_writes(&mut pending_writes);
+        let checkpoint = self.checkpoint(cache)?;
+        Ok(CheckpointTuple {
+            header: self.header_with_ts(checkpoint.ts.clone()),
+            checkpoint,
+            pending_writes,
+        })
+    }
+}
+
+fn writes_of(
     conn: &Connection,
     schema: &SchemaInfo,
-    rows: Vec<Row>,
+    row: &Row,
+) -> Result<Vec<RawWrite>, StoreError> {
+    let params = [
+        SqlValue::Text(row.thread_id.clone()),
+        SqlValue::Text(row.ns.clone()),
+        SqlValue::Text(row.id.clone()),
+    ];
+    let mut map = read_writes(
+        conn,
+        schema,
+        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+        &params,
+    )?;
+    let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
+    Ok(writes)
+}
+
+/// Python's `list()`: checkpoint rows newest first, each with its pending writes.
+///
+/// Short lists query writes per checkpoint. Long ones read all the writes in one query, then
+/// stream the checkpoint rows: while this thread reads the next row, the rayon pool decodes
+/// the previous ones (reading and decoding take similar time on a long history).
+fn list_tuples_blocking(
+    conn: &Connection,
+    schema: &SchemaInfo,
     q: &ListQuery,
 ) -> Result<Vec<CheckpointTuple>, StoreError> {
-    let mut writes = if rows.len() > BULK_WRITES_THRESHOLD && q.thread_id.is_some() {
-        let mut clauses = vec!["thread_id = ?"];
-        let mut params = vec![SqlValue::Text(q.thread_id.clone().unwrap_or_default())];
-        if let Some(ns) = &q.checkpoint_ns {
-            clauses.push("checkpoint_ns = ?");
-            params.push(SqlValue::Text(ns.clone()));
-        }
-        read_writes(conn, schema, &format!("WHERE {}", clauses.join(" AND ")), &params)?
-    } else if rows.len() > BULK_WRITES_THRESHOLD {
-        read_writes(conn, schema, "", &[])?
-    } else {
-        let mut all = HashMap::new();
-        for row in &rows {
-            let params = [
-                SqlValue::Text(row.thread_id.clone()),
-                SqlValue::Text(row.ns.clone()),
-                SqlValue::Text(row.id.clone()),
-            ];
-            all.extend(read_writes(
-                conn,
-                schema,
-                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                &params,
-            )?);
-        }
-        all
-    };
-    rows.into_iter()
-        .map(|row| {
-            let key = (row.thread_id.clone(), row.ns.clone(), row.id.clone());
-            let pending_writes = writes.remove(&key).unwrap_or_default();
-            Ok(CheckpointTuple {
-                header: row.header(),
-                checkpoint: row.checkpoint()?,
-                pending_writes,
+    let (where_sql, params) = search_where(q)?;
+    let sql = format!(
+        "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
+        limit_sql(q)
+    );
+    let short =
+        q.checkpoint_id.is_some() || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD);
+    if short {
+        let mut cache = DecodeCache::new();
+        return read_rows(conn, &sql, &params)?
+            .into_iter()
+            .map(|row| {
+                let writes = writes_of(conn, schema, &row)?;
+                row.into_tuple(writes, &mut cache)
             })
-        })
-        .collect()
+            .collect();
+    }
+    let mut clauses = Vec::new();
+    let mut wparams = Vec::new();
+    if let Some(t) = &q.thread_id {
+        clauses.push("thread_id = ?");
+        wparams.push(SqlValue::Text(t.clone()));
+    }
+    if let Some(ns) = &q.checkpoint_ns {
+        clauses.push("checkpoint_ns = ?");
+        wparams.push(SqlValue::Text(ns.clone()));
+    }
+    let wsql = if clauses.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clauses.join(" AND "))
+    };
+    let mut writes = read_writes(conn, schema, &wsql, &wparams)?;
+
+    // Rows go to the pool in batches of consecutive checkpoints, each batch with its own
+    // DecodeCache: neighbouring checkpoints share most of their objects (messages).
+    let (tx, rx) = std::sync::mpsc::channel();
+    rayon::in_place_scope(|scope| -> Result<(), StoreError> {
+        let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(query_err)?;
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut first = 0usize;
+        let send = |batch: Vec<(Row, Vec<RawWrite>)>, first: usize| {
+            let tx = tx.clone();
+            scope.spawn(move |_| {
+                let mut cache = DecodeCache::new();
+                for (i, (row, writes)) in batch.into_iter().enumerate() {
+                    let _ = tx.send((first + i, row.into_tuple(writes, &mut cache)));
+                }
+            });
+        };
+        while let Some(r) = rows.next().map_err(query_err)? {
+            let row = row_from(r).map_err(query_err)?;
+            let key = (row.thread_id.clone(), row.ns.clone(), row.id.clone());
+            let pending = writes.remove(&key).unwrap_or_default();
+            batch.push((row, pending));
+            if batch.len() == BATCH {
+                let n = batch.len();
+                send(
+                    std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                    first,
+                );
+                first += n;
+            }
+        }
+        if !batch.is_empty() {
+            send(batch, first);
+        }
+        Ok(())
+    })?;
+    drop(tx);
+    let mut out: Vec<(usize, Result<CheckpointTuple, StoreError>)> = rx.into_iter().collect();
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 #[async_trait]
@@ -460,23 +595,18 @@ impl CheckpointStore for SqliteStore {
                 "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
                 limit_sql(&q)
             );
-            Ok(read_rows(conn, &sql, &params)?.iter().map(Row::header).collect())
+            Ok(read_rows(conn, &sql, &params)?
+                .iter()
+                .map(Row::header)
+                .collect())
         })
         .await
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, schema| {
-            let (where_sql, params) = search_where(&q)?;
-            let sql = format!(
-                "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
-                limit_sql(&q)
-            );
-            let rows = read_rows(conn, &sql, &params)?;
-            tuples_from_rows(conn, schema, rows, &q)
-        })
-        .await
+        self.with_conn(move |conn, schema| list_tuples_blocking(conn, schema, &q))
+            .await
     }
 
     async fn get_tuple(
