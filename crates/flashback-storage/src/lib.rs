@@ -64,7 +64,10 @@ pub trait CheckpointStore: Send + Sync {
         thread_id: &str,
         checkpoint_ns: &str,
         checkpoint_id: Option<&str>,
-    ) -> Result<Option<CheckpointTuple>, StoreError>;
+    ) -> Result<Option<CheckpointTuple>, StoreError> {
+        let query = ListQuery::one(thread_id, checkpoint_ns, checkpoint_id);
+        Ok(self.list_tuples(&query).await?.into_iter().next())
+    }
 }
 
 /// Whether a location names a Postgres database rather than a SQLite file.

@@ -255,6 +255,17 @@ pub struct ListQuery {
 }
 
 impl ListQuery {
+    /// Python's `get_tuple` lookup: one checkpoint by id, or the latest of the namespace.
+    pub fn one(thread_id: &str, checkpoint_ns: &str, checkpoint_id: Option<&str>) -> Self {
+        ListQuery {
+            thread_id: Some(thread_id.to_owned()),
+            checkpoint_ns: Some(checkpoint_ns.to_owned()),
+            checkpoint_id: checkpoint_id.map(str::to_owned),
+            limit: Some(1),
+            ..Default::default()
+        }
+    }
+
     /// Every checkpoint of a thread, all namespaces.
     pub fn thread(thread_id: &str) -> Self {
         ListQuery {

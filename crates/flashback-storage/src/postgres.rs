@@ -580,23 +580,6 @@ impl CheckpointStore for PostgresStore {
         let sql = self.list_sql(&self.tuple_select(), query);
         self.load_tuples(sql).await
     }
-
-    async fn get_tuple(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: Option<&str>,
-    ) -> Result<Option<CheckpointTuple>, StoreError> {
-        let query = ListQuery {
-            thread_id: Some(thread_id.to_owned()),
-            checkpoint_ns: Some(checkpoint_ns.to_owned()),
-            checkpoint_id: checkpoint_id.map(str::to_owned),
-            limit: Some(1),
-            ..Default::default()
-        };
-        let sql = self.list_sql(&self.tuple_select(), &query);
-        Ok(self.load_tuples(sql).await?.into_iter().next())
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -608,20 +608,4 @@ impl CheckpointStore for SqliteStore {
         self.with_conn(move |conn, schema| list_tuples_blocking(conn, schema, &q))
             .await
     }
-
-    async fn get_tuple(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: Option<&str>,
-    ) -> Result<Option<CheckpointTuple>, StoreError> {
-        let q = ListQuery {
-            thread_id: Some(thread_id.to_owned()),
-            checkpoint_ns: Some(checkpoint_ns.to_owned()),
-            checkpoint_id: checkpoint_id.map(str::to_owned),
-            limit: Some(1),
-            ..Default::default()
-        };
-        Ok(self.list_tuples(&q).await?.into_iter().next())
-    }
 }
