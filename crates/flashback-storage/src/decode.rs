@@ -24,19 +24,20 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
                     cp.channel_values = values
                         .into_iter()
                         .filter_map(|(k, v)| match k {
-                            Value::Str(k) => Some((k.into(), Arc::new(Decoded::from(v)))),
+                            Value::Str(k) => Some((k.into_string(), Arc::new(Decoded::from(v)))),
                             _ => None,
                         })
                         .collect();
                 }
             }
-            "channel_versions" => cp.channel_versions = versions_from_msgpack(&v),
+            "channel_versions" => cp.channel_versions = versions_from_msgpack(v),
             "versions_seen" => {
-                if let Value::Map(nodes) = &v {
+                if let Value::Map(nodes) = v {
                     cp.versions_seen = nodes
-                        .iter()
-                        .filter_map(|(k, v)| {
-                            Some((k.as_str()?.to_owned(), versions_from_msgpack(v)))
+                        .into_iter()
+                        .filter_map(|(k, v)| match k {
+                            Value::Str(k) => Some((k.into_string(), versions_from_msgpack(v))),
+                            _ => None,
                         })
                         .collect();
                 }
@@ -68,20 +69,24 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
     Ok(cp)
 }
 
-fn versions_from_msgpack(v: &Value) -> Versions {
+fn versions_from_msgpack(v: Value) -> Versions {
+    // Consumes the tree: long version strings move instead of being copied.
     let Value::Map(entries) = v else {
         return Vec::new();
     };
     entries
-        .iter()
+        .into_iter()
         .filter_map(|(k, v)| {
             let version = match v {
-                Value::Str(s) => Version::Str(s.to_string()),
-                Value::Int(i) => Version::Int(*i),
-                Value::Float(f) => Version::Float(*f),
+                Value::Str(s) => Version::Str(s.into_string()),
+                Value::Int(i) => Version::Int(i),
+                Value::Float(f) => Version::Float(f),
                 _ => return None,
             };
-            Some((k.as_str()?.to_owned(), version))
+            match k {
+                Value::Str(k) => Some((k.into_string(), version)),
+                _ => None,
+            }
         })
         .collect()
 }
