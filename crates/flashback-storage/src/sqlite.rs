@@ -49,16 +49,11 @@ impl SqliteStore {
                 detail: "it is a directory".into(),
             });
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(p, flags).map_err(|e| StoreError::NotADatabase {
+        let conn = open_read_only(p).map_err(|e| StoreError::NotADatabase {
             path: path.into(),
             detail: e.to_string(),
         })?;
         let schema = detect_schema(&conn, path)?;
-        // Memory-map reads (a per-connection setting; nothing is written to the file): loading
-        // a long history reads every page, and mmap saves a copy per page.
-        // (The pragma answers with the new size; a build without mmap answers 0, which is fine.)
-        let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             schema,
@@ -87,6 +82,19 @@ impl SqliteStore {
         .await
         .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
     }
+}
+
+/// A read-only connection: never creates, never writes, never changes the journal mode.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    // Memory-map reads (a per-connection setting; nothing is written to the file): loading
+    // a long history reads every page, and mmap saves a copy per page. The pragma answers
+    // with the size granted (0 where mmap is unavailable, which is fine).
+    let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
+    // Sorts (ORDER BY checkpoint_id) stay in memory rather than in temporary files.
+    conn.execute_batch("PRAGMA temp_store = MEMORY")?;
+    Ok(conn)
 }
 
 fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
@@ -246,14 +254,57 @@ struct Row {
 const ROW_COLUMNS: &str =
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
-fn read_rows(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>, StoreError> {
-    let mut stmt = conn.prepare_cached(sql).map_err(query_err)?;
-    let rows = stmt
-        .query_map(rusqlite::params_from_iter(params.iter()), row_from)
-        .map_err(query_err)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(query_err)?;
-    Ok(rows)
+/// The checkpoint rows of a query, newest first, handed to `f` one by one.
+///
+/// Only `(rowid, checkpoint_id)` pairs are sorted; each row is then fetched by rowid, so the
+/// multi-kilobyte blobs are never copied through SQLite's sorter. Both steps run in one read
+/// transaction and so see the same snapshot. (A `WITHOUT ROWID` table, which LangGraph never
+/// creates, falls back to sorting whole rows.)
+fn for_each_row(
+    conn: &Connection,
+    q: &ListQuery,
+    mut f: impl FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let (where_sql, params) = search_where(q)?;
+    let limit = limit_sql(q);
+    let snapshot = conn.unchecked_transaction().map_err(query_err)?;
+    let ids_sql =
+        format!("SELECT rowid FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{limit}");
+    match conn.prepare_cached(&ids_sql) {
+        Ok(mut stmt) => {
+            let ids = stmt
+                .query_map(rusqlite::params_from_iter(params.iter()), |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(query_err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(query_err)?;
+            let mut by_id = conn
+                .prepare_cached(&format!(
+                    "SELECT {ROW_COLUMNS} FROM checkpoints WHERE rowid = ?"
+                ))
+                .map_err(query_err)?;
+            for id in ids {
+                let mut rows = by_id.query([id]).map_err(query_err)?;
+                if let Some(r) = rows.next().map_err(query_err)? {
+                    f(row_from(r).map_err(query_err)?)?;
+                }
+            }
+        }
+        Err(_) => {
+            let sql = format!(
+                "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{limit}"
+            );
+            let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
+            let mut rows = stmt
+                .query(rusqlite::params_from_iter(params.iter()))
+                .map_err(query_err)?;
+            while let Some(r) = rows.next().map_err(query_err)? {
+                f(row_from(r).map_err(query_err)?)?;
+            }
+        }
+    }
+    snapshot.finish().map_err(query_err)
 }
 
 fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -377,6 +428,13 @@ impl RawWrite {
     }
 }
 
+/// Decode a checkpoint's writes and sort them as Python does.
+fn decode_writes(raw: Vec<RawWrite>, cache: &mut DecodeCache) -> Vec<PendingWrite> {
+    let mut writes: Vec<PendingWrite> = raw.into_iter().map(|w| w.decode(cache)).collect();
+    sort_writes(&mut writes);
+    writes
+}
+
 fn read_writes(
     conn: &Connection,
     schema: &SchemaInfo,
@@ -418,9 +476,7 @@ impl Row {
         writes: Vec<RawWrite>,
         cache: &mut DecodeCache,
     ) -> Result<CheckpointTuple, StoreError> {
-        let mut pending_writes: Vec<PendingWrite> =
-            writes.into_iter().map(|w| w.decode(cache)).collect();
-        sort_writes(&mut pending_writes);
+        let pending_writes = decode_writes(writes, cache);
         let checkpoint = self.checkpoint(cache)?;
         Ok(CheckpointTuple {
             header: self.header_with_ts(checkpoint.ts.clone()),
@@ -452,24 +508,25 @@ fn writes_of(
 
 /// Python's `list()`: checkpoint rows newest first, each with its pending writes.
 ///
-/// Short lists query writes per checkpoint. Long ones read all the writes in one query, then
-/// stream the checkpoint rows: while this thread reads the next row, the rayon pool decodes
-/// the previous ones (reading and decoding take similar time on a long history).
+/// Short lists query writes per checkpoint. Long ones read all the writes in one query on a
+/// second connection while this thread streams the checkpoint rows to the rayon pool, which
+/// decodes them as they arrive (reading and decoding take similar time on a long history).
 fn list_tuples_blocking(
     conn: &Connection,
+    path: &str,
     schema: &SchemaInfo,
     q: &ListQuery,
 ) -> Result<Vec<CheckpointTuple>, StoreError> {
-    let (where_sql, params) = search_where(q)?;
-    let sql = format!(
-        "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
-        limit_sql(q)
-    );
     let short =
         q.checkpoint_id.is_some() || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD);
     if short {
+        let mut rows = Vec::new();
+        for_each_row(conn, q, |row| {
+            rows.push(row);
+            Ok(())
+        })?;
         let mut cache = DecodeCache::new();
-        return read_rows(conn, &sql, &params)?
+        return rows
             .into_iter()
             .map(|row| {
                 let writes = writes_of(conn, schema, &row)?;
@@ -492,32 +549,39 @@ fn list_tuples_blocking(
     } else {
         format!("WHERE {}", clauses.join(" AND "))
     };
-    let mut writes = read_writes(conn, schema, &wsql, &wparams)?;
 
-    // Rows go to the pool in batches of consecutive checkpoints, each batch with its own
-    // DecodeCache: neighbouring checkpoints share most of their objects (messages).
+    // The writes are read on a second connection and decoded on the pool while this thread
+    // streams the checkpoint rows to the pool in batches of consecutive checkpoints, each
+    // batch with its own DecodeCache (neighbouring checkpoints share most of their objects).
     let (tx, rx) = std::sync::mpsc::channel();
+    let (wtx, wrx) = std::sync::mpsc::channel();
     rayon::in_place_scope(|scope| -> Result<(), StoreError> {
-        let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(query_err)?;
+        let schema = schema.clone();
+        let path = path.to_owned();
+        scope.spawn(move |_| {
+            let read = || -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
+                let conn = open_read_only(Path::new(&path)).map_err(query_err)?;
+                let mut cache = DecodeCache::new();
+                Ok(read_writes(&conn, &schema, &wsql, &wparams)?
+                    .into_iter()
+                    .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
+                    .collect())
+            };
+            let _ = wtx.send(read());
+        });
         let mut batch = Vec::with_capacity(BATCH);
         let mut first = 0usize;
-        let send = |batch: Vec<(Row, Vec<RawWrite>)>, first: usize| {
+        let send = |batch: Vec<Row>, first: usize| {
             let tx = tx.clone();
             scope.spawn(move |_| {
                 let mut cache = DecodeCache::new();
-                for (i, (row, writes)) in batch.into_iter().enumerate() {
-                    let _ = tx.send((first + i, row.into_tuple(writes, &mut cache)));
+                for (i, row) in batch.into_iter().enumerate() {
+                    let _ = tx.send((first + i, row.into_tuple(Vec::new(), &mut cache)));
                 }
             });
         };
-        while let Some(r) = rows.next().map_err(query_err)? {
-            let row = row_from(r).map_err(query_err)?;
-            let key = (row.thread_id.clone(), row.ns.clone(), row.id.clone());
-            let pending = writes.remove(&key).unwrap_or_default();
-            batch.push((row, pending));
+        for_each_row(conn, q, |row| {
+            batch.push(row);
             if batch.len() == BATCH {
                 let n = batch.len();
                 send(
@@ -526,16 +590,32 @@ fn list_tuples_blocking(
                 );
                 first += n;
             }
-        }
+            Ok(())
+        })?;
         if !batch.is_empty() {
             send(batch, first);
         }
         Ok(())
     })?;
+    let mut writes = wrx
+        .recv()
+        .map_err(|_| StoreError::Query("the writes reader stopped".into()))??;
     drop(tx);
     let mut out: Vec<(usize, Result<CheckpointTuple, StoreError>)> = rx.into_iter().collect();
     out.sort_unstable_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, t)| t).collect()
+    out.into_iter()
+        .map(|(_, t)| {
+            let mut t = t?;
+            let h = &t.header;
+            let key = (
+                h.thread_id.clone(),
+                h.checkpoint_ns.clone(),
+                h.checkpoint_id.clone(),
+            );
+            t.pending_writes = writes.remove(&key).unwrap_or_default();
+            Ok(t)
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -590,22 +670,20 @@ impl CheckpointStore for SqliteStore {
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let q = query.clone();
         self.with_conn(move |conn, _| {
-            let (where_sql, params) = search_where(&q)?;
-            let sql = format!(
-                "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{}",
-                limit_sql(&q)
-            );
-            Ok(read_rows(conn, &sql, &params)?
-                .iter()
-                .map(Row::header)
-                .collect())
+            let mut out = Vec::new();
+            for_each_row(conn, &q, |row| {
+                out.push(row.header());
+                Ok(())
+            })?;
+            Ok(out)
         })
         .await
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, schema| list_tuples_blocking(conn, schema, &q))
+        let path = self.path.clone();
+        self.with_conn(move |conn, schema| list_tuples_blocking(conn, &path, schema, &q))
             .await
     }
 }
