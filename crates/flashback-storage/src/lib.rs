@@ -31,6 +31,7 @@ pub mod error;
 pub mod model;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod pyfmt;
 pub mod sqlite;
 
 pub use error::StoreError;

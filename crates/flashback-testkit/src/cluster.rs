@@ -7,6 +7,11 @@
 //! run as the `postgres` system user (`runuser -u postgres --`, or `su postgres -s /bin/sh -c`)
 //! and the directory is handed to that user.
 //!
+//! [`Cluster::start_with_password`] starts the same kind of cluster but with `scram-sha-256`
+//! authentication for every connection and a password for `postgres` (given to `initdb` in a
+//! private file that is deleted right after), so that tests can exercise wrong credentials,
+//! which a trust cluster (or a local server with trust auth) accepts.
+//!
 //! Stopping: dropping a [`Cluster`] stops the server and deletes the directory. A process-wide
 //! cluster kept in a `static` is never dropped, so every cluster also has a watchdog: a small
 //! `sh` process that waits for the test process to exit (however it exits, even `kill -9`) and
@@ -25,6 +30,8 @@ use std::time::{Duration, Instant};
 const DIR_PREFIX: &str = "flashback-testpg-";
 const OWNER_FILE: &str = "owner.pid";
 const START_ATTEMPTS: usize = 3;
+/// The superuser password file given to `initdb --pwfile` (deleted right after `initdb`).
+const PWFILE: &str = "pwfile";
 
 /// The `sh` script run as the watchdog; `$1` = the test process id, `$2` = the cluster dir.
 const WATCHDOG: &str = r#"
@@ -46,6 +53,8 @@ pub struct Cluster {
     port: u16,
     bindir: PathBuf,
     run_as: Option<DbUser>,
+    /// The superuser's password, for clusters that require one.
+    password: Option<Secret>,
     watchdog: Option<Child>,
     stopped: bool,
 }
@@ -58,24 +67,59 @@ struct DbUser {
     gid: u32,
 }
 
+/// A password, hidden from `Debug` output.
+struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// How a cluster is initialised.
+#[derive(Debug, Default)]
+struct StartOptions<'a> {
+    /// `None`: trust authentication. `Some(password)`: `scram-sha-256` for local and TCP
+    /// connections, with this password for the superuser `postgres`.
+    password: Option<&'a str>,
+}
+
 impl Cluster {
-    /// Initialises and starts a new cluster. The error is a human-readable reason (which
+    /// Initialises and starts a new cluster with trust authentication (any local user may
+    /// connect as `postgres` without a password). The error is a human-readable reason (which
     /// programs were looked for, or the tail of the server log).
     pub fn start() -> Result<Cluster, String> {
-        let bindir = find_bindir().ok_or_else(|| {
-            format!(
-                "initdb and pg_ctl not found (looked in $FLASHBACK_PG_BINDIR, PATH, {})",
-                FALLBACK_BINDIRS.join(", ")
-            )
-        })?;
-        let run_as = if running_as_root() {
-            Some(lookup_user("postgres").ok_or_else(|| {
-                "running as root (initdb refuses that) and there is no `postgres` system user to run it as"
-                    .to_owned()
-            })?)
-        } else {
-            None
-        };
+        Self::start_with(&StartOptions::default())
+    }
+
+    /// Initialises and starts a new cluster that requires passwords: `scram-sha-256` for
+    /// every connection (TCP and unix socket), superuser `postgres` with `password`. Use
+    /// [`Cluster::admin_url`] for the right credentials and [`Cluster::url_as`] for others.
+    ///
+    /// The password is handed to `initdb` in a file (`--pwfile`) readable only by the user
+    /// `initdb` runs as, deleted as soon as `initdb` has finished. It must be non-empty and
+    /// a single line.
+    pub fn start_with_password(password: &str) -> Result<Cluster, String> {
+        if password.is_empty() || password.contains(['\n', '\r', '\0']) {
+            return Err(
+                "the password of a throwaway cluster must be non-empty and a single line"
+                    .to_owned(),
+            );
+        }
+        Self::start_with(&StartOptions {
+            password: Some(password),
+        })
+    }
+
+    /// Why no throwaway cluster can be started on this machine (`initdb`/`pg_ctl` not found,
+    /// or running as root without a `postgres` system user), or `None` when the programs are
+    /// there. Lets a test tell "not installed" (skip) from "installed but broken" (fail).
+    pub fn unavailable_reason() -> Option<String> {
+        locate_programs().err()
+    }
+
+    fn start_with(options: &StartOptions<'_>) -> Result<Cluster, String> {
+        let (bindir, run_as) = locate_programs()?;
 
         let base = temp_base();
         sweep_stale(&base);
@@ -89,6 +133,7 @@ impl Cluster {
             port: 0,
             bindir,
             run_as,
+            password: options.password.map(|p| Secret(p.to_owned())),
             watchdog: None,
             stopped: false,
         };
@@ -98,36 +143,12 @@ impl Cluster {
             format!("{}\n", std::process::id()),
         )
         .map_err(|e| format!("cannot write {}: {e}", cluster.dir.display()))?;
-        if let Some(user) = &cluster.run_as {
-            std::os::unix::fs::chown(&cluster.dir, Some(user.uid), Some(user.gid)).map_err(
-                |e| {
-                    format!(
-                        "cannot chown {} to {}: {e}",
-                        cluster.dir.display(),
-                        user.name
-                    )
-                },
-            )?;
-        }
+        cluster.chown_to_db_user(&cluster.dir)?;
         cluster.watchdog = spawn_watchdog(&cluster.dir);
 
-        let data = cluster.data_dir();
-        cluster.run(
-            "initdb",
-            &[
-                "-D".into(),
-                path_arg(&data),
-                "-U".into(),
-                "postgres".into(),
-                "-A".into(),
-                "trust".into(),
-                "-E".into(),
-                "UTF8".into(),
-                "--locale=C".into(),
-                "--no-sync".into(),
-            ],
-        )?;
+        cluster.initdb(options.password)?;
 
+        let data = cluster.data_dir();
         let mut last_error = String::new();
         for _ in 0..START_ATTEMPTS {
             let port = free_port()?;
@@ -179,9 +200,83 @@ impl Cluster {
         ))
     }
 
-    /// The URL of the `postgres` database as superuser `postgres`.
+    /// Runs `initdb`: trust authentication without a password, else `scram-sha-256` with the
+    /// password read from a private file that is removed again whatever `initdb` did.
+    fn initdb(&self, password: Option<&str>) -> Result<(), String> {
+        let mut args: Vec<String> = vec![
+            "-D".into(),
+            path_arg(&self.data_dir()),
+            "-U".into(),
+            "postgres".into(),
+            "-E".into(),
+            "UTF8".into(),
+            "--locale=C".into(),
+            "--no-sync".into(),
+        ];
+        let Some(password) = password else {
+            args.extend(["-A".into(), "trust".into()]);
+            return self.run("initdb", &args);
+        };
+        let pwfile = self.dir.join(PWFILE);
+        let result = self.write_private(&pwfile, password).and_then(|()| {
+            args.extend([
+                "-A".into(),
+                "scram-sha-256".into(),
+                format!("--pwfile={}", path_arg(&pwfile)),
+            ]);
+            self.run("initdb", &args)
+        });
+        let _ = fs::remove_file(&pwfile);
+        result
+    }
+
+    /// Writes `contents` to a new file with mode 0600, owned by the user the PostgreSQL
+    /// programs run as.
+    fn write_private(&self, path: &Path, contents: &str) -> Result<(), String> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        file.write_all(contents.as_bytes())
+            .and_then(|()| file.write_all(b"\n"))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        drop(file);
+        self.chown_to_db_user(path)
+    }
+
+    /// Hands `path` to the `postgres` system user when running as root; no-op otherwise.
+    fn chown_to_db_user(&self, path: &Path) -> Result<(), String> {
+        let Some(user) = &self.run_as else {
+            return Ok(());
+        };
+        std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
+            .map_err(|e| format!("cannot chown {} to {}: {e}", path.display(), user.name))
+    }
+
+    /// The URL of the `postgres` database as superuser `postgres`, with the password when
+    /// the cluster requires one ([`Cluster::start_with_password`]).
     pub fn admin_url(&self) -> String {
-        format!("postgresql://postgres@127.0.0.1:{}/postgres", self.port)
+        self.url_as("postgres", self.password())
+    }
+
+    /// The URL of the `postgres` database as `user`, with `password` if given (both
+    /// percent-encoded), e.g. to try wrong credentials.
+    pub fn url_as(&self, user: &str, password: Option<&str>) -> String {
+        let userinfo = match password {
+            Some(password) => format!("{}:{}", url_encode(user), url_encode(password)),
+            None => url_encode(user),
+        };
+        format!("postgresql://{userinfo}@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// The superuser's password, for a cluster started with
+    /// [`Cluster::start_with_password`]; `None` for a trust cluster.
+    pub fn password(&self) -> Option<&str> {
+        self.password.as_ref().map(|p| p.0.as_str())
     }
 
     /// The TCP port (on 127.0.0.1) the server listens on.
@@ -293,6 +388,38 @@ fn as_user(user: &str, program: &Path, args: &[String]) -> Command {
         c.arg(user).arg("-s").arg("/bin/sh").arg("-c").arg(script);
         c
     }
+}
+
+/// Finds `initdb`/`pg_ctl` and, when running as root, the system user to run them as.
+fn locate_programs() -> Result<(PathBuf, Option<DbUser>), String> {
+    let bindir = find_bindir().ok_or_else(|| {
+        format!(
+            "initdb and pg_ctl not found (looked in $FLASHBACK_PG_BINDIR, PATH, {})",
+            FALLBACK_BINDIRS.join(", ")
+        )
+    })?;
+    let run_as = if running_as_root() {
+        Some(lookup_user("postgres").ok_or_else(|| {
+            "running as root (initdb refuses that) and there is no `postgres` system user to run it as"
+                .to_owned()
+        })?)
+    } else {
+        None
+    };
+    Ok((bindir, run_as))
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, for a URL's userinfo.
+fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for byte in s.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 fn shell_quote(s: &str) -> String {
@@ -489,6 +616,26 @@ mod tests {
     fn quotes_for_sh() {
         assert_eq!(shell_quote("a b"), "'a b'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+
+    #[test]
+    fn url_encodes_userinfo() {
+        assert_eq!(url_encode("postgres"), "postgres");
+        assert_eq!(url_encode("a-b.c_d~e"), "a-b.c_d~e");
+        assert_eq!(url_encode("p@ss:w/rd%é"), "p%40ss%3Aw%2Frd%25%C3%A9");
+    }
+
+    #[test]
+    fn password_is_hidden_from_debug() {
+        assert_eq!(format!("{:?}", Secret("hunter2".into())), "***");
+    }
+
+    #[test]
+    fn rejects_unusable_passwords() {
+        for bad in ["", "two\nlines", "cr\r", "nul\0"] {
+            let err = Cluster::start_with_password(bad).unwrap_err();
+            assert!(err.contains("single line"), "{err}");
+        }
     }
 
     #[test]
