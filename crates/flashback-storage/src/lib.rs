@@ -32,11 +32,13 @@ pub mod model;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
+pub mod saver;
 pub mod sqlite;
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use model::*;
+pub use saver::{CheckpointSaver, PutRequest};
 
 use async_trait::async_trait;
 

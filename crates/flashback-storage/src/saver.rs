@@ -1,0 +1,180 @@
+//! The write side: the operations of LangGraph's `BaseCheckpointSaver`, storing rows the
+//! Python savers (langgraph-checkpoint-sqlite 3.1.2, -postgres 3.2.0) write byte for byte.
+//!
+//! Each operation runs in one transaction. Callers pass what the Python saver receives after
+//! its config handling: the final metadata (`get_checkpoint_metadata` already applied) and the
+//! parent id taken from the config's `checkpoint_id`.
+
+use crate::model::{Checkpoint, Version, Versions};
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{Decoded, Value};
+use serde_json::{Map, Value as Json};
+
+/// `WRITES_IDX_MAP`: special channels get a fixed negative `idx`, one slot per task.
+pub const WRITES_IDX_MAP: [(&str, i64); 4] = [
+    ("__error__", -1),
+    ("__scheduled__", -2),
+    ("__interrupt__", -3),
+    ("__resume__", -4),
+];
+
+/// The `idx` Python stores for the write at `position` in a `put_writes` batch.
+pub fn write_idx(channel: &str, position: usize) -> i64 {
+    WRITES_IDX_MAP
+        .iter()
+        .find(|(c, _)| *c == channel)
+        .map_or(position as i64, |(_, i)| *i)
+}
+
+/// Whether a batch replaces existing rows (every channel special) or keeps the first writer.
+pub fn writes_replace(writes: &[(String, Decoded)]) -> bool {
+    writes
+        .iter()
+        .all(|(c, _)| WRITES_IDX_MAP.iter().any(|(s, _)| s == c))
+}
+
+/// One `put`.
+#[derive(Debug, Clone)]
+pub struct PutRequest<'a> {
+    /// Thread id.
+    pub thread_id: &'a str,
+    /// Namespace.
+    pub checkpoint_ns: &'a str,
+    /// The config's `checkpoint_id`, stored as `parent_checkpoint_id`.
+    pub parent_checkpoint_id: Option<&'a str>,
+    /// The checkpoint (its `id` is the row's id).
+    pub checkpoint: &'a Checkpoint,
+    /// Final metadata.
+    pub metadata: &'a Map<String, Json>,
+    /// Channels whose versions are new in this put (Postgres writes blobs only for these).
+    pub new_versions: &'a Versions,
+}
+
+/// Write access to a checkpoint database, on top of read access.
+#[async_trait]
+pub trait CheckpointSaver: CheckpointStore {
+    /// Create the schema (or bring it up to date) exactly as Python's `setup()` does.
+    async fn setup(&self) -> Result<(), StoreError>;
+
+    /// Store a checkpoint (`put`).
+    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError>;
+
+    /// Store a task's writes against a checkpoint (`put_writes`), with `WRITES_IDX_MAP` and
+    /// the REPLACE-vs-IGNORE rule.
+    async fn put_writes(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        task_id: &str,
+        task_path: &str,
+        writes: &[(String, Decoded)],
+    ) -> Result<(), StoreError>;
+
+    /// Delete every checkpoint, write and blob of a thread, all namespaces.
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError>;
+}
+
+/// A decoded value as it sits nested in a msgpack document (SQLite keeps the whole checkpoint,
+/// values included, in one document).
+pub fn nested_value(channel: &str, v: &Decoded) -> Result<Value, StoreError> {
+    Ok(match v {
+        Decoded::Msgpack(v) => v.clone(),
+        Decoded::Null => Value::Nil,
+        Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(b.clone()),
+        Decoded::Json { value, .. } => crate::decode::json_primitive(value),
+        other => {
+            return Err(StoreError::InvalidInput(format!(
+                "channel {channel:?}: a {} value cannot be stored inside a msgpack checkpoint",
+                kind(other)
+            )))
+        }
+    })
+}
+
+fn kind(v: &Decoded) -> &'static str {
+    match v {
+        Decoded::Pickle(_) => "pickle",
+        Decoded::Encrypted { .. } => "encrypted",
+        Decoded::Empty => "empty",
+        Decoded::Error { .. } => "undecodable",
+        _ => "non-msgpack",
+    }
+}
+
+fn version_value(v: &Version) -> Value {
+    match v {
+        Version::Int(i) => Value::Int(*i),
+        Version::Float(f) => Value::Float(*f),
+        Version::Str(s) => Value::Str(s.as_str().into()),
+    }
+}
+
+fn versions_value(vs: &Versions) -> Value {
+    Value::Map(
+        vs.iter()
+            .map(|(k, v)| (Value::Str(k.as_str().into()), version_value(v)))
+            .collect(),
+    )
+}
+
+/// The checkpoint as the msgpack document SQLite stores, keys in Python's order
+/// (`v, ts, id, channel_values, channel_versions, versions_seen, updated_channels`, then
+/// `pending_sends` for pre-v4 checkpoints).
+pub fn checkpoint_document(cp: &Checkpoint) -> Result<Value, StoreError> {
+    let s = |k: &str| Value::Str(k.into());
+    let mut values = Vec::with_capacity(cp.channel_values.len());
+    for (k, v) in &cp.channel_values {
+        values.push((s(k), nested_value(k, v)?));
+    }
+    let mut doc = vec![
+        (s("v"), Value::Int(cp.v)),
+        (s("ts"), s(&cp.ts)),
+        (s("id"), s(&cp.id)),
+        (s("channel_values"), Value::Map(values)),
+        (s("channel_versions"), versions_value(&cp.channel_versions)),
+        (
+            s("versions_seen"),
+            Value::Map(
+                cp.versions_seen
+                    .iter()
+                    .map(|(n, vs)| (s(n), versions_value(vs)))
+                    .collect(),
+            ),
+        ),
+        (
+            s("updated_channels"),
+            cp.updated_channels.as_ref().map_or(Value::Nil, |u| {
+                Value::Array(u.iter().map(|c| s(c)).collect())
+            }),
+        ),
+    ];
+    if let Some(sends) = &cp.pending_sends {
+        let items = sends
+            .iter()
+            .map(|v| nested_value("pending_sends", v))
+            .collect::<Result<Vec<_>, _>>()?;
+        doc.push((s("pending_sends"), Value::Array(items)));
+    }
+    Ok(Value::Map(doc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idx_and_replace_rules() {
+        assert_eq!(write_idx("__error__", 3), -1);
+        assert_eq!(write_idx("__resume__", 0), -4);
+        assert_eq!(write_idx("messages", 2), 2);
+        let special = vec![("__interrupt__".to_string(), Decoded::Null)];
+        assert!(writes_replace(&special));
+        let mixed = vec![
+            ("__interrupt__".to_string(), Decoded::Null),
+            ("x".to_string(), Decoded::Null),
+        ];
+        assert!(!writes_replace(&mixed));
+    }
+}
