@@ -136,6 +136,33 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                 human::state(&state)
             })
         }
+        Command::Fork {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            json,
+        } => {
+            let saver = flashback_storage::open_writable(&db).await?;
+            if saver
+                .get_tuple(&thread, &ns, Some(&checkpoint))
+                .await?
+                .is_none()
+            {
+                ensure_thread(saver.as_ref(), &thread).await?;
+                return Err(CliError::NotFound(format!(
+                    "checkpoint {checkpoint} not found in thread {thread:?} (namespace {ns:?})"
+                )));
+            }
+            let forked =
+                flashback_engine::fork::copy_fork(saver.as_ref(), &thread, &ns, &checkpoint)
+                    .await?;
+            Ok(if json {
+                to_json(&serde_json::to_value(&forked).unwrap_or(Json::Null))
+            } else {
+                format!("{}\n", forked.checkpoint_id)
+            })
+        }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;
             let headers = store.list_headers(&ListQuery::thread(&thread)).await?;

@@ -73,6 +73,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Fork a checkpoint: write a copy of it as the thread's newest checkpoint, so that the
+    /// Python program resumes from there (`graph.invoke(None, {"configurable": {"thread_id": T}})`).
+    Fork {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// The checkpoint to fork from.
+        #[arg(long)]
+        checkpoint: String,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
         /// A `.sqlite` file or a `postgres://` URL.

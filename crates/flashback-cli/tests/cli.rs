@@ -344,3 +344,83 @@ async fn the_same_commands_work_on_postgres() {
         "the password never appears: {stderr}"
     );
 }
+
+#[test]
+fn fork_writes_a_copy_that_becomes_the_head() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &db).expect("copy");
+    let db = db.to_string_lossy().into_owned();
+    let hist = json_ok(&["history", &db, "interrupt-waiting", "--json"]);
+    let waiting = hist[0]["checkpoint_id"].as_str().expect("id").to_owned();
+    let before = json_ok(&[
+        "state",
+        &db,
+        "interrupt-waiting",
+        "--checkpoint",
+        &waiting,
+        "--json",
+    ]);
+
+    let forked = json_ok(&[
+        "fork",
+        &db,
+        "interrupt-waiting",
+        "--checkpoint",
+        &waiting,
+        "--json",
+    ]);
+    let new_id = forked["checkpoint_id"].as_str().expect("new id").to_owned();
+    assert_eq!(forked["parent_checkpoint_id"], waiting.as_str());
+    assert_eq!(
+        forked["step"],
+        before["metadata"]["step"].as_i64().expect("step") + 1
+    );
+    assert!(new_id > waiting, "the fork has the newest id");
+
+    let head = json_ok(&["state", &db, "interrupt-waiting", "--json"]);
+    assert_eq!(
+        head["checkpoint_id"],
+        new_id.as_str(),
+        "the thread head moved to the fork"
+    );
+    assert_eq!(head["parent_checkpoint_id"], waiting.as_str());
+    assert_eq!(head["metadata"]["source"], "fork");
+    assert_eq!(
+        head["metadata"]["flashback"]["forked_from"],
+        waiting.as_str()
+    );
+    for key in ["values", "channel_versions", "versions_seen"] {
+        assert_eq!(head[key], before[key], "{key} copied");
+    }
+    assert_eq!(
+        head["pending_writes"],
+        serde_json::json!([]),
+        "a fork starts with no writes"
+    );
+    assert_eq!(head["next"], before["next"], "the same tasks run next");
+
+    let out = flashback(&["fork", &db, "interrupt-waiting", "--checkpoint", &waiting]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim().len(),
+        36,
+        "plain output is the id"
+    );
+    fails(
+        &[
+            "fork",
+            &db,
+            "interrupt-waiting",
+            "--checkpoint",
+            "1f000000-0000-6000-8000-000000000000",
+        ],
+        3,
+        "not found",
+    );
+    fails(
+        &["fork", &db, "no-such-thread", "--checkpoint", &waiting],
+        3,
+        "thread \"no-such-thread\" not found",
+    );
+}

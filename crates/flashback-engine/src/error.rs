@@ -6,7 +6,7 @@ use thiserror::Error;
 ///
 /// Corrupt data (parent cycles, missing parents, unknown spawning checkpoints) is *not* an
 /// error: it is reported as warnings and the rest of the thread stays usable.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[derive(Debug, Error)]
 pub enum EngineError {
     /// The headers passed to [`crate::ThreadDag::build`] belong to more than one thread.
     #[error("checkpoints from more than one thread: {expected:?} and {found:?}")]
@@ -27,4 +27,7 @@ pub enum EngineError {
         /// The checkpoint id.
         id: String,
     },
+    /// Reading or writing the database failed.
+    #[error(transparent)]
+    Store(#[from] flashback_storage::StoreError),
 }

@@ -89,6 +89,7 @@
 
 pub mod dag;
 mod error;
+pub mod fork;
 pub mod layout;
 pub mod ns;
 mod query;

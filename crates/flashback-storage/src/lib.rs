@@ -34,6 +34,7 @@ pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
 pub mod sqlite;
+pub mod sqlite_write;
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
@@ -93,6 +94,17 @@ pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError
         }
     }
     Ok(Box::new(sqlite::SqliteStore::open(location).await?))
+}
+
+/// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).
+/// The database must already hold a LangGraph schema; nothing is created.
+pub async fn open_writable(location: &str) -> Result<Box<dyn CheckpointSaver>, StoreError> {
+    if is_postgres_url(location) {
+        return Err(StoreError::InvalidInput(
+            "writing to Postgres is not available yet".into(),
+        ));
+    }
+    Ok(Box::new(sqlite_write::SqliteSaver::open(location).await?))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

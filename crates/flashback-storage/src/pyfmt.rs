@@ -123,6 +123,38 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// `datetime.now(timezone.utc).isoformat()`: `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00` (Python
+/// omits the fraction when the microseconds are zero).
+pub fn utc_now_isoformat() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    isoformat_utc(d.as_secs() as i64, d.subsec_micros())
+}
+
+/// [`utc_now_isoformat`] for a given Unix time.
+pub fn isoformat_utc(secs: i64, micros: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let frac = if micros == 0 {
+        String::new()
+    } else {
+        format!(".{micros:06}")
+    };
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}{frac}+00:00")
+}
+
 /// 100-ns ticks since 1582-10-15, as `uuid6` uses.
 const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
 
@@ -232,6 +264,18 @@ mod tests {
         let b = uuid6(0);
         assert!(b > a, "ids increase within a process: {a} {b}");
         assert_eq!(&a[14..15], "6", "version 6");
+    }
+
+    #[test]
+    fn isoformat_matches_python() {
+        // datetime.fromtimestamp(1795326054.853699, timezone.utc).isoformat()
+        assert_eq!(
+            isoformat_utc(1_795_326_054, 853_699),
+            "2026-11-22T05:40:54.853699+00:00"
+        );
+        assert_eq!(isoformat_utc(951_782_400, 0), "2000-02-29T00:00:00+00:00");
+        assert_eq!(isoformat_utc(0, 5), "1970-01-01T00:00:00.000005+00:00");
+        assert!(utc_now_isoformat().ends_with("+00:00"));
     }
 
     #[test]

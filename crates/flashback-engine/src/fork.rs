@@ -1,0 +1,91 @@
+//! Forks: new checkpoints that the real Python program resumes from.
+//!
+//! A *copy fork* of checkpoint `X` is a new checkpoint whose parent is `X`, with `X`'s channel
+//! values, versions and `versions_seen`, metadata `source: "fork"`, `step: X.step + 1`, and the
+//! newest id — so the thread's head moves there and
+//! `graph.invoke(None, {"configurable": {"thread_id": T}})` continues from `X`'s point. It
+//! starts with no pending writes: every task of that step runs again, as after LangGraph's own
+//! time travel. On Postgres no blob is written (the versions are unchanged, so the existing
+//! blobs are shared).
+
+use crate::error::EngineError;
+use flashback_storage::pyfmt::{utc_now_isoformat, uuid6};
+use flashback_storage::{CheckpointSaver, PutRequest, Versions};
+use serde::Serialize;
+use serde_json::{json, Map, Value as Json};
+
+/// What a fork wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForkResult {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// The new checkpoint.
+    pub checkpoint_id: String,
+    /// The checkpoint it was forked from (its parent).
+    pub parent_checkpoint_id: String,
+    /// The new checkpoint's step.
+    pub step: i64,
+}
+
+/// Write a copy fork of `checkpoint_id` (one transaction).
+pub async fn copy_fork(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+) -> Result<ForkResult, EngineError> {
+    let source = saver
+        .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
+        .await?
+        .ok_or_else(|| EngineError::UnknownCheckpoint {
+            ns: checkpoint_ns.to_owned(),
+            id: checkpoint_id.to_owned(),
+        })?;
+    let step = source
+        .header
+        .metadata
+        .get("step")
+        .and_then(Json::as_i64)
+        .unwrap_or(-1)
+        + 1;
+    let mut checkpoint = source.checkpoint.clone();
+    checkpoint.id = uuid6(step);
+    checkpoint.ts = utc_now_isoformat();
+    checkpoint.updated_channels = None;
+    let mut metadata = Map::new();
+    metadata.insert("source".into(), "fork".into());
+    metadata.insert("step".into(), step.into());
+    metadata.insert(
+        "parents".into(),
+        source
+            .header
+            .metadata
+            .get("parents")
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+    );
+    metadata.insert(
+        "flashback".into(),
+        json!({"action": "copy_fork", "forked_from": checkpoint_id}),
+    );
+    let no_new_versions: Versions = Vec::new();
+    saver
+        .put(PutRequest {
+            thread_id,
+            checkpoint_ns,
+            parent_checkpoint_id: Some(checkpoint_id),
+            checkpoint: &checkpoint,
+            metadata: &metadata,
+            new_versions: &no_new_versions,
+        })
+        .await?;
+    Ok(ForkResult {
+        thread_id: thread_id.to_owned(),
+        checkpoint_ns: checkpoint_ns.to_owned(),
+        checkpoint_id: checkpoint.id,
+        parent_checkpoint_id: checkpoint_id.to_owned(),
+        step,
+    })
+}

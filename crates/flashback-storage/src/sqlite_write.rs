@@ -1,0 +1,236 @@
+//! Writing LangGraph SQLite checkpoint files exactly as langgraph-checkpoint-sqlite 3.1.2 does.
+//!
+//! Reading goes through a [`SqliteStore`] (its own read-only connection); writes use a separate
+//! read-write connection that is opened only by [`SqliteSaver`], so merely browsing a file can
+//! never write to it.
+
+use crate::model::*;
+use crate::pyfmt::py_json_dumps;
+use crate::saver::{checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::sqlite::SqliteStore;
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{encode_typed, msgpack, Decoded};
+use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use std::sync::{Arc, Mutex};
+
+const SETUP_SQL: &str = include_str!("../../../migrations/sqlite/0001_setup.sql");
+const TASK_PATH_SQL: &str = include_str!("../../../migrations/sqlite/0002_writes_task_path.sql");
+
+fn err(e: rusqlite::Error) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
+            ) =>
+        {
+            StoreError::InvalidInput(format!("the database cannot be written: {e}"))
+        }
+        _ => StoreError::Query(e.to_string()),
+    }
+}
+
+/// Read-write access to a LangGraph SQLite checkpoint file.
+pub struct SqliteSaver {
+    store: SqliteStore,
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteSaver {
+    /// Open an existing checkpoint file for writing (it must already hold the LangGraph schema).
+    pub async fn open(path: &str) -> Result<SqliteSaver, StoreError> {
+        let store = SqliteStore::open(path).await?;
+        let conn =
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+        Ok(SqliteSaver {
+            store,
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// Create the file if needed and run `setup()` (as Python's saver does on first use).
+    pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
+        let conn = Connection::open(path).map_err(err)?;
+        setup_blocking(&conn)?;
+        let store = SqliteStore::open(path).await?;
+        Ok(SqliteSaver {
+            store,
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &str {
+        self.store.path()
+    }
+
+    async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn
+                .lock()
+                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
+    }
+}
+
+fn setup_blocking(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(SETUP_SQL).map_err(err)?;
+    match conn.execute_batch(TASK_PATH_SQL) {
+        Err(rusqlite::Error::SqliteFailure(_, Some(msg)))
+            if msg.contains("duplicate column name") =>
+        {
+            Ok(())
+        }
+        other => other.map_err(err),
+    }
+}
+
+/// Insert one checkpoint row (`INSERT OR REPLACE`, as Python).
+fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), StoreError> {
+    let doc = msgpack::encode(&checkpoint_document(&req.checkpoint)?);
+    let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
+    tx.execute(
+        "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+        params![
+            req.thread_id,
+            req.checkpoint_ns,
+            req.checkpoint.id,
+            req.parent_checkpoint_id,
+            "msgpack",
+            doc,
+            metadata.into_bytes(),
+        ],
+    )
+    .map_err(err)?;
+    Ok(())
+}
+
+/// A [`PutRequest`] with owned data, to move into the blocking writer.
+struct OwnedPut {
+    thread_id: String,
+    checkpoint_ns: String,
+    parent_checkpoint_id: Option<String>,
+    checkpoint: Checkpoint,
+    metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+#[async_trait]
+impl CheckpointStore for SqliteSaver {
+    fn schema(&self) -> &SchemaInfo {
+        self.store.schema()
+    }
+
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        self.store.list_threads().await
+    }
+
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        self.store.list_headers(query).await
+    }
+
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        self.store.list_tuples(query).await
+    }
+}
+
+#[async_trait]
+impl CheckpointSaver for SqliteSaver {
+    async fn setup(&self) -> Result<(), StoreError> {
+        self.write(|conn| setup_blocking(conn)).await
+    }
+
+    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
+        let owned = OwnedPut {
+            thread_id: req.thread_id.to_owned(),
+            checkpoint_ns: req.checkpoint_ns.to_owned(),
+            parent_checkpoint_id: req.parent_checkpoint_id.map(str::to_owned),
+            checkpoint: req.checkpoint.clone(),
+            metadata: req.metadata.clone(),
+        };
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(err)?;
+            put_blocking(&tx, &owned)?;
+            tx.commit().map_err(err)
+        })
+        .await
+    }
+
+    async fn put_writes(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        task_id: &str,
+        task_path: &str,
+        writes: &[(String, Decoded)],
+    ) -> Result<(), StoreError> {
+        let verb = if writes_replace(writes) {
+            "INSERT OR REPLACE"
+        } else {
+            "INSERT OR IGNORE"
+        };
+        let has_task_path = self.store.schema().has_task_path;
+        let sql = if has_task_path {
+            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        } else {
+            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        };
+        let rows: Vec<(i64, String, String, Vec<u8>)> = writes
+            .iter()
+            .enumerate()
+            .map(|(i, (channel, value))| {
+                let (tag, bytes) = encode_typed(value);
+                (write_idx(channel, i), channel.clone(), tag, bytes)
+            })
+            .collect();
+        let key = [thread_id, checkpoint_ns, checkpoint_id, task_id, task_path].map(str::to_owned);
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(err)?;
+            {
+                let mut stmt = tx.prepare(&sql).map_err(err)?;
+                let [thread, ns, cid, task, path] = &key;
+                for (idx, channel, tag, bytes) in &rows {
+                    if has_task_path {
+                        stmt.execute(params![
+                            thread, ns, cid, task, path, idx, channel, tag, bytes
+                        ])
+                    } else {
+                        stmt.execute(params![thread, ns, cid, task, idx, channel, tag, bytes])
+                    }
+                    .map_err(err)?;
+                }
+            }
+            tx.commit().map_err(err)
+        })
+        .await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
+        let thread = thread_id.to_owned();
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(err)?;
+            tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [&thread])
+                .map_err(err)?;
+            tx.execute("DELETE FROM writes WHERE thread_id = ?", [&thread])
+                .map_err(err)?;
+            tx.commit().map_err(err)
+        })
+        .await
+    }
+}
