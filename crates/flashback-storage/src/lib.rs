@@ -6,6 +6,12 @@
 //! Postgres implementation ([`postgres::PostgresStore`], sqlx, read-only transactions; feature
 //! `postgres`).
 //!
+//! Writing is separate and explicit: [`CheckpointSaver`] (`setup`, `put`, `put_writes`,
+//! `delete_thread`) stores rows byte-identical to the Python savers' — a
+//! [`sqlite_write::SqliteSaver`] opens its own read-write connection, and the Postgres store
+//! writes only inside these methods, each in one transaction. [`open`] never writes;
+//! [`open_writable`] is for explicit actions such as a fork.
+//!
 //! ## The model
 //!
 //! ```text
@@ -100,9 +106,16 @@ pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError
 /// The database must already hold a LangGraph schema; nothing is created.
 pub async fn open_writable(location: &str) -> Result<Box<dyn CheckpointSaver>, StoreError> {
     if is_postgres_url(location) {
-        return Err(StoreError::InvalidInput(
-            "writing to Postgres is not available yet".into(),
-        ));
+        #[cfg(feature = "postgres")]
+        {
+            return Ok(Box::new(postgres::PostgresStore::connect(location).await?));
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(StoreError::InvalidInput(
+                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
+            ));
+        }
     }
     Ok(Box::new(sqlite_write::SqliteSaver::open(location).await?))
 }

@@ -1,7 +1,9 @@
 //! PostgreSQL databases written by `langgraph-checkpoint-postgres`, read with sqlx.
 //!
 //! Every read runs in a `READ ONLY` (and `REPEATABLE READ`, so the few queries of one call see
-//! one snapshot) transaction that is rolled back at the end: browsing never writes.
+//! one snapshot) transaction that is rolled back at the end: browsing never writes. Writing
+//! is only the explicit [`crate::CheckpointSaver`] operations (`postgres_write.rs`), each in
+//! its own read-write transaction.
 //!
 //! ```text
 //!  list_tuples(query) / get_tuple(…)            (a fixed number of queries, whatever the rows)
@@ -36,6 +38,9 @@ use std::str::FromStr as _;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "postgres_write.rs"]
+mod write;
+
 /// Connections in the pool.
 const MAX_CONNECTIONS: u32 = 4;
 /// How long connecting (or waiting for a pooled connection) may take.
@@ -53,7 +58,12 @@ const TASKS: &str = "__pregel_tasks";
 /// A LangGraph Postgres checkpoint database, read through a small connection pool.
 pub struct PostgresStore {
     pool: PgPool,
+    /// The schema detected on connect (a placeholder when [`PostgresStore::connect_for_setup`]
+    /// found no checkpoint tables).
     schema: SchemaInfo,
+    /// The schema detected after [`CheckpointSaver::setup`](crate::CheckpointSaver::setup)
+    /// changed it; it takes precedence over `schema`.
+    after_setup: std::sync::OnceLock<SchemaInfo>,
     target: Target,
 }
 
@@ -61,7 +71,7 @@ impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresStore")
             .field("target", &self.target.describe())
-            .field("schema", &self.schema)
+            .field("schema", self.info())
             .finish()
     }
 }
@@ -75,6 +85,20 @@ impl PostgresStore {
     /// checkpoint tables → [`StoreError::UnsupportedSchema`]. Messages never contain the
     /// password.
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        Self::open(url, false).await
+    }
+
+    /// Connect for writing to a database that may still be empty: like [`Self::connect`],
+    /// except that missing checkpoint tables are not an error (tables of an unknown layout
+    /// still are: [`StoreError::UnsupportedSchema`]). Call
+    /// [`CheckpointSaver::setup`](crate::CheckpointSaver::setup) next to create (or upgrade)
+    /// the schema as Python's `PostgresSaver.setup()` does; the store's [`SchemaInfo`] is
+    /// detected again after it.
+    pub async fn connect_for_setup(url: &str) -> Result<PostgresStore, StoreError> {
+        Self::open(url, true).await
+    }
+
+    async fn open(url: &str, for_setup: bool) -> Result<PostgresStore, StoreError> {
         let target = Target::from_url(url);
         let mut options = PgConnectOptions::from_str(url).map_err(|e| {
             StoreError::InvalidInput(target.redact(format!("invalid Postgres URL: {e}")))
@@ -101,7 +125,21 @@ impl PostgresStore {
             };
         let schema = detect_schema(&mut conn, &target).await;
         let _ = conn.close().await;
-        let schema = schema?;
+        let schema = match schema {
+            // Missing tables are what setup() creates; tables of an unknown layout stay an error.
+            Err(StoreError::UnsupportedSchema { found })
+                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) =>
+            {
+                SchemaInfo {
+                    backend: Backend::Postgres,
+                    has_task_path: true,
+                    migration_version: None,
+                    shallow: false,
+                    description: format!("postgres, not set up yet ({found})"),
+                }
+            }
+            other => other?,
+        };
 
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
@@ -112,8 +150,14 @@ impl PostgresStore {
         Ok(PostgresStore {
             pool,
             schema,
+            after_setup: std::sync::OnceLock::new(),
             target,
         })
+    }
+
+    /// The current schema (see [`CheckpointStore::schema`]).
+    fn info(&self) -> &SchemaInfo {
+        self.after_setup.get().unwrap_or(&self.schema)
     }
 
     /// Where the store is connected, without the password: `user@host:port/database`.
@@ -139,7 +183,7 @@ impl PostgresStore {
 
     /// The id expression of a checkpoint row (a column, or the JSON id for the shallow saver).
     fn id_expr(&self) -> &'static str {
-        if self.schema.shallow {
+        if self.info().shallow {
             "(checkpoint->>'id')"
         } else {
             "checkpoint_id"
@@ -185,7 +229,7 @@ impl PostgresStore {
 
     /// `SELECT …` of full checkpoint rows (see [`RowKey`] and [`parse_rows`]).
     fn tuple_select(&self) -> String {
-        let (id, parent) = if self.schema.shallow {
+        let (id, parent) = if self.info().shallow {
             ("checkpoint->>'id'", "NULL::text")
         } else {
             ("checkpoint_id", "parent_checkpoint_id")
@@ -203,7 +247,7 @@ impl PostgresStore {
     /// transaction, with a fixed number of queries whatever the number of rows. CPU work
     /// (parsing, decoding) runs on blocking threads, overlapped with the next query.
     async fn load_tuples(&self, sql: Sql) -> Result<Vec<CheckpointTuple>, StoreError> {
-        let shallow = self.schema.shallow;
+        let shallow = self.info().shallow;
         let mut tx = self.begin().await?;
         let rows = sql
             .query()
@@ -320,7 +364,7 @@ impl PostgresStore {
         for (key, doc) in keys.iter().zip(docs.iter()) {
             let mut ids = Vec::with_capacity(doc.versions.len());
             for (channel, version) in &doc.versions {
-                let version = match (self.schema.shallow, version) {
+                let version = match (self.info().shallow, version) {
                     (true, _) => "",
                     (false, Some(v)) => v.as_str(),
                     // A JSON null version joins nothing in Python's SQL either.
@@ -364,7 +408,7 @@ impl PostgresStore {
         let column = |f: fn(&BlobKey) -> &String| {
             Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
         };
-        let sql = if self.schema.shallow {
+        let sql = if self.info().shallow {
             Sql::new(
                 "SELECT r.i - 1 AS i, b.type, b.blob \
                  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
@@ -394,7 +438,7 @@ impl PostgresStore {
         tx: &mut PgConnection,
         keys: &[RowKey],
     ) -> Result<Vec<PgRow>, StoreError> {
-        let task_path = if self.schema.has_task_path {
+        let task_path = if self.info().has_task_path {
             "w.task_path"
         } else {
             "''::text"
@@ -457,7 +501,7 @@ impl PostgresStore {
         tx: &mut PgConnection,
         keys: &[RowKey],
     ) -> Result<Vec<PgRow>, StoreError> {
-        let order = if self.schema.has_task_path {
+        let order = if self.info().has_task_path {
             "w.task_path, w.task_id, w.idx"
         } else {
             "w.task_id, w.idx"
@@ -465,7 +509,7 @@ impl PostgresStore {
         let mut seen: HashSet<(&str, &str)> = HashSet::new();
         let (mut ts, mut ks) = (Vec::new(), Vec::new());
         for row in keys.iter().filter(|r| r.pre_v4) {
-            let key = if self.schema.shallow {
+            let key = if self.info().shallow {
                 row.ns.as_str()
             } else {
                 match row.parent.as_deref() {
@@ -481,7 +525,7 @@ impl PostgresStore {
         if ts.is_empty() {
             return Ok(Vec::new());
         }
-        let join = if self.schema.shallow {
+        let join = if self.info().shallow {
             "w.checkpoint_ns"
         } else {
             "w.checkpoint_id"
@@ -502,7 +546,7 @@ impl PostgresStore {
 #[async_trait]
 impl CheckpointStore for PostgresStore {
     fn schema(&self) -> &SchemaInfo {
-        &self.schema
+        self.info()
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
@@ -539,7 +583,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
-        let (id, parent) = if self.schema.shallow {
+        let (id, parent) = if self.info().shallow {
             ("checkpoint->>'id'", "NULL::text")
         } else {
             ("checkpoint_id", "parent_checkpoint_id")
@@ -961,6 +1005,10 @@ fn parse_metadata(raw: Option<&str>) -> serde_json::Value {
 // ---------------------------------------------------------------------------------------------
 // Schema detection
 
+/// How a schema error about existing tables of an unknown layout starts (as opposed to
+/// missing tables, which `setup()` creates).
+const UNKNOWN_LAYOUT: &str = "unknown checkpoint table layout";
+
 const TABLES: [&str; 4] = [
     "checkpoints",
     "checkpoint_blobs",
@@ -1152,7 +1200,7 @@ async fn detect_schema(conn: &mut PgConnection, target: &Target) -> Result<Schem
     if !problems.is_empty() {
         let _ = tx.rollback().await;
         return Err(StoreError::UnsupportedSchema {
-            found: format!("unknown checkpoint table layout: {}", problems.join("; ")),
+            found: format!("{UNKNOWN_LAYOUT}: {}", problems.join("; ")),
         });
     }
 
