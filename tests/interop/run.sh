@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Interop tests against the real Python LangGraph (called by scripts/test after its venv step).
+#
+#   fork_resume.py: LangGraph resumes from `flashback fork` copy forks exactly as from its own
+#   time travel, on SQLite and on PostgreSQL.
+#
+# Environment:
+#   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
+#                      (default: python3 on PATH)
+#   CARGO_TARGET_DIR   where cargo builds (default: what `cargo metadata` says, else target/)
+#   FLASHBACK_TEST_PG  a postgres:// URL of a server where the role may create databases
+#                      (default postgresql://postgres@127.0.0.1:5432/postgres; `throwaway`
+#                      skips straight to a throwaway cluster). Two databases
+#                      flashback_interop_<pid>_<random>_{a,b} are created there and dropped at
+#                      exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
+#                      default server does not answer, a throwaway cluster is started with
+#                      initdb/pg_ctl if they are installed.
+#   CI / FLASHBACK_REQUIRE_PG
+#                      when CI=true (or FLASHBACK_REQUIRE_PG=1), no PostgreSQL is a failure;
+#                      otherwise the Postgres part is skipped with a line saying so.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+python="${FLASHBACK_PYTHON:-python3}"
+export PYTHONHASHSEED=0 # generate.py re-execs the importing process unless this is 0
+export PYTHONDONTWRITEBYTECODE=1
+
+is_true() {
+    case "${1:-}" in 1 | true | TRUE | True) return 0 ;; *) return 1 ;; esac
+}
+require_pg() {
+    case "${FLASHBACK_REQUIRE_PG:-}" in
+    1 | true | TRUE | True) return 0 ;;
+    0 | false | FALSE | False) return 1 ;;
+    esac
+    is_true "${CI:-}"
+}
+
+# ---- the CLI ------------------------------------------------------------------------------
+echo "building flashback-cli"
+cargo build -q -p flashback-cli
+target_dir="${CARGO_TARGET_DIR:-}"
+if [ -z "$target_dir" ]; then
+    target_dir="$(cargo metadata -q --format-version 1 --no-deps 2>/dev/null |
+        "$python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null ||
+        true)"
+    target_dir="${target_dir:-target}"
+fi
+export FLASHBACK_BIN="$target_dir/debug/flashback"
+if [ ! -x "$FLASHBACK_BIN" ]; then
+    echo "ERROR: no flashback binary at $FLASHBACK_BIN after cargo build" >&2
+    exit 1
+fi
+echo "flashback: $FLASHBACK_BIN"
+echo "python: $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
+
+status=0
+
+# ---- SQLite -------------------------------------------------------------------------------
+echo
+echo "== fork_resume.py: SQLite"
+"$python" tests/interop/fork_resume.py || status=1
+
+# ---- PostgreSQL ---------------------------------------------------------------------------
+echo
+echo "== fork_resume.py: PostgreSQL"
+
+# pg_admin URL SQL...: runs statements on URL with autocommit (psycopg from the venv).
+pg_admin() {
+    "$python" - "$@" <<'EOF'
+import sys
+import psycopg
+
+url, *statements = sys.argv[1:]
+with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+    for s in statements:
+        conn.execute(s)
+EOF
+}
+
+# with_db URL NAME: URL with its database replaced by NAME.
+with_db() {
+    "$python" -c 'import sys; from urllib.parse import urlsplit, urlunsplit
+p = urlsplit(sys.argv[1]); print(urlunsplit(p._replace(path="/" + sys.argv[2])))' "$1" "$2"
+}
+
+cluster_dir=""
+cluster_bindir=""
+cluster_user=""
+pg_url=""
+db_a=""
+db_b=""
+
+as_cluster_user() {
+    if [ -n "$cluster_user" ]; then
+        runuser -u "$cluster_user" -- "$@"
+    else
+        "$@"
+    fi
+}
+
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+cleanup() {
+    if [ -n "$pg_url" ] && [ -n "$db_a" ]; then
+        pg_admin "$pg_url" "DROP DATABASE IF EXISTS \"$db_a\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" >/dev/null 2>&1 ||
+            echo "warning: could not drop $db_a / $db_b" >&2
+    fi
+    if [ -n "$cluster_dir" ]; then
+        as_cluster_user "$cluster_bindir/pg_ctl" -D "$cluster_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+        rm -rf "$cluster_dir"
+    fi
+}
+trap cleanup EXIT
+
+# start_cluster: a throwaway trust-auth cluster on a free port of 127.0.0.1 (like
+# flashback-testkit's); sets pg_url. Returns non-zero when initdb/pg_ctl are missing or fail.
+start_cluster() {
+    local d
+    for d in ${FLASHBACK_PG_BINDIR:-} $(printf '%s' "$PATH" | tr ':' ' ') /usr/lib/postgresql/*/bin /usr/local/bin /usr/local/pgsql/bin; do
+        if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then
+            cluster_bindir="$d"
+            break
+        fi
+    done
+    [ -n "$cluster_bindir" ] || { echo "no initdb/pg_ctl found"; return 1; }
+    if [ "$(id -u)" -eq 0 ]; then
+        if ! id postgres >/dev/null 2>&1 || ! command -v runuser >/dev/null 2>&1; then
+            echo "running as root without a postgres user (or runuser) for initdb"
+            return 1
+        fi
+        cluster_user=postgres
+    fi
+    cluster_dir="$(mktemp -d "${TMPDIR:-/tmp}/flashback-interop-pg-XXXXXX")"
+    [ -z "$cluster_user" ] || chown "$cluster_user" "$cluster_dir"
+    local port
+    port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    echo "starting a throwaway cluster ($cluster_bindir) on port $port"
+    as_cluster_user "$cluster_bindir/initdb" -D "$cluster_dir/data" -A trust -U postgres -E UTF8 --locale=C >"$cluster_dir/initdb.log" 2>&1 ||
+        { cat "$cluster_dir/initdb.log"; return 1; }
+    as_cluster_user "$cluster_bindir/pg_ctl" -D "$cluster_dir/data" -l "$cluster_dir/server.log" -w -t 30 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $cluster_dir -c fsync=off" start >/dev/null ||
+        { cat "$cluster_dir/server.log"; return 1; }
+    pg_url="postgresql://postgres@127.0.0.1:$port/postgres"
+}
+
+pg_reason=""
+if [ "${FLASHBACK_TEST_PG:-}" = "throwaway" ]; then
+    start_cluster || pg_reason="could not start a throwaway cluster"
+elif [ -n "${FLASHBACK_TEST_PG:-}" ]; then
+    pg_url="$FLASHBACK_TEST_PG"
+    pg_admin "$pg_url" "SELECT 1" 2>/dev/null || { pg_reason="FLASHBACK_TEST_PG does not answer"; pg_url=""; }
+else
+    pg_url="postgresql://postgres@127.0.0.1:5432/postgres"
+    if ! pg_admin "$pg_url" "SELECT 1" 2>/dev/null; then
+        pg_url=""
+        echo "nothing answers at postgresql://postgres@127.0.0.1:5432/postgres"
+        start_cluster || pg_reason="no server at 127.0.0.1:5432 and no throwaway cluster"
+    fi
+fi
+
+if [ -n "$pg_reason" ] || [ -z "$pg_url" ]; then
+    if require_pg; then
+        echo "FAIL postgres: ${pg_reason:-no PostgreSQL} (CI=true / FLASHBACK_REQUIRE_PG=1: required)"
+        status=1
+    else
+        echo "skip postgres: ${pg_reason:-no PostgreSQL} (set FLASHBACK_TEST_PG=postgres://... to run it)"
+    fi
+else
+    tag="$$_$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')"
+    db_a="flashback_interop_${tag}_a"
+    db_b="flashback_interop_${tag}_b"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_a\"" "CREATE DATABASE \"$db_b\""; then
+        "$python" tests/interop/fork_resume.py --no-sqlite \
+            --pg "$(with_db "$pg_url" "$db_a")" --pg "$(with_db "$pg_url" "$db_b")" || status=1
+    else
+        echo "FAIL postgres: could not create the two throwaway databases"
+        status=1
+    fi
+fi
+
+echo
+if [ "$status" -eq 0 ]; then
+    echo "interop: all passed"
+else
+    echo "interop: FAILED"
+fi
+exit "$status"
