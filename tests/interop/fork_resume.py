@@ -55,9 +55,9 @@ from __future__ import annotations
 import os
 import sys
 
-# tests/fixtures/generate.py re-executes the *importing* process with PYTHONHASHSEED=0 at
-# import time (a module-level os.execv, so that set iteration order is stable). Do the same
-# here, before anything is printed, so that importing it has no surprising side effect.
+# Run with PYTHONHASHSEED=0, as the fixture generator does, so that set iteration order
+# (join barriers) is the same as when the fixtures were made. Restart once, before anything
+# is printed.
 if os.environ.get("PYTHONHASHSEED") != "0":
     os.environ["PYTHONHASHSEED"] = "0"
     sys.stdout.flush()
@@ -508,6 +508,50 @@ def run_scenario(res: Results, backend, sc: Scenario, bin_path: str) -> None:
 # ---------------------------------------------------------------------------
 
 
+def run_edit_scenario(res: Results, backend, bin_path: str) -> None:
+    """Edit fork: change the arguments of the turn-1 tool calls, let LangGraph resume, and
+    compare with LangGraph's own `update_state` carrying the same edited AIMessage (add_messages
+    replaces a message with the same id), followed by the same resume."""
+    where = f"{backend.name}/chat-tools-edit"
+    tid = "chat-tools"
+    a_loc, b_loc = backend.prepare()
+    with backend.saver(b_loc) as saver_b, backend.saver(a_loc) as saver_a:
+        x, why = pick_tool_calls(1)(history(saver_b, tid))
+        x_id = cid(x)
+        res.info(where, f"X = {x_id} ({why}); edit: add(a=2, b=3) -> add(a=7, b=3)")
+        p = subprocess.run([bin_path, "state", a_loc, tid, "--checkpoint", x_id, "--json"],
+                           capture_output=True, text=True, timeout=300)
+        if not res.check(where, "flashback state exits 0", p.returncode == 0, p.stderr[:2000]):
+            return
+        messages = json.loads(p.stdout)["values"]["messages"]
+        last = messages[-1]
+        for call in last["tool_calls"]:
+            if call["name"] == "add":
+                call["args"] = {"a": 7, "b": 3}
+        p = subprocess.run([bin_path, "fork", a_loc, tid, "--checkpoint", x_id, "--set",
+                            "messages=" + json.dumps(messages), "--json"],
+                           capture_output=True, text=True, timeout=300)
+        if not res.check(where, "flashback fork --set exits 0", p.returncode == 0, p.stderr[:2000]):
+            return
+        fork = get(saver_a, tid, json.loads(p.stdout)["checkpoint_id"])
+        res.equal(where, "fork: metadata source", fork.metadata.get("source"), "update", ("fork", "expected"))
+        edited = fork.checkpoint["channel_values"]["messages"][-1]
+        res.check(where, "the edited message is still an AIMessage with the new args",
+                  isinstance(edited, AIMessage) and edited.tool_calls[0]["args"] == {"a": 7, "b": 3}, short(edited))
+
+        graph_a, graph_b = generate.build_chat(saver_a), generate.build_chat(saver_b)
+        ai = x.checkpoint["channel_values"]["messages"][-1]
+        calls = [dict(c, args={"a": 7, "b": 3}) if c["name"] == "add" else c for c in ai.tool_calls]
+        graph_b.update_state(x.config, {"messages": [ai.model_copy(update={"tool_calls": calls})]}, as_node="agent")
+        ea, eb = invoke(graph_a, None, cfg(tid)), invoke(graph_b, None, cfg(tid))
+        res.check(where, "both sides run without error", ea is None and eb is None, f"A: {exc_text(ea)!r}, B: {exc_text(eb)!r}")
+        sa, sb = graph_a.get_state(cfg(tid)), graph_b.get_state(cfg(tid))
+        res.equal(where, "final state values (Flashback edit fork vs LangGraph update_state)", norm(sa.values), norm(sb.values))
+        res.equal(where, "the run finished (next == ())", (sa.next, sb.next), ((), ()), ("A, B", "expected"))
+        tool_results = [m.content for m in sa.values["messages"] if type(m).__name__ == "ToolMessage"]
+        res.check(where, "the tool ran with the edited arguments (7 + 3 = 10)", "10" in tool_results, short(tool_results))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pg", action="append", default=[], metavar="URL",
@@ -545,6 +589,12 @@ def main() -> int:
                     run_scenario(res, backend, sc, bin_path)
                 except Exception as exc:  # noqa: BLE001
                     res.check(f"{backend.name}/{sc.name}", "scenario ran to the end", False,
+                              "".join(traceback.format_exception(exc)).strip())
+            if not args.only or "chat-tools-edit" in args.only:
+                try:
+                    run_edit_scenario(res, backend, bin_path)
+                except Exception as exc:  # noqa: BLE001
+                    res.check(f"{backend.name}/chat-tools-edit", "scenario ran to the end", False,
                               "".join(traceback.format_exception(exc)).strip())
         finally:
             backend.close()

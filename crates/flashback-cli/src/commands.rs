@@ -23,20 +23,36 @@ pub enum CliError {
     /// Bad arguments.
     #[error("{0}")]
     Usage(String),
+    /// `verify` found problems (the report is printed on stdout).
+    #[error("the bundle failed verification")]
+    Tampered(String),
+    /// Writing the output failed.
+    #[error("{0}")]
+    Io(String),
     /// The engine rejected the data.
     #[error("{0}")]
     Engine(#[from] flashback_engine::EngineError),
 }
 
 impl CliError {
-    /// 2 for bad usage, 3 for not found, 4 for unsupported or unreadable databases, 1 otherwise.
+    /// 2 bad usage, 3 not found, 4 not a LangGraph database, 5 a bundle failed verification,
+    /// 1 otherwise.
     pub fn exit_code(&self) -> u8 {
+        use flashback_engine::EngineError as E;
         match self {
-            CliError::Usage(_) => 2,
-            CliError::NotFound(_) | CliError::Store(StoreError::NotFound(_)) => 3,
+            CliError::Usage(_) | CliError::Engine(E::InvalidEdit { .. }) => 2,
+            CliError::NotFound(_)
+            | CliError::Store(StoreError::NotFound(_))
+            | CliError::Engine(E::UnknownCheckpoint { .. } | E::Store(StoreError::NotFound(_))) => {
+                3
+            }
             CliError::Store(
                 StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. },
-            ) => 4,
+            )
+            | CliError::Engine(E::Store(
+                StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. },
+            )) => 4,
+            CliError::Tampered(_) => 5,
             _ => 1,
         }
     }
@@ -141,8 +157,10 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             thread,
             checkpoint,
             ns,
+            set,
             json,
         } => {
+            let edits = parse_sets(&set)?;
             let saver = flashback_storage::open_writable(&db).await?;
             if saver
                 .get_tuple(&thread, &ns, Some(&checkpoint))
@@ -154,14 +172,86 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                     "checkpoint {checkpoint} not found in thread {thread:?} (namespace {ns:?})"
                 )));
             }
-            let forked =
-                flashback_engine::fork::copy_fork(saver.as_ref(), &thread, &ns, &checkpoint)
-                    .await?;
+            let forked = if edits.is_empty() {
+                flashback_engine::fork::copy_fork(saver.as_ref(), &thread, &ns, &checkpoint).await?
+            } else {
+                flashback_engine::edit::edit_fork(saver.as_ref(), &thread, &ns, &checkpoint, &edits)
+                    .await?
+            };
+
             Ok(if json {
                 to_json(&serde_json::to_value(&forked).unwrap_or(Json::Null))
             } else {
                 format!("{}\n", forked.checkpoint_id)
             })
+        }
+        Command::Export {
+            db,
+            thread,
+            checkpoint,
+            format,
+            redact,
+            output,
+        } => {
+            use flashback_engine::export;
+            let store = flashback_storage::open(&db).await?;
+            let opts = export::ExportOptions {
+                checkpoint_id: checkpoint,
+                redact,
+                tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+                ..Default::default()
+            };
+            let bundle = export::build_bundle(store.as_ref(), &thread, &opts).await?;
+            let html = match format.as_deref() {
+                Some(f) => f == "html",
+                None => output.extension().is_some_and(|e| {
+                    e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
+                }),
+            };
+            let text = if html {
+                export::render_html(&bundle)
+            } else {
+                let mut s = serde_json::to_string_pretty(&bundle)
+                    .map_err(|e| CliError::Usage(format!("cannot serialise the bundle: {e}")))?;
+                s.push('\n');
+                s
+            };
+            write_atomically(&output, text.as_bytes())?;
+            Ok(format!(
+                "wrote {} checkpoints ({}) to {}; bundle hash {}\n",
+                bundle.checkpoints.len(),
+                bundle.scope.as_str(),
+                output.display(),
+                bundle.bundle_hash
+            ))
+        }
+        Command::Verify { file, json } => {
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| CliError::NotFound(format!("cannot read {}: {e}", file.display())))?;
+            let report = flashback_engine::export::verify(&text);
+            let out = if json {
+                to_json(&serde_json::to_value(&report).unwrap_or(Json::Null))
+            } else if report.ok {
+                format!(
+                    "OK: {} checkpoints, every hash and chain link verified\n",
+                    report.checkpoints
+                )
+            } else {
+                format!(
+                    "TAMPERED:\n{}\n",
+                    report
+                        .problems
+                        .iter()
+                        .map(|p| format!("  - {p}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            };
+            if report.ok {
+                Ok(out)
+            } else {
+                Err(CliError::Tampered(out))
+            }
         }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;
@@ -233,6 +323,44 @@ fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, CliError> {
         out.insert(k.to_owned(), value);
     }
     Ok(out)
+}
+
+/// Write a file so that readers see either the old content or the complete new one.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    let io = |e: std::io::Error| CliError::Io(format!("cannot write {}: {e}", path.display()));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| CliError::Usage(format!("{} is not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io(e)
+    })
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, Json)>, CliError> {
+    sets.iter()
+        .map(|s| {
+            let (channel, value) = s
+                .split_once('=')
+                .ok_or_else(|| CliError::Usage(format!("--set {s:?}: expected CHANNEL=JSON")))?;
+            let value = serde_json::from_str(value).map_err(|e| {
+                CliError::Usage(format!(
+                    "--set {channel}: the value is not valid JSON ({e})"
+                ))
+            })?;
+            Ok((channel.to_owned(), value))
+        })
+        .collect()
 }
 
 fn header_json(h: &CheckpointHeader) -> Json {

@@ -73,8 +73,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Fork a checkpoint: write a copy of it as the thread's newest checkpoint, so that the
-    /// Python program resumes from there (`graph.invoke(None, {"configurable": {"thread_id": T}})`).
+    /// Fork a checkpoint: write a copy of it (optionally with edited values) as the thread's
+    /// newest checkpoint, so that the Python program resumes from there
+    /// (`graph.invoke(None, {"configurable": {"thread_id": T}})`).
     Fork {
         /// A `.sqlite` file or a `postgres://` URL.
         db: String,
@@ -86,7 +87,43 @@ enum Command {
         /// Namespace (default: the root graph, "").
         #[arg(long, default_value = "")]
         ns: String,
+        /// Replace a channel's value (repeatable): CHANNEL=JSON, the JSON view of the new value
+        /// (see `flashback state --json`; objects keep their Python type). Makes an edit fork
+        /// (`source: "update"`, the edited channels' versions bumped as Python bumps them).
+        #[arg(long = "set", value_name = "CHANNEL=JSON")]
+        set: Vec<String>,
         /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export an audit bundle: every checkpoint of a branch (or the whole tree) with decoded
+    /// values, writes and metadata, a SHA-256 per checkpoint and a hash chain along parents.
+    /// Secrets are always masked.
+    Export {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Export the branch ending at this checkpoint (default: the whole tree).
+        #[arg(long)]
+        checkpoint: Option<String>,
+        /// `json` or `html` (default: from the output file's extension, else json).
+        #[arg(long, value_parser = ["json", "html"])]
+        format: Option<String>,
+        /// Mask values under keys matching PATTERN (case-insensitive glob, `*` and `?`;
+        /// repeatable), e.g. `--redact '*token*'`.
+        #[arg(long, value_name = "PATTERN")]
+        redact: Vec<String>,
+        /// Output file.
+        #[arg(short = 'o', long = "output")]
+        output: std::path::PathBuf,
+    },
+    /// Check an exported bundle (JSON or HTML): every checkpoint hash, the hash chain and the
+    /// bundle hash. Exits non-zero and lists what was tampered with.
+    Verify {
+        /// The exported file.
+        file: std::path::PathBuf,
+        /// Print the report as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -117,6 +154,11 @@ async fn main() -> ExitCode {
             let _ = stdout.write_all(out.as_bytes());
             let _ = stdout.flush();
             ExitCode::SUCCESS
+        }
+        Err(commands::CliError::Tampered(report)) => {
+            print!("{report}");
+            eprintln!("flashback: the bundle failed verification");
+            ExitCode::from(5)
         }
         Err(e) => {
             eprintln!("flashback: {e}");

@@ -424,3 +424,153 @@ fn fork_writes_a_copy_that_becomes_the_head() {
         "thread \"no-such-thread\" not found",
     );
 }
+
+#[test]
+fn fork_with_set_edits_a_value_and_keeps_its_type() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &db).expect("copy");
+    let db = db.to_string_lossy().into_owned();
+    let head = json_ok(&["state", &db, "chat-tools", "--json"]);
+    let id = head["checkpoint_id"].as_str().expect("id").to_owned();
+    let mut messages = head["values"]["messages"].clone();
+    let last = messages
+        .as_array_mut()
+        .expect("messages")
+        .last_mut()
+        .expect("a message");
+    assert_eq!(last["$type"], "langchain_core.messages.ai.AIMessage");
+    last["content"] = "Edited by Flashback".into();
+    let set = format!("messages={messages}");
+    let forked = json_ok(&[
+        "fork",
+        &db,
+        "chat-tools",
+        "--checkpoint",
+        &id,
+        "--set",
+        &set,
+        "--json",
+    ]);
+    let after = json_ok(&["state", &db, "chat-tools", "--json"]);
+    assert_eq!(after["checkpoint_id"], forked["checkpoint_id"]);
+    assert_eq!(after["metadata"]["source"], "update");
+    assert_eq!(
+        after["values"]["messages"], messages,
+        "the edit is stored, types intact"
+    );
+    assert_ne!(
+        after["channel_versions"]["messages"], head["channel_versions"]["messages"],
+        "the edited channel's version is bumped"
+    );
+    fails(
+        &[
+            "fork",
+            &db,
+            "chat-tools",
+            "--checkpoint",
+            &id,
+            "--set",
+            "messages",
+        ],
+        2,
+        "expected CHANNEL=JSON",
+    );
+    fails(
+        &[
+            "fork",
+            &db,
+            "chat-tools",
+            "--checkpoint",
+            &id,
+            "--set",
+            "messages={",
+        ],
+        2,
+        "not valid JSON",
+    );
+    fails(
+        &[
+            "fork",
+            &db,
+            "chat-tools",
+            "--checkpoint",
+            &id,
+            "--set",
+            r#"messages=[{"$error":"x","$type":"y","raw_base64":""}]"#,
+        ],
+        2,
+        "cannot set channel \"messages\"",
+    );
+}
+
+#[test]
+fn export_then_verify_and_detect_tampering() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json_path = dir.path().join("audit.json");
+    let html_path = dir.path().join("audit.html");
+    let json_file = json_path.to_string_lossy().into_owned();
+    let html_file = html_path.to_string_lossy().into_owned();
+    for (file, extra) in [
+        (&json_file, vec![]),
+        (&html_file, vec!["--redact", "*secret*"]),
+    ] {
+        let db = sqlite();
+        let mut args = vec!["export", db.as_str(), "rich-types", "-o", file.as_str()];
+        args.extend(extra);
+        let out = flashback(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let verify = flashback(&["verify", file.as_str()]);
+        assert!(
+            verify.status.success(),
+            "fresh export verifies: {}",
+            String::from_utf8_lossy(&verify.stdout)
+        );
+    }
+    let text = std::fs::read_to_string(&json_path).expect("read");
+    assert!(
+        !text.contains("sk-live"),
+        "SecretStr values never leave unmasked"
+    );
+    let html = std::fs::read_to_string(&html_path).expect("read");
+    assert!(
+        html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"),
+        "standalone HTML"
+    );
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no network references"
+    );
+
+    let bundle: Json = serde_json::from_str(&text).expect("bundle JSON");
+    let step = bundle["checkpoints"][1]["metadata"]["step"].clone();
+    let tampered = text.replacen(&format!("\"step\": {step}"), "\"step\": 99", 1);
+    assert_ne!(tampered, text, "the test changes something");
+    std::fs::write(&json_path, tampered).expect("write");
+    let out = flashback(&["verify", &json_file]);
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "tampering is reported with exit 5"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("modified"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    fails(
+        &["export", &sqlite(), "nothread", "-o", &json_file],
+        3,
+        "nothread",
+    );
+    fails(
+        &["verify", &dir.path().join("missing.json").to_string_lossy()],
+        3,
+        "cannot read",
+    );
+}

@@ -33,6 +33,7 @@ pub mod legacy;
 pub mod msgpack;
 mod numpy;
 pub mod typed;
+pub mod unview;
 pub mod value;
 pub mod view;
 

@@ -30,4 +30,13 @@ pub enum EngineError {
     /// Reading or writing the database failed.
     #[error(transparent)]
     Store(#[from] flashback_storage::StoreError),
+    /// A user-given value for a channel does not fit (edit forks).
+    #[error("cannot set channel {channel:?}: {source}")]
+    InvalidEdit {
+        /// The channel.
+        channel: String,
+        /// What is wrong, with a JSON path.
+        #[source]
+        source: flashback_codec::unview::UnviewError,
+    },
 }

@@ -88,7 +88,9 @@
 #![deny(missing_docs)]
 
 pub mod dag;
+pub mod edit;
 mod error;
+pub mod export;
 pub mod fork;
 pub mod layout;
 pub mod ns;

@@ -34,6 +34,7 @@
 
 mod decode;
 pub mod error;
+pub mod maintenance;
 pub mod model;
 #[cfg(feature = "postgres")]
 pub mod postgres;

@@ -77,6 +77,11 @@ impl std::fmt::Debug for PostgresStore {
 }
 
 impl PostgresStore {
+    /// The connection pool (maintenance operations run their own statements on it).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// Connect to `url` (`postgres://` or `postgresql://`), check that it holds LangGraph
     /// checkpoint tables in the connection's `search_path`, and detect their generation.
     ///

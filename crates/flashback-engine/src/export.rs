@@ -1,0 +1,1816 @@
+//! Audit export: a self-contained, hash-chained bundle of a thread's checkpoints, as JSON or as a
+//! standalone HTML report, and its verification.
+//!
+//! ```text
+//!  CheckpointStore ──build_bundle──▶ Bundle ──serde_json──▶ bundle.json ─┐
+//!                                      └──────render_html──▶ report.html ─┴─verify──▶ VerifyReport
+//! ```
+//!
+//! # What a bundle holds
+//!
+//! [`Bundle`] (`"format": "flashback-audit/1"`): when and by which tool it was made, the source
+//! backend and schema (never a path, URL or password), the thread, the scope, and one
+//! [`BundleCheckpoint`] per exported checkpoint — ids, parent, timestamp, metadata, channel
+//! values and pending writes in the JSON view of `docs/json-view.md` — each with a `hash` and a
+//! `chain`, then a `bundle_hash` over everything.
+//!
+//! * **Scope.** [`ExportOptions::checkpoint_id`] `Some(id)`: `"branch"`, the checkpoint and its
+//!   ancestors (its lineage to the root, following effective parent links within its own
+//!   namespace; subgraph namespaces are not included). The id is looked up in the root namespace
+//!   first, then in the other namespaces in order. `None`: `"tree"`, every checkpoint of the
+//!   thread in every namespace. `head` is the chosen checkpoint (branch) or the thread head,
+//!   `max(checkpoint_id)` of the root namespace (tree).
+//! * **Order.** Oldest first along parents: a checkpoint always comes after its parent. Within
+//!   that constraint, entries are ordered by `(checkpoint_id, checkpoint_ns)`, so subgraph
+//!   checkpoints sit between the parent-graph checkpoints they ran between.
+//! * **Secrets.** Values are viewed with secrets masked (`pydantic` `SecretStr`/`SecretBytes`
+//!   become `{"$value": "**********", "$secret": true}`); there is no way to reveal them in an
+//!   export. Opaque payloads (`pickle` blobs, undecodable values' `raw_base64`) whose bytes
+//!   mention `SecretStr`/`SecretBytes`, or contain every literal part of a redaction pattern,
+//!   have their base64 replaced by `"[withheld]"` (their bytes could hold the secret in clear).
+//! * **Redaction** ([`ExportOptions::redact`]): a pattern is a **case-insensitive glob** matched
+//!   against the **whole key**: `*` matches any run of characters (also none), `?` exactly one
+//!   character, everything else itself (`api_key` matches `API_KEY` only; `*token*` matches any
+//!   key containing `token`). A value under a matching key is replaced by the string
+//!   `"[redacted]"` wherever it occurs: metadata keys, channel names (the whole channel value;
+//!   a pending write to that channel), dict keys and object fields inside values (messages,
+//!   dataclasses, pydantic models…), and the string keys of `{"$type": "builtins.dict",
+//!   "$items": [[key, value], …]}` dicts. In values, the view's own markers (`$type`, `$value`,
+//!   `$args`, …, any key starting with a single `$`) are never matched; a field the view wrote
+//!   as `$$name` is matched as `$name`. The patterns are listed in the bundle's `redactions`.
+//!   Redaction happens before hashing, so the hashes cover what was exported.
+//!
+//! # Hashes
+//!
+//! * **Canonical form** of a JSON value, as UTF-8 bytes, no whitespace anywhere:
+//!   `null`, `true`, `false`; numbers exactly as written in the bundle (the export writes them
+//!   as `serde_json` prints them: integers as digits, floats in shortest round-trip form with a
+//!   `.` or an exponent, e.g. `1.0`, `1e-7`, `1e+16`); strings in double quotes with `"` → `\"`,
+//!   `\` → `\\`, U+0008 → `\b`, U+000C → `\f`, U+000A → `\n`, U+000D → `\r`, U+0009 → `\t`,
+//!   every other character below U+0020 → `\u00xx` (lowercase hex), everything else as itself
+//!   (raw UTF-8, `/` unescaped); arrays as `[a,b,…]`; objects as `{"k":v,…}` with members
+//!   sorted by key in byte order of the keys' UTF-8 (= code point order). Duplicate keys make
+//!   a bundle invalid.
+//! * `hash` = lowercase hex SHA-256 of the canonical form of the checkpoint entry **without**
+//!   its `hash` and `chain` members (every other member is covered, including any extra one).
+//! * `chain` = lowercase hex SHA-256 of the 128 ASCII characters `prev + hash`, where `prev` is
+//!   the `chain` of the entry's *chain predecessor*, or 64 `0`s when it has none. The chain
+//!   predecessor is the **earlier** entry of the bundle with the same `checkpoint_ns` whose
+//!   `checkpoint_id` equals this entry's `parent_checkpoint_id`. An entry without one is a
+//!   *root of the export*: a root checkpoint, or one whose parent is not in the database (an
+//!   orphan). Its parent may legitimately be missing from the bundle; any other entry whose
+//!   parent is missing is reported by [`verify`] (the parent was removed from the bundle).
+//! * `bundle_hash` = lowercase hex SHA-256 of the canonical form of the whole bundle object
+//!   **without** its `bundle_hash` member (so it covers every entry's `hash` and `chain`, the
+//!   entries' order and the header fields).
+//!
+//! The hashes make accidental or naive edits evident; they are not a signature (whoever edits
+//! a bundle can recompute them). Keep the `bundle_hash` (or the bundle) somewhere trusted to
+//! prove later that a copy is unchanged.
+//!
+//! # Verification
+//!
+//! [`verify`] accepts a JSON bundle or an HTML report made by [`render_html`] (whose
+//! `<script type="application/json" id="flashback-bundle">` element embeds the bundle). It
+//! parses the JSON with its own exact parser (numbers are kept as written), recomputes every
+//! `hash`, `chain` link and the `bundle_hash`, and names each checkpoint that was modified
+//! (content, `hash` field or `chain` field), removed (a child's parent is missing) or moved
+//! before its parent. For an HTML report whose embedded bundle is intact, it also re-renders
+//! the report from the embedded bundle and checks that the readable part was not edited. It
+//! never panics; unparseable input gives a report with `ok: false` and the reason.
+
+use crate::error::EngineError;
+use crate::ThreadDag;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use flashback_codec::{view_decoded, ViewOptions};
+use flashback_storage::{
+    CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, PendingWrite, StoreError,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value as Json};
+use sha2::{Digest, Sha256};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt::Write as _;
+
+/// The bundle format identifier (`Bundle::format`).
+pub const FORMAT: &str = "flashback-audit/1";
+
+/// What replaces a value under a redacted key.
+pub const REDACTED: &str = "[redacted]";
+
+/// What replaces an opaque payload (base64) that might hold a secret or a redacted key.
+pub const WITHHELD: &str = "[withheld]";
+
+/// The chain value before a root of the export: 64 zeros.
+pub const ZERO_CHAIN: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The `id` of the `<script type="application/json">` element embedding the bundle in HTML.
+pub const HTML_BUNDLE_ID: &str = "flashback-bundle";
+
+const SCRIPT_OPEN: &str = "<script type=\"application/json\" id=\"flashback-bundle\">";
+const SCRIPT_CLOSE: &str = "</script>";
+/// Strings longer than this (in characters) are cut in the HTML's readable part.
+const HTML_FOLD_CHARS: usize = 2000;
+/// Nesting limit of the verifier's JSON parser.
+const MAX_DEPTH: usize = 512;
+
+/// What to export.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// `Some(id)`: the branch ending at this checkpoint (its lineage to the root, in its own
+    /// namespace); `None`: the whole tree (every checkpoint, all namespaces).
+    pub checkpoint_id: Option<String>,
+    /// Key patterns to redact: case-insensitive globs (`*` any run, `?` one character) matched
+    /// against whole keys; see the [module docs](self).
+    pub redact: Vec<String>,
+    /// The exporting tool's version (`Bundle::tool.version`).
+    pub tool_version: String,
+    /// `generated_at` to record; `None` = now (UTC, ISO 8601). For reproducible bundles.
+    pub generated_at: Option<String>,
+}
+
+/// Which part of the thread a bundle holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// One checkpoint and its ancestors.
+    Branch,
+    /// Every checkpoint of the thread, all namespaces.
+    Tree,
+}
+
+impl Scope {
+    /// `"branch"` or `"tree"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Branch => "branch",
+            Scope::Tree => "tree",
+        }
+    }
+}
+
+/// The tool that made a bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    /// `"flashback"`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// Where the data came from (never a path, URL or credential).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    /// `"sqlite"` or `"postgres"`.
+    pub backend: String,
+    /// The detected schema ([`flashback_storage::SchemaInfo::description`]).
+    pub schema: String,
+}
+
+/// One pending write in a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BundleWrite {
+    /// The task that wrote it.
+    pub task_id: String,
+    /// The task's path.
+    pub task_path: String,
+    /// Position in the task's batch.
+    pub idx: i64,
+    /// The channel written.
+    pub channel: String,
+    /// The serde type tag as stored.
+    #[serde(rename = "type")]
+    pub type_tag: String,
+    /// The value (JSON view; `null` for an `empty` value), secrets masked, redacted.
+    pub value: Json,
+}
+
+/// One checkpoint in a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BundleCheckpoint {
+    /// Namespace (`""` for the root graph).
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Parent checkpoint id as stored.
+    pub parent_checkpoint_id: Option<String>,
+    /// Timestamp.
+    pub ts: String,
+    /// Metadata as stored, redacted.
+    pub metadata: Json,
+    /// Channel values in stored order (JSON view), secrets masked, redacted.
+    pub values: Map<String, Json>,
+    /// Pending writes, sorted as the saver returns them.
+    pub pending_writes: Vec<BundleWrite>,
+    /// SHA-256 (hex) of this entry's canonical form without `hash` and `chain`.
+    pub hash: String,
+    /// SHA-256 (hex) of the chain predecessor's `chain` (or 64 zeros) followed by `hash`.
+    pub chain: String,
+}
+
+/// An audit export. Serialize it with `serde_json` (any formatting) to get the JSON bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// [`FORMAT`].
+    pub format: String,
+    /// When it was made (ISO 8601).
+    pub generated_at: String,
+    /// The tool that made it.
+    pub tool: ToolInfo,
+    /// Where the data came from.
+    pub source: SourceInfo,
+    /// Thread id.
+    pub thread_id: String,
+    /// Branch or tree.
+    pub scope: Scope,
+    /// The chosen checkpoint (branch) or the thread head (tree).
+    pub head: Option<String>,
+    /// The redaction patterns applied.
+    pub redactions: Vec<String>,
+    /// Number of entries in `checkpoints`.
+    pub checkpoint_count: usize,
+    /// The checkpoints, oldest first along parents.
+    pub checkpoints: Vec<BundleCheckpoint>,
+    /// SHA-256 (hex) of the canonical form of the bundle without `bundle_hash`.
+    pub bundle_hash: String,
+}
+
+/// The outcome of [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerifyReport {
+    /// No problem found.
+    pub ok: bool,
+    /// Number of checkpoint entries found.
+    pub checkpoints: usize,
+    /// What is wrong, one sentence each (checkpoints named by id).
+    pub problems: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------------
+
+/// Build the audit bundle of one thread (see the [module docs](self)).
+///
+/// Errors: [`EngineError::Store`] with [`StoreError::NotFound`] when the thread has no
+/// checkpoints, [`EngineError::UnknownCheckpoint`] when `opts.checkpoint_id` is not in it,
+/// and storage errors.
+pub async fn build_bundle(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    opts: &ExportOptions,
+) -> Result<Bundle, EngineError> {
+    let headers = store.list_headers(&ListQuery::thread(thread_id)).await?;
+    if headers.is_empty() {
+        return Err(
+            StoreError::NotFound(format!("thread {thread_id:?} has no checkpoints")).into(),
+        );
+    }
+    let dag = ThreadDag::build(&headers)?;
+    let redact = Redactor::new(&opts.redact);
+
+    let (scope, head, order) = match &opts.checkpoint_id {
+        Some(id) => {
+            let ns = find_namespace(&dag, id).ok_or_else(|| EngineError::UnknownCheckpoint {
+                ns: String::new(),
+                id: id.clone(),
+            })?;
+            let mut lineage: Vec<(String, String)> = dag
+                .lineage(&ns, id)
+                .into_iter()
+                .map(|n| (n.ns.clone(), n.checkpoint_id.clone()))
+                .collect();
+            lineage.reverse();
+            (Scope::Branch, Some(id.clone()), lineage)
+        }
+        None => (Scope::Tree, dag.head().map(str::to_owned), tree_order(&dag)),
+    };
+
+    let mut tuples: HashMap<(String, String), CheckpointTuple> = HashMap::new();
+    match scope {
+        Scope::Tree => {
+            for t in store.list_tuples(&ListQuery::thread(thread_id)).await? {
+                let key = (
+                    t.header.checkpoint_ns.clone(),
+                    t.header.checkpoint_id.clone(),
+                );
+                tuples.entry(key).or_insert(t);
+            }
+        }
+        Scope::Branch => {
+            for (ns, id) in &order {
+                if let Some(t) = store.get_tuple(thread_id, ns, Some(id)).await? {
+                    tuples.insert((ns.clone(), id.clone()), t);
+                }
+            }
+        }
+    }
+
+    let mut checkpoints = Vec::with_capacity(order.len());
+    for (ns, id) in order {
+        let tuple = tuples.remove(&(ns.clone(), id.clone())).ok_or_else(|| {
+            EngineError::UnknownCheckpoint {
+                ns: ns.clone(),
+                id: id.clone(),
+            }
+        })?;
+        checkpoints.push(entry_of(&tuple, &redact));
+    }
+    seal_checkpoints(&mut checkpoints);
+
+    let schema = store.schema();
+    let backend = serde_json::to_value(schema.backend)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut bundle = Bundle {
+        format: FORMAT.to_owned(),
+        generated_at: opts
+            .generated_at
+            .clone()
+            .unwrap_or_else(flashback_storage::pyfmt::utc_now_isoformat),
+        tool: ToolInfo {
+            name: "flashback".to_owned(),
+            version: opts.tool_version.clone(),
+        },
+        source: SourceInfo {
+            backend,
+            schema: schema.description.clone(),
+        },
+        thread_id: thread_id.to_owned(),
+        scope,
+        head,
+        redactions: opts.redact.clone(),
+        checkpoint_count: checkpoints.len(),
+        checkpoints,
+        bundle_hash: String::new(),
+    };
+    bundle.bundle_hash = compute_bundle_hash(&bundle);
+    Ok(bundle)
+}
+
+/// Recompute every entry's `hash` and `chain` (in bundle order), then the `bundle_hash`.
+/// Use after changing a bundle programmatically; [`build_bundle`] already does this.
+pub fn seal(bundle: &mut Bundle) {
+    bundle.checkpoint_count = bundle.checkpoints.len();
+    seal_checkpoints(&mut bundle.checkpoints);
+    bundle.bundle_hash = compute_bundle_hash(bundle);
+}
+
+fn seal_checkpoints(checkpoints: &mut [BundleCheckpoint]) {
+    for cp in checkpoints.iter_mut() {
+        cp.hash = entry_hash(cp);
+    }
+    let links: Vec<ChainInput> = checkpoints
+        .iter()
+        .map(|c| ChainInput {
+            ns: &c.checkpoint_ns,
+            id: &c.checkpoint_id,
+            parent: c.parent_checkpoint_id.as_deref(),
+        })
+        .collect();
+    let preds = chain_predecessors(&links);
+    let mut chains: Vec<String> = Vec::with_capacity(checkpoints.len());
+    for (i, cp) in checkpoints.iter().enumerate() {
+        let prev = preds[i].map_or(ZERO_CHAIN, |j| chains[j].as_str());
+        let c = chain_of(prev, &cp.hash);
+        chains.push(c);
+    }
+    for (cp, c) in checkpoints.iter_mut().zip(chains) {
+        cp.chain = c;
+    }
+}
+
+fn entry_hash(cp: &BundleCheckpoint) -> String {
+    let mut v = serde_json::to_value(cp).unwrap_or(Json::Null);
+    if let Json::Object(m) = &mut v {
+        m.shift_remove("hash");
+        m.shift_remove("chain");
+    }
+    sha256_hex(canonical_of_value(&v).as_bytes())
+}
+
+fn compute_bundle_hash(bundle: &Bundle) -> String {
+    let mut v = serde_json::to_value(bundle).unwrap_or(Json::Null);
+    if let Json::Object(m) = &mut v {
+        m.shift_remove("bundle_hash");
+    }
+    sha256_hex(canonical_of_value(&v).as_bytes())
+}
+
+/// The namespace holding `id`: the root namespace first, then the others in DAG order.
+fn find_namespace(dag: &ThreadDag, id: &str) -> Option<String> {
+    if dag.node("", id).is_some() {
+        return Some(String::new());
+    }
+    dag.namespaces()
+        .iter()
+        .find(|n| dag.node(&n.ns, id).is_some())
+        .map(|n| n.ns.clone())
+}
+
+/// Every checkpoint, parents before children, otherwise by `(checkpoint_id, ns)`.
+fn tree_order(dag: &ThreadDag) -> Vec<(String, String)> {
+    let mut children: HashMap<(&str, &str), Vec<(&str, &str)>> = HashMap::new();
+    let mut ready: BinaryHeap<Reverse<(&str, &str)>> = BinaryHeap::new();
+    for n in dag.nodes() {
+        match n.parent.as_deref() {
+            Some(p) if dag.node(&n.ns, p).is_some() => children
+                .entry((n.ns.as_str(), p))
+                .or_default()
+                .push((n.checkpoint_id.as_str(), n.ns.as_str())),
+            _ => ready.push(Reverse((n.checkpoint_id.as_str(), n.ns.as_str()))),
+        }
+    }
+    let mut out = Vec::with_capacity(dag.len());
+    while let Some(Reverse((id, ns))) = ready.pop() {
+        out.push((ns.to_owned(), id.to_owned()));
+        if let Some(kids) = children.remove(&(ns, id)) {
+            ready.extend(kids.into_iter().map(Reverse));
+        }
+    }
+    out
+}
+
+fn entry_of(t: &CheckpointTuple, redact: &Redactor) -> BundleCheckpoint {
+    let h: &CheckpointHeader = &t.header;
+    let view_opts = ViewOptions {
+        reveal_secrets: false,
+    };
+    let mut metadata = h.metadata.clone();
+    redact.apply(&mut metadata, false);
+    let mut values = Map::new();
+    for (channel, d) in &t.checkpoint.channel_values {
+        let Some(mut v) = view_decoded(d, view_opts) else {
+            continue;
+        };
+        if redact.matches(channel) {
+            v = Json::String(REDACTED.to_owned());
+        } else {
+            redact.apply(&mut v, true);
+        }
+        values.insert(channel.clone(), v);
+    }
+    let pending_writes = t
+        .pending_writes
+        .iter()
+        .map(|w: &PendingWrite| {
+            let mut value = view_decoded(&w.value, view_opts).unwrap_or(Json::Null);
+            if redact.matches(&w.channel) {
+                value = Json::String(REDACTED.to_owned());
+            } else {
+                redact.apply(&mut value, true);
+            }
+            BundleWrite {
+                task_id: w.task_id.clone(),
+                task_path: w.task_path.clone(),
+                idx: w.idx,
+                channel: w.channel.clone(),
+                type_tag: w.type_tag.clone(),
+                value,
+            }
+        })
+        .collect();
+    BundleCheckpoint {
+        checkpoint_ns: h.checkpoint_ns.clone(),
+        checkpoint_id: h.checkpoint_id.clone(),
+        parent_checkpoint_id: h.parent_checkpoint_id.clone(),
+        ts: h.ts.clone(),
+        metadata,
+        values,
+        pending_writes,
+        hash: String::new(),
+        chain: String::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction
+// ---------------------------------------------------------------------------------------------
+
+/// Case-insensitive glob matching of keys, and the walk that redacts values.
+struct Redactor {
+    patterns: Vec<Vec<char>>,
+    /// Per pattern, its lowercase literal pieces (between wildcards), for scanning opaque bytes.
+    literals: Vec<Vec<Vec<u8>>>,
+}
+
+impl Redactor {
+    fn new(patterns: &[String]) -> Self {
+        let patterns: Vec<Vec<char>> = patterns
+            .iter()
+            .map(|p| p.to_lowercase().chars().collect())
+            .collect();
+        let literals = patterns
+            .iter()
+            .map(|p| {
+                let s: String = p.iter().collect();
+                s.split(['*', '?'])
+                    .filter(|piece| !piece.is_empty())
+                    .map(|piece| piece.as_bytes().to_vec())
+                    .collect()
+            })
+            .collect();
+        Redactor { patterns, literals }
+    }
+
+    fn matches(&self, key: &str) -> bool {
+        if self.patterns.is_empty() {
+            return false;
+        }
+        let key: Vec<char> = key.to_lowercase().chars().collect();
+        self.patterns.iter().any(|p| glob_match(p, &key))
+    }
+
+    /// Redact in place. `view`: the value is a JSON view (its `$` markers are not keys).
+    fn apply(&self, v: &mut Json, view: bool) {
+        match v {
+            Json::Array(items) => items.iter_mut().for_each(|i| self.apply(i, view)),
+            Json::Object(m) => {
+                let is_dict =
+                    view && m.get("$type").and_then(Json::as_str) == Some("builtins.dict");
+                if view {
+                    self.withhold_opaque(m);
+                    if is_dict {
+                        if let Some(Json::Array(items)) = m.get_mut("$items") {
+                            for item in items.iter_mut() {
+                                if let Json::Array(pair) = item {
+                                    if let [k, val] = pair.as_mut_slice() {
+                                        if k.as_str().is_some_and(|k| self.matches(k)) {
+                                            *val = Json::String(REDACTED.to_owned());
+                                        } else {
+                                            self.apply(k, view);
+                                            self.apply(val, view);
+                                        }
+                                        continue;
+                                    }
+                                }
+                                self.apply(item, view);
+                            }
+                        }
+                    }
+                }
+                for (k, val) in m.iter_mut() {
+                    let key = if view {
+                        if let Some(rest) = k.strip_prefix("$$") {
+                            Some(format!("${rest}"))
+                        } else if k.starts_with('$') {
+                            None
+                        } else {
+                            Some(k.clone())
+                        }
+                    } else {
+                        Some(k.clone())
+                    };
+                    match key {
+                        Some(key) if self.matches(&key) => {
+                            *val = Json::String(REDACTED.to_owned());
+                        }
+                        _ if is_dict && k == "$items" => {} // handled above
+                        _ => self.apply(val, view),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Pickle blobs and undecodable values keep their raw bytes as base64; withhold them when
+    /// the bytes might hold a secret or a redacted key.
+    fn withhold_opaque(&self, m: &mut Map<String, Json>) {
+        let field = if m.get("$opaque") == Some(&Json::Bool(true)) {
+            "base64"
+        } else if m.contains_key("$error") {
+            "raw_base64"
+        } else {
+            return;
+        };
+        let Some(Json::String(b64)) = m.get(field) else {
+            return;
+        };
+        let Ok(bytes) = B64.decode(b64.as_bytes()) else {
+            return;
+        };
+        let lower = bytes.to_ascii_lowercase();
+        let secret = contains(&bytes, b"SecretStr") || contains(&bytes, b"SecretBytes");
+        let redacted = self
+            .literals
+            .iter()
+            .any(|pieces| !pieces.is_empty() && pieces.iter().all(|p| contains(&lower, p)));
+        if secret || redacted {
+            m.insert(field.to_owned(), Json::String(WITHHELD.to_owned()));
+        }
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `*` any run (also empty), `?` one character; both sides already lowercased.
+fn glob_match(pat: &[char], text: &[char]) -> bool {
+    let (mut p, mut t) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pat.get(p) {
+            Some('*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pat[p.min(pat.len())..].iter().all(|&c| c == '*')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical JSON and hashing
+// ---------------------------------------------------------------------------------------------
+
+/// A parsed JSON value with numbers kept as written.
+#[derive(Debug, Clone, PartialEq)]
+enum Cj {
+    Null,
+    Bool(bool),
+    Num(String),
+    Str(String),
+    Arr(Vec<Cj>),
+    Obj(Vec<(String, Cj)>),
+}
+
+impl Cj {
+    fn get(&self, key: &str) -> Option<&Cj> {
+        match self {
+            Cj::Obj(m) => m.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Cj::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Cj::Null => "null",
+            Cj::Bool(_) => "a boolean",
+            Cj::Num(_) => "a number",
+            Cj::Str(_) => "a string",
+            Cj::Arr(_) => "an array",
+            Cj::Obj(_) => "an object",
+        }
+    }
+}
+
+/// The canonical form (see the module docs) of a `serde_json` value.
+fn canonical_of_value(v: &Json) -> String {
+    let mut out = String::new();
+    write_canonical_value(v, &mut out);
+    out
+}
+
+fn write_canonical_value(v: &Json, out: &mut String) {
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) => out.push_str(&n.to_string()),
+        Json::String(s) => write_canonical_str(s, out),
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical_value(item, out);
+            }
+            out.push(']');
+        }
+        Json::Object(m) => {
+            let mut members: Vec<(&String, &Json)> = m.iter().collect();
+            members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (k, val)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical_str(k, out);
+                out.push(':');
+                write_canonical_value(val, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_canonical(v: &Cj, out: &mut String) {
+    match v {
+        Cj::Null => out.push_str("null"),
+        Cj::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Cj::Num(n) => out.push_str(n),
+        Cj::Str(s) => write_canonical_str(s, out),
+        Cj::Arr(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Cj::Obj(m) => {
+            let mut members: Vec<&(String, Cj)> = m.iter().collect();
+            members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (k, val)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical_str(k, out);
+                out.push(':');
+                write_canonical(val, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn canonical_without(v: &Cj, skip: &[&str]) -> String {
+    let mut out = String::new();
+    match v {
+        Cj::Obj(m) => {
+            let kept: Vec<(String, Cj)> = m
+                .iter()
+                .filter(|(k, _)| !skip.contains(&k.as_str()))
+                .cloned()
+                .collect();
+            write_canonical(&Cj::Obj(kept), &mut out);
+        }
+        other => write_canonical(other, &mut out),
+    }
+    out
+}
+
+fn write_canonical_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+fn chain_of(prev: &str, hash: &str) -> String {
+    let mut buf = String::with_capacity(prev.len() + hash.len());
+    buf.push_str(prev);
+    buf.push_str(hash);
+    sha256_hex(buf.as_bytes())
+}
+
+struct ChainInput<'a> {
+    ns: &'a str,
+    id: &'a str,
+    parent: Option<&'a str>,
+}
+
+/// For each entry, the index of its chain predecessor: the earlier entry with the same
+/// namespace whose id is its parent id (the first such entry).
+fn chain_predecessors(entries: &[ChainInput]) -> Vec<Option<usize>> {
+    let mut first: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        let pred = e
+            .parent
+            .and_then(|p| first.get(&(e.ns, p)).copied())
+            .filter(|&j| j < i);
+        out.push(pred);
+        first.entry((e.ns, e.id)).or_insert(i);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// An exact JSON parser (numbers kept as written, duplicate keys rejected)
+// ---------------------------------------------------------------------------------------------
+
+struct Parser<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn parse(s: &'a str) -> Result<Cj, String> {
+        let mut p = Parser {
+            s,
+            b: s.as_bytes(),
+            i: 0,
+        };
+        if p.s.starts_with('\u{feff}') {
+            p.i = 3;
+        }
+        p.ws();
+        let v = p.value(0)?;
+        p.ws();
+        if p.i < p.b.len() {
+            return Err(p.err("unexpected content after the JSON value"));
+        }
+        Ok(v)
+    }
+
+    fn err(&self, msg: &str) -> String {
+        let upto = self.b.get(..self.i).unwrap_or(self.b);
+        let line = upto.iter().filter(|&&c| c == b'\n').count() + 1;
+        let col = upto.iter().rev().take_while(|&&c| c != b'\n').count() + 1;
+        format!("{msg} at line {line}, column {col}")
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn lit(&mut self, word: &str, v: Cj) -> Result<Cj, String> {
+        if self.b.get(self.i..self.i + word.len()) == Some(word.as_bytes()) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(self.err("invalid literal"))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Cj, String> {
+        if depth > MAX_DEPTH {
+            return Err(self.err("nesting too deep"));
+        }
+        match self.peek() {
+            None => Err(self.err("unexpected end of input")),
+            Some(b'n') => self.lit("null", Cj::Null),
+            Some(b't') => self.lit("true", Cj::Bool(true)),
+            Some(b'f') => self.lit("false", Cj::Bool(false)),
+            Some(b'"') => self.string().map(Cj::Str),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b'[') => {
+                self.i += 1;
+                let mut items = Vec::new();
+                self.ws();
+                if self.peek() == Some(b']') {
+                    self.i += 1;
+                    return Ok(Cj::Arr(items));
+                }
+                loop {
+                    self.ws();
+                    items.push(self.value(depth + 1)?);
+                    self.ws();
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(Cj::Arr(items));
+                        }
+                        _ => return Err(self.err("expected `,` or `]`")),
+                    }
+                }
+            }
+            Some(b'{') => {
+                self.i += 1;
+                let mut members: Vec<(String, Cj)> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                self.ws();
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                    return Ok(Cj::Obj(members));
+                }
+                loop {
+                    self.ws();
+                    if self.peek() != Some(b'"') {
+                        return Err(self.err("expected a string key"));
+                    }
+                    let at = self.i;
+                    let k = self.string()?;
+                    if !seen.insert(k.clone()) {
+                        self.i = at;
+                        return Err(self.err(&format!("duplicate key {k:?}")));
+                    }
+                    self.ws();
+                    if self.peek() != Some(b':') {
+                        return Err(self.err("expected `:`"));
+                    }
+                    self.i += 1;
+                    self.ws();
+                    let v = self.value(depth + 1)?;
+                    members.push((k, v));
+                    self.ws();
+                    match self.peek() {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Cj::Obj(members));
+                        }
+                        _ => return Err(self.err("expected `,` or `}`")),
+                    }
+                }
+            }
+            Some(_) => Err(self.err("unexpected character")),
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.i;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+        self.i - start
+    }
+
+    fn number(&mut self) -> Result<Cj, String> {
+        let start = self.i;
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(self.err("invalid number")),
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if self.digits() == 0 {
+                return Err(self.err("invalid number"));
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.err("invalid number"));
+            }
+        }
+        let text = self
+            .s
+            .get(start..self.i)
+            .ok_or_else(|| self.err("invalid number"))?;
+        Ok(Cj::Num(text.to_owned()))
+    }
+
+    fn hex4(&mut self) -> Result<u32, String> {
+        let text = self
+            .s
+            .get(self.i..self.i + 4)
+            .filter(|t| t.bytes().all(|c| c.is_ascii_hexdigit()))
+            .ok_or_else(|| self.err("invalid \\u escape"))?;
+        self.i += 4;
+        u32::from_str_radix(text, 16).map_err(|_| self.err("invalid \\u escape"))
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        self.i += 1; // opening quote
+        let mut out = String::new();
+        loop {
+            let start = self.i;
+            while let Some(c) = self.peek() {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    break;
+                }
+                self.i += 1;
+            }
+            let run = self
+                .s
+                .get(start..self.i)
+                .ok_or_else(|| self.err("invalid string"))?;
+            out.push_str(run);
+            match self.peek() {
+                None => return Err(self.err("unterminated string")),
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    let Some(e) = self.peek() else {
+                        return Err(self.err("unterminated string"));
+                    };
+                    self.i += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{08}'),
+                        b'f' => out.push('\u{0c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            let code = if (0xD800..0xDC00).contains(&hi) {
+                                if self.b.get(self.i..self.i + 2) != Some(b"\\u") {
+                                    return Err(self.err("lone surrogate in \\u escape"));
+                                }
+                                self.i += 2;
+                                let lo = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&lo) {
+                                    return Err(self.err("invalid surrogate pair"));
+                                }
+                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                            } else {
+                                hi
+                            };
+                            let c = char::from_u32(code)
+                                .ok_or_else(|| self.err("lone surrogate in \\u escape"))?;
+                            out.push(c);
+                        }
+                        _ => return Err(self.err("invalid escape")),
+                    }
+                }
+                Some(_) => return Err(self.err("control character in string")),
+            }
+        }
+    }
+}
+
+/// Convert to a `serde_json` value (floats parsed exactly by the standard library).
+fn to_value(v: &Cj) -> Result<Json, String> {
+    Ok(match v {
+        Cj::Null => Json::Null,
+        Cj::Bool(b) => Json::Bool(*b),
+        Cj::Num(n) => Json::Number(number_of(n).ok_or_else(|| format!("number {n} out of range"))?),
+        Cj::Str(s) => Json::String(s.clone()),
+        Cj::Arr(items) => Json::Array(items.iter().map(to_value).collect::<Result<_, _>>()?),
+        Cj::Obj(m) => {
+            let mut out = Map::with_capacity(m.len());
+            for (k, val) in m {
+                out.insert(k.clone(), to_value(val)?);
+            }
+            Json::Object(out)
+        }
+    })
+}
+
+fn number_of(text: &str) -> Option<Number> {
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok(i) = text.parse::<i64>() {
+            return Some(i.into());
+        }
+        if let Ok(u) = text.parse::<u64>() {
+            return Some(u.into());
+        }
+    }
+    text.parse::<f64>().ok().and_then(Number::from_f64)
+}
+
+/// Parse a JSON bundle exactly (numbers as written, no float rounding; duplicate keys
+/// rejected). Prefer this to `serde_json::from_str` when a bundle is re-rendered or
+/// re-serialized, so its hashes still verify.
+pub fn parse_bundle(json: &str) -> Result<Bundle, String> {
+    let cj = Parser::parse(json)?;
+    bundle_of(&cj)
+}
+
+fn bundle_of(cj: &Cj) -> Result<Bundle, String> {
+    let v = to_value(cj)?;
+    serde_json::from_value(v).map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Verification
+// ---------------------------------------------------------------------------------------------
+
+/// Verify a JSON bundle or an HTML report (see the [module docs](self)). Never panics.
+pub fn verify(input: &str) -> VerifyReport {
+    match std::panic::catch_unwind(|| verify_inner(input)) {
+        Ok(r) => r,
+        Err(_) => VerifyReport {
+            ok: false,
+            checkpoints: 0,
+            problems: vec!["internal error while verifying".to_owned()],
+        },
+    }
+}
+
+fn failed(problem: String) -> VerifyReport {
+    VerifyReport {
+        ok: false,
+        checkpoints: 0,
+        problems: vec![problem],
+    }
+}
+
+/// Where the bundle JSON is: the whole input, or the element embedded in an HTML report.
+fn extract(input: &str) -> Result<(&str, bool), String> {
+    let trimmed = input.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') {
+        return Ok((input, false));
+    }
+    let Some(open) = input.find(SCRIPT_OPEN) else {
+        if trimmed.starts_with('<') {
+            return Err(format!(
+                "HTML without an embedded bundle (no <script type=\"application/json\" id=\"{HTML_BUNDLE_ID}\"> element): not a Flashback audit report"
+            ));
+        }
+        return Err(
+            "not a Flashback audit bundle: neither a JSON object nor an HTML report".into(),
+        );
+    };
+    let body_start = open + SCRIPT_OPEN.len();
+    if input[body_start..].contains(SCRIPT_OPEN) {
+        return Err("the HTML report embeds more than one bundle".into());
+    }
+    let Some(len) = input[body_start..].find(SCRIPT_CLOSE) else {
+        return Err("the HTML report's embedded bundle is not terminated (no </script>)".into());
+    };
+    Ok((&input[body_start..body_start + len], true))
+}
+
+fn label(ns: &str, id: &str) -> String {
+    if ns.is_empty() {
+        format!("checkpoint {id}")
+    } else {
+        format!("checkpoint {id} (namespace {ns:?})")
+    }
+}
+
+struct Entry<'a> {
+    ns: &'a str,
+    id: &'a str,
+    parent: Option<&'a str>,
+    hash: &'a str,
+    chain: &'a str,
+    computed: String,
+}
+
+fn verify_inner(input: &str) -> VerifyReport {
+    let (json_text, is_html) = match extract(input) {
+        Ok(x) => x,
+        Err(p) => return failed(p),
+    };
+    let root = match Parser::parse(json_text) {
+        Ok(v) => v,
+        Err(e) => {
+            let what = if is_html {
+                "the HTML report's embedded bundle"
+            } else {
+                "the input"
+            };
+            return failed(format!("{what} is not valid JSON: {e}"));
+        }
+    };
+    if !matches!(root, Cj::Obj(_)) {
+        return failed(format!("the bundle is {}, not an object", root.kind()));
+    }
+    match root.get("format") {
+        Some(Cj::Str(f)) if f == FORMAT => {}
+        Some(Cj::Str(f)) => {
+            return failed(format!(
+                "unsupported bundle format {f:?} (this version reads {FORMAT:?})"
+            ))
+        }
+        _ => {
+            return failed(format!(
+                "not a Flashback audit bundle (no \"format\": {FORMAT:?})"
+            ))
+        }
+    }
+    let Some(Cj::Arr(items)) = root.get("checkpoints") else {
+        return failed("the bundle has no \"checkpoints\" array".into());
+    };
+
+    let mut problems: Vec<String> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = |name: &str| item.get(name).and_then(Cj::as_str);
+        let parent = match item.get("parent_checkpoint_id") {
+            Some(Cj::Null) => Some(None),
+            Some(Cj::Str(s)) => Some(Some(s.as_str())),
+            _ => None,
+        };
+        let (Some(ns), Some(id), Some(parent), Some(hash), Some(chain)) = (
+            field("checkpoint_ns"),
+            field("checkpoint_id"),
+            parent,
+            field("hash"),
+            field("chain"),
+        ) else {
+            let which = ["checkpoint_ns", "checkpoint_id", "hash", "chain"]
+                .into_iter()
+                .filter(|f| field(f).is_none())
+                .chain(parent.is_none().then_some("parent_checkpoint_id"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let who = field("checkpoint_id")
+                .map(|id| label(field("checkpoint_ns").unwrap_or(""), id))
+                .unwrap_or_else(|| format!("checkpoint entry #{}", i + 1));
+            problems.push(format!("{who}: missing or invalid field(s): {which}"));
+            continue;
+        };
+        entries.push(Entry {
+            ns,
+            id,
+            parent,
+            hash,
+            chain,
+            computed: sha256_hex(canonical_without(item, &["hash", "chain"]).as_bytes()),
+        });
+    }
+
+    let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+    for e in &entries {
+        let n = seen.entry((e.ns, e.id)).or_insert(0);
+        *n += 1;
+        if *n == 2 {
+            problems.push(format!(
+                "{} appears more than once in the bundle",
+                label(e.ns, e.id)
+            ));
+        }
+    }
+
+    let links: Vec<ChainInput> = entries
+        .iter()
+        .map(|e| ChainInput {
+            ns: e.ns,
+            id: e.id,
+            parent: e.parent,
+        })
+        .collect();
+    let preds = chain_predecessors(&links);
+    let prev_of = |i: usize| preds[i].map_or(ZERO_CHAIN, |j| entries[j].chain);
+    // The chain each entry should have given its own predecessor's stored chain and hash.
+    let local: Vec<String> = (0..entries.len())
+        .map(|i| chain_of(prev_of(i), entries[i].hash))
+        .collect();
+    let link_ok = |i: usize| entries[i].chain == local[i];
+    let present: HashMap<(&str, &str), usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| ((e.ns, e.id), i))
+        .collect();
+
+    for (i, e) in entries.iter().enumerate() {
+        let who = label(e.ns, e.id);
+        let content_ok = e.hash == e.computed;
+        let chained = link_ok(i);
+        if !content_ok {
+            if chained {
+                problems.push(format!(
+                    "{who}: content was modified after export (its SHA-256 no longer matches its hash)"
+                ));
+            } else if e.chain == chain_of(prev_of(i), &e.computed) {
+                problems.push(format!(
+                    "{who}: its hash field was altered (content and chain match the original hash {})",
+                    e.computed
+                ));
+            } else {
+                problems.push(format!(
+                    "{who}: content does not match its hash and its chain link is broken"
+                ));
+            }
+            continue;
+        }
+        if chained {
+            continue;
+        }
+        match preds[i] {
+            Some(j) => {
+                // A broken link caused by the predecessor's altered chain is reported there.
+                let pred_altered = !link_ok(j) && e.chain == chain_of(&local[j], e.hash);
+                if !pred_altered {
+                    problems.push(format!(
+                        "{who}: chain link broken (its chain does not extend the chain of its parent {})",
+                        entries[j].id
+                    ));
+                }
+            }
+            None => match e.parent.filter(|p| !present.contains_key(&(e.ns, *p))) {
+                Some(p) => problems.push(format!(
+                    "{who}: its parent {p} is missing from the bundle, but its chain shows it was not exported as a root (the parent was removed, or the chain field altered)"
+                )),
+                None => match e.parent.and_then(|p| present.get(&(e.ns, p)).map(|&j| (p, j))) {
+                    Some((p, j)) if j > i => problems.push(format!(
+                        "{who}: appears before its parent {p} in the bundle (entries reordered)"
+                    )),
+                    _ => problems.push(format!("{who}: its chain field was altered")),
+                },
+            },
+        }
+    }
+
+    let count = entries.len();
+    match root.get("checkpoint_count") {
+        Some(Cj::Num(n)) if n.parse::<usize>().ok() == Some(items.len()) => {}
+        Some(Cj::Num(n)) => problems.push(format!(
+            "the bundle declares {n} checkpoints but holds {} (checkpoints added or removed)",
+            items.len()
+        )),
+        _ => problems.push("the bundle has no valid \"checkpoint_count\"".into()),
+    }
+    match root.get("bundle_hash") {
+        Some(Cj::Str(stored)) => {
+            let computed = sha256_hex(canonical_without(&root, &["bundle_hash"]).as_bytes());
+            if *stored != computed {
+                problems.push(
+                    "bundle_hash does not match the bundle's content (the bundle was modified after export)"
+                        .into(),
+                );
+            }
+        }
+        _ => problems.push("the bundle has no \"bundle_hash\"".into()),
+    }
+
+    if is_html && problems.is_empty() {
+        match bundle_of(&root) {
+            Ok(bundle) => {
+                if let Some(p) = html_difference(input, &render_html(&bundle)) {
+                    problems.push(p);
+                }
+            }
+            Err(e) => problems.push(format!(
+                "the embedded bundle does not have the expected structure: {e}"
+            )),
+        }
+    }
+
+    VerifyReport {
+        ok: problems.is_empty(),
+        checkpoints: count,
+        problems,
+    }
+}
+
+/// Compare an HTML report with the report its embedded bundle renders to, outside the
+/// embedded element (which was verified on its own).
+fn html_difference(input: &str, expected: &str) -> Option<String> {
+    let split = |s: &str| -> Option<(usize, usize)> {
+        let open = s.find(SCRIPT_OPEN)? + SCRIPT_OPEN.len();
+        let close = open + s[open..].find(SCRIPT_CLOSE)?;
+        Some((open, close))
+    };
+    let (Some((io, ic)), Some((eo, ec))) = (split(input), split(expected)) else {
+        return Some("the HTML report's structure is damaged".into());
+    };
+    let parts = [
+        (&input[..io], &expected[..eo], 0),
+        (
+            &input[ic..],
+            &expected[ec..],
+            input[..ic].matches('\n').count(),
+        ),
+    ];
+    for (got, want, offset) in parts {
+        if got != want {
+            let line = got
+                .lines()
+                .zip(want.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
+            return Some(format!(
+                "the HTML report's readable part was edited: it differs from what its embedded bundle renders to (from line {})",
+                offset + line + 1
+            ));
+        }
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+// ---------------------------------------------------------------------------------------------
+
+/// HTML-escape text (`&`, `<`, `>`, `"`, `'`).
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Cut long strings for display; returns how many were cut.
+fn fold(v: &Json) -> (Json, usize) {
+    fn go(v: &Json, n: &mut usize) -> Json {
+        match v {
+            Json::String(s) => {
+                let len = s.chars().count();
+                if len > HTML_FOLD_CHARS {
+                    *n += 1;
+                    let head: String = s.chars().take(HTML_FOLD_CHARS).collect();
+                    Json::String(format!(
+                        "{head}… [{} more characters not shown; the full value is in the embedded bundle]",
+                        len - HTML_FOLD_CHARS
+                    ))
+                } else {
+                    v.clone()
+                }
+            }
+            Json::Array(items) => Json::Array(items.iter().map(|i| go(i, n)).collect()),
+            Json::Object(m) => Json::Object(m.iter().map(|(k, x)| (k.clone(), go(x, n))).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut n = 0;
+    let out = go(v, &mut n);
+    (out, n)
+}
+
+fn pretty(v: &Json) -> (String, usize) {
+    let (folded, n) = fold(v);
+    (serde_json::to_string_pretty(&folded).unwrap_or_default(), n)
+}
+
+fn fold_note(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "<p class=\"note\">1 long string was shortened here.</p>\n".to_owned(),
+        n => format!("<p class=\"note\">{n} long strings were shortened here.</p>\n"),
+    }
+}
+
+/// The bundle's JSON for a `<script type="application/json">` element: every `<` is written
+/// `\u003c` (it only occurs inside JSON strings, where that is a valid escape), so neither
+/// `</script>`, `<!--` nor `<script` can appear in the element and end it early.
+fn embed_json(bundle: &Bundle) -> String {
+    serde_json::to_string(bundle)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+}
+
+const CSS: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1d2330;background:#fff;line-height:1.4}
+h1{font-size:1.6rem;margin-bottom:.3rem}h2{margin-top:2rem;border-bottom:2px solid #d7dce5}
+h3{margin:0 0 .5rem;font-size:1.1rem}h4{margin:1rem 0 .3rem}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:1rem 0}
+dl.meta dt{font-weight:600;color:#4a5568}dl.meta dd{margin:0}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+pre{background:#f5f7fa;border:1px solid #e2e6ee;padding:.6rem;overflow-x:auto;white-space:pre-wrap;word-break:break-all;margin:.3rem 0}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border:1px solid #d7dce5;padding:.3rem .5rem;text-align:left;vertical-align:top}
+th{background:#eef1f6}tr:nth-child(even) td{background:#fafbfd}
+section.cp{border:1px solid #d7dce5;border-radius:6px;padding:1rem;margin:1.2rem 0}
+.note{color:#6b7280;font-size:.85rem}.warn{color:#9a3412}
+details{margin:.3rem 0}summary{cursor:pointer;font-weight:600}
+@media print{details{display:block}body{margin:0}}
+";
+
+/// A standalone HTML report of a bundle: inline CSS, no scripts or external resources, all
+/// text escaped; the bundle itself is embedded as
+/// `<script type="application/json" id="flashback-bundle">` so [`verify`] can check the file
+/// (every `<` in that JSON is written `\u003c`, so no `</script>` or `<!--` can occur in it).
+/// Strings over 2000 characters are shortened in the readable part, with a note; the embedded
+/// bundle is complete. Deterministic: the same bundle always renders to the same bytes.
+pub fn render_html(bundle: &Bundle) -> String {
+    let mut h = String::new();
+    let title = format!("Flashback audit export: thread {}", bundle.thread_id);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(h, "<header>\n<h1>{}</h1>", esc(&title));
+    h.push_str("<dl class=\"meta\">\n");
+    let mut meta = |k: &str, v: String| {
+        let _ = writeln!(h, "<dt>{}</dt><dd>{v}</dd>", esc(k));
+    };
+    meta("Thread", format!("<code>{}</code>", esc(&bundle.thread_id)));
+    meta(
+        "Scope",
+        match bundle.scope {
+            Scope::Branch => "branch (the head checkpoint and its ancestors)".to_owned(),
+            Scope::Tree => "tree (every checkpoint, all namespaces)".to_owned(),
+        },
+    );
+    meta(
+        "Head",
+        bundle.head.as_deref().map_or_else(
+            || "none".to_owned(),
+            |id| format!("<code>{}</code>", esc(id)),
+        ),
+    );
+    meta("Checkpoints", bundle.checkpoints.len().to_string());
+    meta("Generated", esc(&bundle.generated_at));
+    meta(
+        "Tool",
+        format!("{} {}", esc(&bundle.tool.name), esc(&bundle.tool.version)),
+    );
+    meta(
+        "Source",
+        if bundle.source.schema.starts_with(&bundle.source.backend) {
+            esc(&bundle.source.schema)
+        } else {
+            format!(
+                "{} ({})",
+                esc(&bundle.source.backend),
+                esc(&bundle.source.schema)
+            )
+        },
+    );
+    meta(
+        "Redactions",
+        if bundle.redactions.is_empty() {
+            "none".to_owned()
+        } else {
+            bundle
+                .redactions
+                .iter()
+                .map(|p| format!("<code>{}</code>", esc(p)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+    );
+    meta("Format", format!("<code>{}</code>", esc(&bundle.format)));
+    meta(
+        "Bundle hash",
+        format!("<code>{}</code> (SHA-256)", esc(&bundle.bundle_hash)),
+    );
+    h.push_str("</dl>\n");
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Secret values (pydantic <code>SecretStr</code>/<code>SecretBytes</code>) are \
+         masked as <code>**********</code>; values under redacted keys read <code>{}</code>. Each \
+         checkpoint carries the SHA-256 of its canonical JSON and a hash chain along parent links. \
+         The complete bundle is embedded in this file; check it with \
+         <code>flashback verify FILE</code>.</p>\n</header>",
+        esc(REDACTED)
+    );
+
+    h.push_str("<main>\n<h2>Checkpoints</h2>\n<table>\n<thead><tr><th>#</th><th>Step</th><th>Source</th><th>Time</th><th>Namespace</th><th>Checkpoint</th><th>Parent</th><th>Hash</th></tr></thead>\n<tbody>\n");
+    let anchors: HashMap<(&str, &str), usize> = bundle
+        .checkpoints
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, c)| ((c.checkpoint_ns.as_str(), c.checkpoint_id.as_str()), i + 1))
+        .collect();
+    for (i, cp) in bundle.checkpoints.iter().enumerate() {
+        let parent = match cp.parent_checkpoint_id.as_deref() {
+            None => String::new(),
+            Some(p) => match anchors.get(&(cp.checkpoint_ns.as_str(), p)) {
+                Some(n) => format!("<a href=\"#cp-{n}\">{}</a>", esc(p)),
+                None => format!("{} (not in this export)", esc(p)),
+            },
+        };
+        let step = cp
+            .metadata
+            .get("step")
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let source = cp
+            .metadata
+            .get("source")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let _ = writeln!(
+            h,
+            "<tr><td><a href=\"#cp-{n}\">{n}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\"><a href=\"#cp-{n}\">{}</a></td><td class=\"mono\">{}</td><td class=\"mono\" title=\"{}\">{}</td></tr>",
+            esc(&step),
+            esc(source),
+            esc(&cp.ts),
+            esc(&cp.checkpoint_ns),
+            esc(&cp.checkpoint_id),
+            parent,
+            esc(&cp.hash),
+            esc(cp.hash.get(..12).unwrap_or(&cp.hash)),
+            n = i + 1,
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+
+    for (i, cp) in bundle.checkpoints.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<section class=\"cp\" id=\"cp-{}\">\n<h3>#{} <code>{}</code></h3>",
+            i + 1,
+            i + 1,
+            esc(&cp.checkpoint_id)
+        );
+        h.push_str("<dl class=\"meta\">\n");
+        let mut row = |k: &str, v: &str| {
+            let _ = writeln!(h, "<dt>{}</dt><dd class=\"mono\">{}</dd>", esc(k), esc(v));
+        };
+        row(
+            "Namespace",
+            if cp.checkpoint_ns.is_empty() {
+                "(root)"
+            } else {
+                &cp.checkpoint_ns
+            },
+        );
+        row(
+            "Parent",
+            cp.parent_checkpoint_id.as_deref().unwrap_or("(none)"),
+        );
+        row("Time", &cp.ts);
+        row("Hash", &cp.hash);
+        row("Chain", &cp.chain);
+        h.push_str("</dl>\n");
+
+        let (meta_text, n) = pretty(&cp.metadata);
+        let _ = write!(
+            h,
+            "<details>\n<summary>Metadata</summary>\n<pre>{}</pre>\n{}</details>\n",
+            esc(&meta_text),
+            fold_note(n)
+        );
+
+        let _ = writeln!(h, "<h4>Values ({})</h4>", cp.values.len());
+        if cp.values.is_empty() {
+            h.push_str("<p class=\"note\">No channel values.</p>\n");
+        }
+        for (channel, v) in &cp.values {
+            let (text, n) = pretty(v);
+            let _ = write!(
+                h,
+                "<details open>\n<summary><code>{}</code></summary>\n<pre>{}</pre>\n{}</details>\n",
+                esc(channel),
+                esc(&text),
+                fold_note(n)
+            );
+        }
+
+        let _ = writeln!(h, "<h4>Pending writes ({})</h4>", cp.pending_writes.len());
+        if cp.pending_writes.is_empty() {
+            h.push_str("<p class=\"note\">No pending writes.</p>\n");
+        } else {
+            h.push_str("<table>\n<thead><tr><th>Task</th><th>Path</th><th>Idx</th><th>Channel</th><th>Type</th><th>Value</th></tr></thead>\n<tbody>\n");
+            for w in &cp.pending_writes {
+                let (text, n) = pretty(&w.value);
+                let _ = writeln!(
+                    h,
+                    "<tr><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td><pre>{}</pre>{}</td></tr>",
+                    esc(&w.task_id),
+                    esc(&w.task_path),
+                    w.idx,
+                    esc(&w.channel),
+                    esc(&w.type_tag),
+                    esc(&text),
+                    fold_note(n).trim_end()
+                );
+            }
+            h.push_str("</tbody>\n</table>\n");
+        }
+        h.push_str("</section>\n");
+    }
+    h.push_str("</main>\n<footer>\n<p class=\"note\">Generated by ");
+    let _ = writeln!(
+        h,
+        "{} {}. The machine-readable bundle follows.</p>\n</footer>",
+        esc(&bundle.tool.name),
+        esc(&bundle.tool.version)
+    );
+    let _ = writeln!(h, "{SCRIPT_OPEN}{}{SCRIPT_CLOSE}", embed_json(bundle));
+    h.push_str("</body>\n</html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn glob(p: &str, k: &str) -> bool {
+        Redactor::new(&[p.to_owned()]).matches(k)
+    }
+
+    #[test]
+    fn glob_patterns() {
+        assert!(glob("api_key", "API_KEY"));
+        assert!(!glob("api_key", "my_api_key"));
+        assert!(glob("*key*", "my_API_KEY_2"));
+        assert!(glob("*key", "apikey"));
+        assert!(!glob("*key", "keys"));
+        assert!(glob("k?y", "kEy"));
+        assert!(!glob("k?y", "ky"));
+        assert!(glob("*", ""));
+        assert!(glob("a*b*c", "aXXbYYbc"));
+        assert!(!glob("a*b*c", "aXXbYYb"));
+        assert!(glob("ÉTÉ*", "été_2024"));
+        assert!(!Redactor::new(&[]).matches("anything"));
+    }
+
+    #[test]
+    fn redaction_in_views_and_opaque_payloads() {
+        let r = Redactor::new(&["token".to_owned(), "$ref".to_owned()]);
+        let mut v = json!({
+            "$type": "m.Model",
+            "Token": "abc",
+            "$$ref": "x",
+            "$value": {"token": 1},
+            "$items": [["token", 2]],
+            "list": [{"token": 3}, {"$type": "builtins.dict", "$items": [["token", 4], [1, {"token": 5}]]}],
+            "blob": {"$type": "pickle", "$opaque": true, "size": 3,
+                      "base64": B64.encode(b"..pydantic.types\nSecretStr..")},
+            "raw": {"$error": "bad", "$type": "msgpack", "raw_base64": B64.encode(b"\xa5TOKEN\x01")},
+            "fine": {"$error": "bad", "$type": "msgpack", "raw_base64": B64.encode(b"harmless")}
+        });
+        r.apply(&mut v, true);
+        assert_eq!(
+            v,
+            json!({
+                "$type": "m.Model",
+                "Token": REDACTED,
+                "$$ref": REDACTED,
+                "$value": {"token": REDACTED},
+                "$items": [["token", 2]],
+                "list": [{"token": REDACTED}, {"$type": "builtins.dict", "$items": [["token", REDACTED], [1, {"token": REDACTED}]]}],
+                "blob": {"$type": "pickle", "$opaque": true, "size": 3, "base64": WITHHELD},
+                "raw": {"$error": "bad", "$type": "msgpack", "raw_base64": WITHHELD},
+                "fine": {"$error": "bad", "$type": "msgpack", "raw_base64": B64.encode(b"harmless")}
+            })
+        );
+        // Metadata (plain JSON): `$` keys are ordinary keys.
+        let mut m = json!({"$ref": 1, "a": {"TOKEN": [1]}});
+        r.apply(&mut m, false);
+        assert_eq!(m, json!({"$ref": REDACTED, "a": {"TOKEN": REDACTED}}));
+    }
+
+    #[test]
+    fn canonical_form() {
+        let v = json!({"b": [1, 2.5, -0.0, 1e300, u64::MAX], "a": "x\"\\\u{1}\n/é😀", "é": null, "Z": true});
+        let c = canonical_of_value(&v);
+        assert_eq!(
+            c,
+            "{\"Z\":true,\"a\":\"x\\\"\\\\\\u0001\\n/é😀\",\"b\":[1,2.5,-0.0,1e+300,18446744073709551615],\"é\":null}"
+        );
+        // The exact parser reproduces it from any formatting, numbers as written.
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        let mut out = String::new();
+        write_canonical(&Parser::parse(&pretty).unwrap(), &mut out);
+        assert_eq!(out, c);
+        let mut out = String::new();
+        write_canonical(
+            &Parser::parse("{\"n\": 1.50E+3, \"s\": \"\\ud83d\\ude00\\/\"}").unwrap(),
+            &mut out,
+        );
+        assert_eq!(out, "{\"n\":1.50E+3,\"s\":\"😀/\"}");
+    }
+
+    #[test]
+    fn floats_round_trip_exactly() {
+        // Values whose default serde_json parse may be off by one ulp.
+        let v = json!([
+            1e-7,
+            1e16,
+            0.30000000000000004,
+            1.7976931348623157e308,
+            5e-324,
+            0.1,
+            2.2250738585072014e-308,
+            9007199254740993.0
+        ]);
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(text.starts_with("[1e-7,1e+16,"), "{text}");
+        let back = to_value(&Parser::parse(&text).unwrap()).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+    }
+}

@@ -1,0 +1,536 @@
+//! `SaverMaintenance` (copy_thread, delete_for_runs, prune) on SQLite, on temporary copies of
+//! the Python-written fixture and on hand-built threads.
+
+use flashback_codec::Value;
+use flashback_storage::maintenance::{PruneReport, PruneStrategy, SaverMaintenance};
+use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::{
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
+    StoreError, Version,
+};
+use rusqlite::Connection;
+use serde_json::{json, Map, Value as Json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
+}
+
+/// A temporary copy of the fixture, opened for writing.
+async fn fixture_copy() -> (tempfile::TempDir, PathBuf, SqliteSaver) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("copy.sqlite");
+    std::fs::copy(fixture(), &path).expect("copy fixture");
+    let saver = SqliteSaver::open(path.to_str().unwrap())
+        .await
+        .expect("open");
+    (dir, path, saver)
+}
+
+/// Every row of both tables, as text, in key order.
+fn dump(path: &Path) -> Vec<String> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || \
+         ifnull(parent_checkpoint_id, '<null>') || '|' || hex(checkpoint) || '|' || hex(metadata) \
+         FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id",
+        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || task_id || '|' || \
+         task_path || '|' || idx || '|' || channel || '|' || ifnull(type, '') || '|' || hex(value) \
+         FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .expect("query")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("rows");
+        out.extend(rows);
+    }
+    out
+}
+
+fn count(path: &Path, sql: &str) -> i64 {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open");
+    conn.query_row(sql, [], |r| r.get(0)).expect(sql)
+}
+
+/// The thread's tuples with the thread id blanked out.
+async fn tuples(store: &dyn CheckpointStore, thread: &str) -> Vec<CheckpointTuple> {
+    let mut list = store
+        .list_tuples(&ListQuery::thread(thread))
+        .await
+        .expect("list");
+    for t in &mut list {
+        t.header.thread_id = String::new();
+    }
+    list
+}
+
+fn owned(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[tokio::test]
+async fn copy_thread_copies_every_namespace_and_write() {
+    let (_dir, path, saver) = fixture_copy().await;
+    let before = dump(&path);
+    for source in ["subgraph", "send-fanout", "interrupt-resumed", "long"] {
+        let target = format!("{source}-copy");
+        let report = saver.copy_thread(source, &target).await.expect("copy");
+        let src = tuples(&saver, source).await;
+        let dst = tuples(&saver, &target).await;
+        assert!(!src.is_empty());
+        assert_eq!(src, dst, "{source}: copied tuples differ");
+        assert_eq!(report.checkpoints as usize, src.len());
+        let writes: usize = src.iter().map(|t| t.pending_writes.len()).sum();
+        assert_eq!(report.writes as usize, writes);
+        // Every namespace is there.
+        let threads = saver.list_threads().await.expect("threads");
+        let ns = |t: &str| {
+            threads
+                .iter()
+                .find(|i| i.thread_id == t)
+                .map(|i| i.namespaces.clone())
+        };
+        assert_eq!(ns(source), ns(&target));
+    }
+    // The source rows are untouched and the copy's rows are byte-identical.
+    let after = dump(&path);
+    let src_rows: Vec<&String> = after
+        .iter()
+        .filter(|r| !r.split('|').next().unwrap().ends_with("-copy"))
+        .collect();
+    assert_eq!(src_rows.len(), before.len());
+    for row in after.iter().filter(|r| r.starts_with("subgraph-copy|")) {
+        let original = row.replacen("subgraph-copy|", "subgraph|", 1);
+        assert!(before.contains(&original), "no original for {row}");
+    }
+
+    // A non-empty target, and the same thread, are refused; nothing changes.
+    let snapshot = dump(&path);
+    let e = saver.copy_thread("forked", "subgraph").await.unwrap_err();
+    assert!(matches!(e, StoreError::InvalidInput(_)), "{e}");
+    assert!(e.to_string().contains("already holds"), "{e}");
+    let e = saver.copy_thread("forked", "forked").await.unwrap_err();
+    assert!(matches!(e, StoreError::InvalidInput(_)), "{e}");
+    assert_eq!(dump(&path), snapshot);
+
+    // A missing source copies nothing.
+    let report = saver
+        .copy_thread("no-such-thread", "x")
+        .await
+        .expect("copy");
+    assert_eq!(report.checkpoints, 0);
+    assert!(tuples(&saver, "x").await.is_empty());
+}
+
+#[tokio::test]
+async fn prune_keep_latest_dry_run_then_real() {
+    let (_dir, path, saver) = fixture_copy().await;
+    let threads = owned(&[
+        "subgraph",
+        "long",
+        "forked",
+        "subgraph-persistent",
+        "missing",
+    ]);
+    // The latest checkpoint of every namespace, before.
+    let mut heads = Vec::new();
+    for info in saver.list_threads().await.expect("threads") {
+        if !threads.contains(&info.thread_id) {
+            continue;
+        }
+        for ns in &info.namespaces {
+            let t = saver
+                .get_tuple(&info.thread_id, ns, None)
+                .await
+                .expect("get")
+                .expect("latest");
+            heads.push(t);
+        }
+    }
+    let before = dump(&path);
+    let dry = saver
+        .prune(&threads, PruneStrategy::KeepLatest, true)
+        .await
+        .expect("dry run");
+    assert!(dry.dry_run);
+    assert_eq!(dump(&path), before, "a dry run wrote");
+    assert!(dry.checkpoints.len() > 300, "{}", dry.checkpoints.len());
+    assert!(dry.writes > 0);
+    assert_eq!(dry.blobs, 0);
+
+    let real = saver
+        .prune(&threads, PruneStrategy::KeepLatest, false)
+        .await
+        .expect("prune");
+    assert!(!real.dry_run);
+    assert_eq!(
+        PruneReport {
+            dry_run: true,
+            ..real.clone()
+        },
+        dry
+    );
+    let deleted = i64::try_from(real.checkpoints.len()).unwrap();
+    assert_eq!(
+        count(&path, "SELECT count(*) FROM checkpoints"),
+        381 - deleted
+    );
+
+    // The subgraph call started from an older root checkpoint goes with it; every other
+    // namespace keeps exactly its latest checkpoint, values and writes intact.
+    let after = saver.list_threads().await.expect("threads");
+    for t in &heads {
+        let h = &t.header;
+        let now = saver
+            .get_tuple(&h.thread_id, &h.checkpoint_ns, None)
+            .await
+            .expect("get");
+        let call = h.checkpoint_ns.contains(':');
+        let root = h.metadata["parents"][""].as_str().map(str::to_owned);
+        let root_kept = heads.iter().any(|r| {
+            r.header.thread_id == h.thread_id && Some(&r.header.checkpoint_id) == root.as_ref()
+        });
+        if call && root.is_some() && !root_kept {
+            assert!(now.is_none(), "call namespace {} kept", h.checkpoint_ns);
+            assert!(real
+                .checkpoints
+                .iter()
+                .any(|c| c.1 == h.checkpoint_ns && c.2 == h.checkpoint_id));
+            continue;
+        }
+        let now = now.expect("latest still there");
+        assert_eq!(now.checkpoint, t.checkpoint);
+        assert_eq!(now.pending_writes, t.pending_writes);
+        assert_eq!(now.header.metadata, h.metadata);
+        assert_eq!(now.header.parent_checkpoint_id, None, "parent not cleared");
+        let n = saver
+            .list_headers(&ListQuery {
+                checkpoint_ns: Some(h.checkpoint_ns.clone()),
+                ..ListQuery::thread(&h.thread_id)
+            })
+            .await
+            .expect("list");
+        assert_eq!(n.len(), 1, "{} {:?}", h.thread_id, h.checkpoint_ns);
+    }
+    let sub = after.iter().find(|i| i.thread_id == "subgraph").unwrap();
+    assert_eq!(
+        sub.namespaces,
+        [""],
+        "the subgraph calls went with their root"
+    );
+    // Other threads are untouched.
+    for thread in ["chat-tools", "reducers", "rich-types"] {
+        let n = count(
+            &path,
+            &format!("SELECT count(*) FROM checkpoints WHERE thread_id = '{thread}'"),
+        );
+        let was = before
+            .iter()
+            .filter(|r| r.starts_with(&format!("{thread}|")) && r.split('|').count() == 6)
+            .count();
+        assert_eq!(n as usize, was, "{thread}");
+    }
+    // Pruning again deletes nothing.
+    let again = saver
+        .prune(&threads, PruneStrategy::KeepLatest, false)
+        .await
+        .expect("again");
+    assert!(
+        again.checkpoints.is_empty() && again.writes == 0,
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn prune_delete_removes_the_threads() {
+    let (_dir, path, saver) = fixture_copy().await;
+    let writes_before = count(
+        &path,
+        "SELECT count(*) FROM writes WHERE thread_id = 'long'",
+    );
+    let threads = owned(&["long", "subgraph"]);
+    let dry = saver
+        .prune(&threads, PruneStrategy::Delete, true)
+        .await
+        .expect("dry");
+    assert_eq!(dry.checkpoints.len(), 300 + 13);
+    let real = saver
+        .prune(&threads, PruneStrategy::Delete, false)
+        .await
+        .expect("delete");
+    assert_eq!(real.writes, dry.writes);
+    assert!(real.writes as i64 > writes_before);
+    assert_eq!(
+        count(
+            &path,
+            "SELECT count(*) FROM checkpoints WHERE thread_id IN ('long', 'subgraph')"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &path,
+            "SELECT count(*) FROM writes WHERE thread_id IN ('long', 'subgraph')"
+        ),
+        0
+    );
+    assert_eq!(count(&path, "SELECT count(*) FROM checkpoints"), 381 - 313);
+    // Nothing to do is fine.
+    let none = saver
+        .prune(&[], PruneStrategy::KeepLatest, false)
+        .await
+        .expect("empty");
+    assert_eq!(none, PruneReport::default());
+}
+
+// ------------------------------------------------------------------------------------------
+// Hand-built threads
+
+fn checkpoint(id: &str, values: Vec<(&str, Decoded)>) -> Checkpoint {
+    Checkpoint {
+        v: 4,
+        id: id.to_owned(),
+        ts: "2026-01-01T00:00:00.000000+00:00".into(),
+        channel_values: values
+            .into_iter()
+            .map(|(c, v)| (c.to_owned(), Arc::new(v)))
+            .collect(),
+        channel_versions: vec![("a".into(), Version::Int(1))],
+        versions_seen: Vec::new(),
+        updated_channels: None,
+        pending_sends: None,
+    }
+}
+
+async fn put(
+    saver: &dyn CheckpointSaver,
+    thread: &str,
+    ns: &str,
+    parent: Option<&str>,
+    cp: &Checkpoint,
+    metadata: Json,
+) {
+    let metadata: Map<String, Json> = metadata.as_object().cloned().unwrap();
+    saver
+        .put(PutRequest {
+            thread_id: thread,
+            checkpoint_ns: ns,
+            parent_checkpoint_id: parent,
+            checkpoint: cp,
+            metadata: &metadata,
+            new_versions: &cp.channel_versions,
+        })
+        .await
+        .expect("put");
+}
+
+fn s(x: &str) -> Decoded {
+    Decoded::Msgpack(Value::Str(x.into()))
+}
+
+async fn new_saver() -> (tempfile::TempDir, PathBuf, SqliteSaver) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("new.sqlite");
+    let saver = SqliteSaver::create(path.to_str().unwrap())
+        .await
+        .expect("create");
+    (dir, path, saver)
+}
+
+#[tokio::test]
+async fn delete_for_runs_deletes_the_runs_checkpoints_and_writes() {
+    let (_dir, path, saver) = new_saver().await;
+    let ids = ["1f0-1", "1f0-2", "1f0-3"];
+    let runs = ["run-1", "run-2", "run-3"];
+    let mut parent = None;
+    for (id, run) in ids.iter().zip(runs) {
+        let cp = checkpoint(id, vec![("a", s(run))]);
+        put(
+            &saver,
+            "t",
+            "",
+            parent,
+            &cp,
+            json!({"run_id": run, "step": 1}),
+        )
+        .await;
+        saver
+            .put_writes("t", "", id, "task", "", &[("ch".into(), s("w"))])
+            .await
+            .expect("writes");
+        parent = Some(*id);
+    }
+    // run-1 also has a checkpoint in a child namespace and in another thread.
+    put(
+        &saver,
+        "t",
+        "child:1",
+        None,
+        &checkpoint("1f0-4", vec![]),
+        json!({"run_id": "run-1"}),
+    )
+    .await;
+    put(
+        &saver,
+        "u",
+        "",
+        None,
+        &checkpoint("1f0-5", vec![]),
+        json!({"run_id": "run-1"}),
+    )
+    .await;
+    put(
+        &saver,
+        "u",
+        "",
+        Some("1f0-5"),
+        &checkpoint("1f0-6", vec![]),
+        json!({"run_id": "other"}),
+    )
+    .await;
+
+    let report = saver
+        .delete_for_runs(&owned(&["run-1", "run-2", "nope"]))
+        .await
+        .expect("delete");
+    let deleted: Vec<(&str, &str, &str)> = report
+        .checkpoints
+        .iter()
+        .map(|(t, n, i)| (t.as_str(), n.as_str(), i.as_str()))
+        .collect();
+    assert_eq!(
+        deleted,
+        [
+            ("t", "", "1f0-1"),
+            ("t", "", "1f0-2"),
+            ("t", "child:1", "1f0-4"),
+            ("u", "", "1f0-5")
+        ]
+    );
+    assert_eq!(report.writes, 2);
+    let left: Vec<String> = saver
+        .list_headers(&ListQuery::default())
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|h| h.checkpoint_id)
+        .collect();
+    assert_eq!(left, ["1f0-6", "1f0-3"]);
+    assert_eq!(count(&path, "SELECT count(*) FROM writes"), 1);
+    // run-3's checkpoint keeps its writes and (dangling) parent.
+    let t = saver.get_tuple("t", "", None).await.unwrap().unwrap();
+    assert_eq!(t.pending_writes.len(), 1);
+    assert_eq!(t.header.parent_checkpoint_id.as_deref(), Some("1f0-2"));
+    // Empty and unknown lists are no-ops.
+    assert_eq!(
+        saver.delete_for_runs(&[]).await.unwrap(),
+        PruneReport::default()
+    );
+    assert!(saver
+        .delete_for_runs(&owned(&["nope"]))
+        .await
+        .unwrap()
+        .checkpoints
+        .is_empty());
+}
+
+#[tokio::test]
+async fn keep_latest_refuses_delta_channel_threads() {
+    let (_dir, path, saver) = new_saver().await;
+    // Plain thread.
+    put(
+        &saver,
+        "plain",
+        "",
+        None,
+        &checkpoint("1", vec![]),
+        json!({}),
+    )
+    .await;
+    put(
+        &saver,
+        "plain",
+        "",
+        Some("1"),
+        &checkpoint("2", vec![]),
+        json!({}),
+    )
+    .await;
+    // DeltaChannel counters in the metadata.
+    put(
+        &saver,
+        "counters",
+        "",
+        None,
+        &checkpoint("1", vec![]),
+        json!({}),
+    )
+    .await;
+    put(
+        &saver,
+        "counters",
+        "",
+        Some("1"),
+        &checkpoint("2", vec![]),
+        json!({"counters_since_delta_snapshot": {"a": 1}}),
+    )
+    .await;
+    // A `_DeltaSnapshot` value.
+    let snapshot = Decoded::Msgpack(Value::DeltaSnapshot(Box::new(Value::Array(vec![
+        Value::Int(1),
+    ]))));
+    put(
+        &saver,
+        "snap",
+        "",
+        None,
+        &checkpoint("1", vec![("a", snapshot)]),
+        json!({}),
+    )
+    .await;
+    put(
+        &saver,
+        "snap",
+        "",
+        Some("1"),
+        &checkpoint("2", vec![]),
+        json!({}),
+    )
+    .await;
+
+    let before = dump(&path);
+    for threads in [
+        owned(&["plain", "counters"]),
+        owned(&["snap"]),
+        owned(&["plain", "snap", "counters"]),
+    ] {
+        for dry_run in [true, false] {
+            let e = saver
+                .prune(&threads, PruneStrategy::KeepLatest, dry_run)
+                .await
+                .unwrap_err();
+            assert!(matches!(e, StoreError::InvalidInput(_)), "{e}");
+            assert!(e.to_string().contains("DeltaChannel"), "{e}");
+            assert!(!e.to_string().contains("plain"), "{e}");
+        }
+    }
+    assert_eq!(dump(&path), before, "a refused prune wrote");
+    // "delete" is not refused.
+    let r = saver
+        .prune(&owned(&["snap", "counters"]), PruneStrategy::Delete, false)
+        .await
+        .expect("delete");
+    assert_eq!(r.checkpoints.len(), 4);
+    let r = saver
+        .prune(&owned(&["plain"]), PruneStrategy::KeepLatest, false)
+        .await
+        .expect("plain");
+    assert_eq!(r.checkpoints, [("plain".into(), "".into(), "1".into())]);
+    assert_eq!(r.parents_cleared, 1);
+}
