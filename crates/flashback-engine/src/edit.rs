@@ -29,11 +29,11 @@
 //! not also stored as pending writes on `X`.
 
 use crate::error::EngineError;
-use crate::fork::ForkResult;
+use crate::fork::{load_source, write_fork, ForkResult};
 use flashback_codec::unview::decoded_from_view;
-use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
-use flashback_storage::{CheckpointSaver, PutRequest, StoreError, Version, Versions};
-use serde_json::{json, Map, Value as Json};
+use flashback_storage::pyfmt::next_version;
+use flashback_storage::{CheckpointSaver, StoreError, Version, Versions};
+use serde_json::{json, Value as Json};
 use std::sync::Arc;
 
 /// The JSON path prefix of a channel's value in error messages: `values.messages`,
@@ -79,13 +79,7 @@ pub async fn edit_fork(
             )));
         }
     }
-    let source = saver
-        .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
-        .await?
-        .ok_or_else(|| EngineError::UnknownCheckpoint {
-            ns: checkpoint_ns.to_owned(),
-            id: checkpoint_id.to_owned(),
-        })?;
+    let source = load_source(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
 
     // Validate and convert every edit before writing anything.
     let mut new_values = Vec::with_capacity(edits.len());
@@ -101,82 +95,41 @@ pub async fn edit_fork(
         new_values.push((channel.as_str(), Arc::new(value)));
     }
 
-    let step = source
-        .header
-        .metadata
-        .get("step")
-        .and_then(Json::as_i64)
-        .unwrap_or(-1)
-        + 1;
-    let mut checkpoint = source.checkpoint.clone();
-    checkpoint.id = uuid6(step);
-    checkpoint.ts = utc_now_isoformat();
-    checkpoint.updated_channels = None;
-
-    // One new version for every edited channel, as `apply_writes` does for a step.
-    let max_version = checkpoint
-        .channel_versions
-        .iter()
-        .map(|(_, v)| v)
-        .max_by(|a, b| a.py_cmp(b));
-    let version: Version = next_version(max_version);
-    let mut new_versions: Versions = Vec::with_capacity(new_values.len());
-    for (channel, value) in new_values {
-        match checkpoint
-            .channel_values
-            .iter_mut()
-            .find(|(c, _)| c == channel)
-        {
-            Some((_, v)) => *v = value,
-            None => checkpoint.channel_values.push((channel.to_owned(), value)),
-        }
-        match checkpoint
-            .channel_versions
-            .iter_mut()
-            .find(|(c, _)| c == channel)
-        {
-            Some((_, v)) => *v = version.clone(),
-            None => checkpoint
-                .channel_versions
-                .push((channel.to_owned(), version.clone())),
-        }
-        new_versions.push((channel.to_owned(), version.clone()));
-    }
-
     let edited: Vec<&str> = edits.iter().map(|(c, _)| c.as_str()).collect();
-    let mut metadata = Map::new();
-    metadata.insert("source".into(), "update".into());
-    metadata.insert("step".into(), step.into());
-    metadata.insert(
-        "parents".into(),
-        source
-            .header
-            .metadata
-            .get("parents")
-            .cloned()
-            .unwrap_or_else(|| json!({})),
-    );
-    metadata.insert(
-        "flashback".into(),
-        json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited}),
-    );
-    saver
-        .put(PutRequest {
-            thread_id,
-            checkpoint_ns,
-            parent_checkpoint_id: Some(checkpoint_id),
-            checkpoint: &checkpoint,
-            metadata: &metadata,
-            new_versions: &new_versions,
-        })
-        .await?;
-    Ok(ForkResult {
-        thread_id: thread_id.to_owned(),
-        checkpoint_ns: checkpoint_ns.to_owned(),
-        checkpoint_id: checkpoint.id,
-        parent_checkpoint_id: checkpoint_id.to_owned(),
-        step,
+    let note = json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited});
+    write_fork(saver, &source, "update", note, |checkpoint| {
+        // One new version for every edited channel, as `apply_writes` does for a step.
+        let max_version = checkpoint
+            .channel_versions
+            .iter()
+            .map(|(_, v)| v)
+            .max_by(|a, b| a.py_cmp(b));
+        let version: Version = next_version(max_version);
+        let mut new_versions: Versions = Vec::with_capacity(new_values.len());
+        for (channel, value) in new_values {
+            match checkpoint
+                .channel_values
+                .iter_mut()
+                .find(|(c, _)| c == channel)
+            {
+                Some((_, v)) => *v = value,
+                None => checkpoint.channel_values.push((channel.to_owned(), value)),
+            }
+            match checkpoint
+                .channel_versions
+                .iter_mut()
+                .find(|(c, _)| c == channel)
+            {
+                Some((_, v)) => *v = version.clone(),
+                None => checkpoint
+                    .channel_versions
+                    .push((channel.to_owned(), version.clone())),
+            }
+            new_versions.push((channel.to_owned(), version.clone()));
+        }
+        new_versions
     })
+    .await
 }
 
 #[cfg(test)]

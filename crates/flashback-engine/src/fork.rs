@@ -10,7 +10,7 @@
 
 use crate::error::EngineError;
 use flashback_storage::pyfmt::{utc_now_isoformat, uuid6};
-use flashback_storage::{CheckpointSaver, PutRequest, Versions};
+use flashback_storage::{Checkpoint, CheckpointSaver, CheckpointTuple, PutRequest, Versions};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 
@@ -36,15 +36,40 @@ pub async fn copy_fork(
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<ForkResult, EngineError> {
-    let source = saver
+    let source = load_source(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
+    let note = json!({"action": "copy_fork", "forked_from": checkpoint_id});
+    write_fork(saver, &source, "fork", note, |_| Vec::new()).await
+}
+
+/// The checkpoint a fork starts from.
+pub(crate) async fn load_source(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+) -> Result<CheckpointTuple, EngineError> {
+    saver
         .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
         .await?
         .ok_or_else(|| EngineError::UnknownCheckpoint {
             ns: checkpoint_ns.to_owned(),
             id: checkpoint_id.to_owned(),
-        })?;
-    let step = source
-        .header
+        })
+}
+
+/// Write a new child of `source` as the thread's newest checkpoint: a copy of it with a new
+/// id and time, `step + 1`, `updated_channels = None` and the given metadata `source`;
+/// `change` may edit the copy and returns the versions that are new (Postgres writes blobs
+/// for those only). `note` is recorded under the metadata key `flashback`.
+pub(crate) async fn write_fork(
+    saver: &dyn CheckpointSaver,
+    source: &CheckpointTuple,
+    metadata_source: &str,
+    note: Json,
+    change: impl FnOnce(&mut Checkpoint) -> Versions,
+) -> Result<ForkResult, EngineError> {
+    let header = &source.header;
+    let step = header
         .metadata
         .get("step")
         .and_then(Json::as_i64)
@@ -54,38 +79,28 @@ pub async fn copy_fork(
     checkpoint.id = uuid6(step);
     checkpoint.ts = utc_now_isoformat();
     checkpoint.updated_channels = None;
+    let new_versions = change(&mut checkpoint);
     let mut metadata = Map::new();
-    metadata.insert("source".into(), "fork".into());
+    metadata.insert("source".into(), metadata_source.into());
     metadata.insert("step".into(), step.into());
-    metadata.insert(
-        "parents".into(),
-        source
-            .header
-            .metadata
-            .get("parents")
-            .cloned()
-            .unwrap_or_else(|| json!({})),
-    );
-    metadata.insert(
-        "flashback".into(),
-        json!({"action": "copy_fork", "forked_from": checkpoint_id}),
-    );
-    let no_new_versions: Versions = Vec::new();
+    let parents = header.metadata.get("parents").cloned();
+    metadata.insert("parents".into(), parents.unwrap_or_else(|| json!({})));
+    metadata.insert("flashback".into(), note);
     saver
         .put(PutRequest {
-            thread_id,
-            checkpoint_ns,
-            parent_checkpoint_id: Some(checkpoint_id),
+            thread_id: &header.thread_id,
+            checkpoint_ns: &header.checkpoint_ns,
+            parent_checkpoint_id: Some(&header.checkpoint_id),
             checkpoint: &checkpoint,
             metadata: &metadata,
-            new_versions: &no_new_versions,
+            new_versions: &new_versions,
         })
         .await?;
     Ok(ForkResult {
-        thread_id: thread_id.to_owned(),
-        checkpoint_ns: checkpoint_ns.to_owned(),
+        thread_id: header.thread_id.clone(),
+        checkpoint_ns: header.checkpoint_ns.clone(),
         checkpoint_id: checkpoint.id,
-        parent_checkpoint_id: checkpoint_id.to_owned(),
+        parent_checkpoint_id: header.checkpoint_id.clone(),
         step,
     })
 }

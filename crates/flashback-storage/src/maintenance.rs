@@ -396,19 +396,7 @@ mod sqlite {
     use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
     use std::time::Duration;
 
-    fn err(e: rusqlite::Error) -> StoreError {
-        match &e {
-            rusqlite::Error::SqliteFailure(f, _)
-                if matches!(
-                    f.code,
-                    rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
-                ) =>
-            {
-                StoreError::InvalidInput(format!("the database cannot be written: {e}"))
-            }
-            _ => StoreError::Query(e.to_string()),
-        }
-    }
+    use crate::sqlite_write::write_err as err;
 
     /// A connection of our own to the saver's file (read-only for dry runs).
     fn open(path: &str, write: bool) -> Result<Connection, StoreError> {

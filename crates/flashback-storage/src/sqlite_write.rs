@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 const SETUP_SQL: &str = include_str!("../../../migrations/sqlite/0001_setup.sql");
 const TASK_PATH_SQL: &str = include_str!("../../../migrations/sqlite/0002_writes_task_path.sql");
 
-fn err(e: rusqlite::Error) -> StoreError {
+/// A SQLite error from a write: a read-only file or directory is the user's problem to fix
+/// (`InvalidInput`), anything else a failed query.
+pub(crate) fn write_err(e: rusqlite::Error) -> StoreError {
     match &e {
         rusqlite::Error::SqliteFailure(f, _)
             if matches!(
@@ -41,8 +43,8 @@ impl SqliteSaver {
     /// Open an existing checkpoint file for writing (it must already hold the LangGraph schema).
     pub async fn open(path: &str) -> Result<SqliteSaver, StoreError> {
         let store = SqliteStore::open(path).await?;
-        let conn =
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(err)?;
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(write_err)?;
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -51,7 +53,7 @@ impl SqliteSaver {
 
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
     pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
-        let conn = Connection::open(path).map_err(err)?;
+        let conn = Connection::open(path).map_err(write_err)?;
         setup_blocking(&conn)?;
         let store = SqliteStore::open(path).await?;
         Ok(SqliteSaver {
@@ -83,14 +85,14 @@ impl SqliteSaver {
 }
 
 fn setup_blocking(conn: &Connection) -> Result<(), StoreError> {
-    conn.execute_batch(SETUP_SQL).map_err(err)?;
+    conn.execute_batch(SETUP_SQL).map_err(write_err)?;
     match conn.execute_batch(TASK_PATH_SQL) {
         Err(rusqlite::Error::SqliteFailure(_, Some(msg)))
             if msg.contains("duplicate column name") =>
         {
             Ok(())
         }
-        other => other.map_err(err),
+        other => other.map_err(write_err),
     }
 }
 
@@ -111,7 +113,7 @@ fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), St
             metadata.into_bytes(),
         ],
     )
-    .map_err(err)?;
+    .map_err(write_err)?;
     Ok(())
 }
 
@@ -160,9 +162,9 @@ impl CheckpointSaver for SqliteSaver {
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(err)?;
+                .map_err(write_err)?;
             put_blocking(&tx, &owned)?;
-            tx.commit().map_err(err)
+            tx.commit().map_err(write_err)
         })
         .await
     }
@@ -199,9 +201,9 @@ impl CheckpointSaver for SqliteSaver {
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(err)?;
+                .map_err(write_err)?;
             {
-                let mut stmt = tx.prepare(&sql).map_err(err)?;
+                let mut stmt = tx.prepare(&sql).map_err(write_err)?;
                 let [thread, ns, cid, task, path] = &key;
                 for (idx, channel, tag, bytes) in &rows {
                     if has_task_path {
@@ -211,10 +213,10 @@ impl CheckpointSaver for SqliteSaver {
                     } else {
                         stmt.execute(params![thread, ns, cid, task, idx, channel, tag, bytes])
                     }
-                    .map_err(err)?;
+                    .map_err(write_err)?;
                 }
             }
-            tx.commit().map_err(err)
+            tx.commit().map_err(write_err)
         })
         .await
     }
@@ -224,12 +226,12 @@ impl CheckpointSaver for SqliteSaver {
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(err)?;
+                .map_err(write_err)?;
             tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [&thread])
-                .map_err(err)?;
+                .map_err(write_err)?;
             tx.execute("DELETE FROM writes WHERE thread_id = ?", [&thread])
-                .map_err(err)?;
-            tx.commit().map_err(err)
+                .map_err(write_err)?;
+            tx.commit().map_err(write_err)
         })
         .await
     }
