@@ -95,6 +95,7 @@ pub mod fork;
 pub mod layout;
 pub mod ns;
 mod query;
+pub mod replay;
 pub mod taskid;
 pub mod tasks;
 mod triggers;
