@@ -179,6 +179,21 @@ else
     fi
 fi
 
+# ---- langgraph-checkpoint-conformance 0.0.2 against the Rust saver -----------------------
+echo
+echo "== conformance.sh sqlite"
+bash tests/interop/conformance.sh sqlite || status=1
+echo
+echo "== conformance.sh postgres"
+if [ -n "$pg_url" ] && [ -z "$pg_reason" ]; then
+    FLASHBACK_TEST_PG="$pg_url" bash tests/interop/conformance.sh postgres || status=1
+elif require_pg; then
+    echo "FAIL conformance postgres: ${pg_reason:-no PostgreSQL}"
+    status=1
+else
+    echo "skip conformance postgres: ${pg_reason:-no PostgreSQL}"
+fi
+
 echo
 if [ "$status" -eq 0 ]; then
     echo "interop: all passed"

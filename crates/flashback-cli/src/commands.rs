@@ -61,6 +61,12 @@ impl CliError {
 /// Run one command and return what to print on stdout.
 pub async fn run(cmd: Command) -> Result<String, CliError> {
     match cmd {
+        Command::Bridge { db, create } => {
+            crate::bridge::serve(&db, create)
+                .await
+                .map_err(CliError::Io)?;
+            Ok(String::new())
+        }
         Command::Threads { db, json } => {
             let store = flashback_storage::open(&db).await?;
             let rows = threads(store.as_ref()).await?;
@@ -252,6 +258,88 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             } else {
                 Err(CliError::Tampered(out))
             }
+        }
+        Command::Merge {
+            db,
+            thread,
+            into,
+            from,
+            channels,
+            ns,
+            dry_run,
+            json,
+        } => {
+            use flashback_engine::merge::{merge_branches, three_way, MergeMode};
+            let take = channels
+                .iter()
+                .map(|c| match c.split_once('=') {
+                    None | Some((_, "take")) => Ok((
+                        c.split('=').next().unwrap_or(c).to_owned(),
+                        MergeMode::TakeB,
+                    )),
+                    Some((ch, "append")) => Ok((ch.to_owned(), MergeMode::AppendB)),
+                    Some((_, other)) => Err(CliError::Usage(format!(
+                        "--channel {c:?}: mode must be take or append, not {other:?}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if dry_run {
+                let store = flashback_storage::open(&db).await?;
+                let names: Vec<String> = take.iter().map(|(c, _)| c.clone()).collect();
+                let view = three_way(store.as_ref(), &thread, &ns, &into, &from, &names).await?;
+                return Ok(to_json(&serde_json::to_value(&view).unwrap_or(Json::Null)));
+            }
+            let saver = flashback_storage::open_writable(&db).await?;
+            let merged = merge_branches(saver.as_ref(), &thread, &ns, &into, &from, &take).await?;
+            Ok(if json {
+                to_json(&serde_json::to_value(&merged).unwrap_or(Json::Null))
+            } else {
+                format!("{}\n", merged.checkpoint_id)
+            })
+        }
+        Command::Rebuild {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            json,
+        } => {
+            let store = flashback_storage::open(&db).await?;
+            let report = flashback_engine::merge::rebuild_report(
+                store.as_ref(),
+                &thread,
+                &ns,
+                checkpoint.as_deref(),
+            )
+            .await?;
+            if json {
+                return Ok(to_json(
+                    &serde_json::to_value(&report).unwrap_or(Json::Null),
+                ));
+            }
+            let mut out = String::new();
+            for r in &report {
+                let reducer = r.reducer.map_or("none".to_string(), |r| {
+                    serde_json::to_value(r)
+                        .map(|v| v.as_str().unwrap_or("").to_owned())
+                        .unwrap_or_default()
+                });
+                out.push_str(&format!(
+                    "{:<24} {:<14} {} consistent steps{}\n",
+                    r.channel,
+                    reducer,
+                    r.consistent_steps,
+                    if r.disagreements.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", disagrees at {}", r.disagreements.join(", "))
+                    }
+                ));
+            }
+            if out.is_empty() {
+                out.push_str("no written channels to check\n");
+            }
+            Ok(out)
         }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;

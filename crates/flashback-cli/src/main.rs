@@ -4,6 +4,7 @@
 //! the result is JSON on stdout; otherwise a human-readable table. On failure the exit status is
 //! non-zero and one line on stderr says what went wrong.
 
+mod bridge;
 mod commands;
 mod human;
 
@@ -124,6 +125,64 @@ enum Command {
         /// The exported file.
         file: std::path::PathBuf,
         /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the database as a LangGraph checkpointer: JSON-lines requests on stdin, one
+    /// response line each on stdout (the protocol is described in `bridge.rs`).
+    Bridge {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// Create the SQLite file if needed and run `setup()` (Postgres: run `setup()`).
+        #[arg(long)]
+        create: bool,
+    },
+    /// Merge across branches: a new checkpoint on branch A (child of `--into`) taking channels
+    /// from branch B (`--from`). `--dry-run` shows the fork point / A / B view and writes nothing.
+    Merge {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Tip of branch A (the merge becomes its child).
+        #[arg(long)]
+        into: String,
+        /// Tip of branch B (values are taken from here).
+        #[arg(long)]
+        from: String,
+        /// CHANNEL or CHANNEL=take (B's value) or CHANNEL=append (A's list plus B's additions
+        /// since the fork point); repeatable.
+        #[arg(
+            long = "channel",
+            value_name = "CHANNEL[=take|append]",
+            required = true
+        )]
+        channels: Vec<String>,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Show the 3-way view and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild each channel from the pending writes along a branch with LangGraph's reducers
+    /// (last value, list append, add_messages, dict merge) and report where the stored state
+    /// disagrees.
+    Rebuild {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Tip of the branch (default: the head).
+        #[arg(long)]
+        checkpoint: Option<String>,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },

@@ -574,3 +574,106 @@ fn export_then_verify_and_detect_tampering() {
         "cannot read",
     );
 }
+
+#[test]
+fn merge_dry_run_then_merge_and_rebuild_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &db).expect("copy");
+    let db = db.to_string_lossy().into_owned();
+    let hist = json_ok(&["history", &db, "forked", "--json"]);
+    let items = hist.as_array().expect("history");
+    let parents: Vec<&str> = items
+        .iter()
+        .filter_map(|i| i["parent_checkpoint_id"].as_str())
+        .collect();
+    let leaves: Vec<&str> = items
+        .iter()
+        .map(|i| i["checkpoint_id"].as_str().expect("id"))
+        .filter(|id| !parents.contains(id))
+        .collect();
+    let (a, b) = (leaves[0], leaves[1]);
+    let view = json_ok(&[
+        "merge",
+        &db,
+        "forked",
+        "--into",
+        a,
+        "--from",
+        b,
+        "--channel",
+        "log=append",
+        "--dry-run",
+    ]);
+    assert_eq!(view[0]["channel"], "log");
+    assert!(view[0]["list"]["added_in_b"].is_array(), "{view}");
+    assert_eq!(
+        json_ok(&["history", &db, "forked", "--json"]),
+        hist,
+        "a dry run writes nothing"
+    );
+
+    let merged = json_ok(&[
+        "merge",
+        &db,
+        "forked",
+        "--into",
+        a,
+        "--from",
+        b,
+        "--channel",
+        "value",
+        "--json",
+    ]);
+    assert_eq!(merged["parent_checkpoint_id"], a);
+    let st = json_ok(&[
+        "state",
+        &db,
+        "forked",
+        "--checkpoint",
+        merged["checkpoint_id"].as_str().expect("id"),
+        "--json",
+    ]);
+    let b_state = json_ok(&["state", &db, "forked", "--checkpoint", b, "--json"]);
+    assert_eq!(
+        st["values"]["value"], b_state["values"]["value"],
+        "value taken from B"
+    );
+    assert_eq!(st["metadata"]["flashback"]["action"], "merge");
+    fails(
+        &[
+            "merge",
+            &db,
+            "forked",
+            "--into",
+            a,
+            "--from",
+            b,
+            "--channel",
+            "value=mix",
+        ],
+        2,
+        "take or append",
+    );
+
+    let report = json_ok(&["rebuild", &db, "chat-tools", "--json"]);
+    let messages = report
+        .as_array()
+        .expect("report")
+        .iter()
+        .find(|r| r["channel"] == "messages")
+        .expect("messages");
+    assert_eq!(messages["reducer"], "add_messages");
+    assert_eq!(messages["disagreements"], serde_json::json!([]));
+    let reducers = json_ok(&["rebuild", &db, "reducers", "--json"]);
+    let best = reducers
+        .as_array()
+        .expect("report")
+        .iter()
+        .find(|r| r["channel"] == "best")
+        .expect("best");
+    assert!(
+        !best["disagreements"].as_array().expect("list").is_empty(),
+        "a custom reducer (keep_max) is reported where no known reducer reproduces the state: {best}"
+    );
+}

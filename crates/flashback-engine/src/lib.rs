@@ -93,6 +93,7 @@ mod error;
 pub mod export;
 pub mod fork;
 pub mod layout;
+pub mod merge;
 pub mod ns;
 mod query;
 pub mod replay;
