@@ -179,6 +179,11 @@ else
     fi
 fi
 
+# ---- flashback rerun with the example runner ----------------------------------------------
+echo
+echo "== rerun_test.py"
+"$python" tests/interop/rerun_test.py || status=1
+
 # ---- langgraph-checkpoint-conformance 0.0.2 against the Rust saver -----------------------
 echo
 echo "== conformance.sh sqlite"

@@ -341,6 +341,26 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             }
             Ok(out)
         }
+        Command::Rerun {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            runner,
+            timeout,
+            json,
+        } => {
+            crate::rerun::run(crate::rerun::Rerun {
+                db,
+                thread,
+                checkpoint,
+                ns,
+                runner,
+                timeout: std::time::Duration::from_secs(timeout),
+                json,
+            })
+            .await
+        }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;
             let headers = store.list_headers(&ListQuery::thread(&thread)).await?;

@@ -7,6 +7,7 @@
 mod bridge;
 mod commands;
 mod human;
+mod rerun;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -183,6 +184,30 @@ enum Command {
         #[arg(long, default_value = "")]
         ns: String,
         /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Re-run from a checkpoint: copy-fork it, run RUNNER (a shell command) with
+    /// FLASHBACK_DB, FLASHBACK_THREAD_ID, FLASHBACK_CHECKPOINT_ID and FLASHBACK_CONFIG in its
+    /// environment, and report every checkpoint it writes as it lands.
+    Rerun {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// The checkpoint to re-run from.
+        #[arg(long)]
+        checkpoint: String,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// The program that resumes the graph, e.g. `python my_agent.py`.
+        #[arg(long)]
+        runner: String,
+        /// Stop the runner after this many seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Print JSON lines (one event per checkpoint, then an exit event).
         #[arg(long)]
         json: bool,
     },
