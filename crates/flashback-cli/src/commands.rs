@@ -361,6 +361,91 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             })
             .await
         }
+        Command::Delete { db, thread, yes } => {
+            let saver = flashback_storage::open_writable(&db).await?;
+            ensure_thread(saver.as_ref(), &thread).await?;
+            let count = saver.list_headers(&ListQuery::thread(&thread)).await?.len();
+            if !yes {
+                return Ok(format!(
+                    "would delete thread {thread:?}: {count} checkpoints with their writes (dry run; add --yes)\n"
+                ));
+            }
+            saver.delete_thread(&thread).await?;
+            Ok(format!("deleted thread {thread:?}: {count} checkpoints\n"))
+        }
+        Command::Prune {
+            db,
+            threads,
+            strategy,
+            yes,
+            json,
+        } => {
+            use flashback_storage::maintenance::PruneStrategy;
+            let strategy = if strategy == "delete" {
+                PruneStrategy::Delete
+            } else {
+                PruneStrategy::KeepLatest
+            };
+            let saver = flashback_storage::open_writable(&db).await?;
+            let report = saver.prune(&threads, strategy, !yes).await?;
+            if json {
+                return Ok(to_json(
+                    &serde_json::to_value(&report).unwrap_or(Json::Null),
+                ));
+            }
+            let verb = if report.dry_run {
+                "would delete"
+            } else {
+                "deleted"
+            };
+            let mut out = format!(
+                "{verb} {} checkpoints, {} writes, {} blobs",
+                report.checkpoints.len(),
+                report.writes,
+                report.blobs
+            );
+            if report.dry_run {
+                out.push_str(" (dry run; add --yes)");
+            }
+            out.push('\n');
+            for (t, ns, id) in &report.checkpoints {
+                out.push_str(&format!(
+                    "  {t} {} {id}\n",
+                    if ns.is_empty() { "-" } else { ns }
+                ));
+            }
+            Ok(out)
+        }
+        Command::Copy {
+            db,
+            source,
+            target,
+            to,
+        } => {
+            let report = match to {
+                None => {
+                    flashback_storage::open_writable(&db)
+                        .await?
+                        .copy_thread(&source, &target)
+                        .await?
+                }
+                Some(dest) => {
+                    let from = flashback_storage::open(&db).await?;
+                    let to = flashback_storage::open_writable(&dest).await?;
+                    flashback_storage::maintenance::copy_thread_between(
+                        from.as_ref(),
+                        to.as_ref(),
+                        &source,
+                        &target,
+                    )
+                    .await?
+                }
+            };
+            Ok(format!(
+                "copied {source:?} to {target:?}: {} checkpoints, {} writes, {} blobs\n",
+                report.checkpoints, report.writes, report.blobs
+            ))
+        }
         Command::Graph { db, thread, json } => {
             let store = flashback_storage::open(&db).await?;
             let headers = store.list_headers(&ListQuery::thread(&thread)).await?;

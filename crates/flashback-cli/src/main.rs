@@ -211,6 +211,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
+    Delete {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Really delete (without it, nothing is written and what would go is shown).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Prune threads: keep only each namespace's latest checkpoint (`keep_latest`) or delete
+    /// them (`delete`), as LangGraph's `prune` does. Shows what would go unless `--yes`.
+    Prune {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// Thread ids.
+        #[arg(required = true)]
+        threads: Vec<String>,
+        /// `keep_latest` or `delete`.
+        #[arg(long, default_value = "keep_latest", value_parser = ["keep_latest", "delete"])]
+        strategy: String,
+        /// Really prune (without it, a dry run).
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy a thread (all namespaces, writes, blobs) to a new thread id, in the same database
+    /// or into another one (`--to`, SQLite ↔ Postgres).
+    Copy {
+        /// The source database.
+        db: String,
+        /// The source thread id.
+        source: String,
+        /// The new thread id (must not exist yet).
+        target: String,
+        /// Another database to copy into (must hold a LangGraph schema).
+        #[arg(long)]
+        to: Option<String>,
+    },
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
         /// A `.sqlite` file or a `postgres://` URL.

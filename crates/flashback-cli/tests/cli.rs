@@ -677,3 +677,66 @@ fn merge_dry_run_then_merge_and_rebuild_report() {
         "a custom reducer (keep_max) is reported where no known reducer reproduces the state: {best}"
     );
 }
+
+#[test]
+fn delete_prune_and_copy_ask_before_writing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &db).expect("copy");
+    let db = db.to_string_lossy().into_owned();
+    let count = |thread: &str| {
+        json_ok(&["history", &db, thread, "--all-ns", "--json"])
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    let long = count("long");
+
+    let out = flashback(&["delete", &db, "reducers"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("dry run"),
+        "delete without --yes is a dry run"
+    );
+    assert!(count("reducers") > 0, "nothing deleted");
+    assert!(flashback(&["delete", &db, "reducers", "--yes"])
+        .status
+        .success());
+    fails(&["history", &db, "reducers"], 3, "not found");
+
+    let dry = json_ok(&["prune", &db, "long", "--json"]);
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(
+        dry["checkpoints"].as_array().expect("list").len(),
+        long - 1,
+        "all but the latest would go"
+    );
+    assert_eq!(count("long"), long, "a dry run writes nothing");
+
+    let out = flashback(&["copy", &db, "long", "long-copy"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count("long-copy"), long);
+    let other = dir.path().join("other.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &other).expect("copy");
+    let other = other.to_string_lossy().into_owned();
+    let out = flashback(&["copy", &db, "long", "long-elsewhere", "--to", &other]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        json_ok(&["history", &other, "long-elsewhere", "--json"])
+            .as_array()
+            .map_or(0, Vec::len),
+        long,
+        "copied across databases"
+    );
+    fails(&["copy", &db, "long", "long-copy"], 1, "long-copy");
+
+    let real = json_ok(&["prune", &db, "long", "--yes", "--json"]);
+    assert_eq!(real["dry_run"], false);
+    assert_eq!(count("long"), 1, "keep_latest keeps one checkpoint");
+}

@@ -105,7 +105,9 @@ pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError
 
 /// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).
 /// The database must already hold a LangGraph schema; nothing is created.
-pub async fn open_writable(location: &str) -> Result<Box<dyn CheckpointSaver>, StoreError> {
+pub async fn open_writable(
+    location: &str,
+) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
