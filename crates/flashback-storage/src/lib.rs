@@ -46,7 +46,7 @@ pub mod sqlite_write;
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use model::*;
-pub use saver::{CheckpointSaver, PutRequest};
+pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 
 use async_trait::async_trait;
 

@@ -25,8 +25,8 @@
 //! Every operation first computes a plan from the rows it reads (the same code for both
 //! backends), so a dry run reports exactly what a real run deletes.
 
-use crate::model::{CheckpointTuple, ListQuery, PendingWrite};
-use crate::saver::{write_idx, CheckpointSaver, PutRequest, WRITES_IDX_MAP};
+use crate::model::{ListQuery, PendingWrite};
+use crate::saver::{write_idx, CheckpointSaver, PutRequest, WriteBatch, WRITES_IDX_MAP};
 use crate::sqlite_write::SqliteSaver;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -1286,8 +1286,9 @@ fn write_batches(checkpoint_id: &str, writes: &[PendingWrite]) -> Result<Vec<Bat
 /// metadata, values and writes are unchanged; the rows are written in the target's own format
 /// (SQLite ↔ Postgres).
 ///
-/// `target` must hold no checkpoint. This is not one transaction (the two databases differ):
-/// when a write fails, the rows already copied to `target` are deleted again (best effort).
+/// `target` must hold no checkpoint. Everything is read and checked first, then written with
+/// one [`CheckpointSaver::put_batch`]: one transaction on the destination, so a failed write,
+/// a killed process or a dropped connection leaves no partial copy behind.
 /// Writes stored without a checkpoint row are not copied (the read side never returns them).
 pub async fn copy_thread_between(
     from: &dyn CheckpointStore,
@@ -1308,56 +1309,46 @@ pub async fn copy_thread_between(
     for t in &tuples {
         batches.push(write_batches(&t.header.checkpoint_id, &t.pending_writes)?);
     }
-    let mut report = CopyReport::default();
-    let result = copy_rows(to, target, &tuples, &batches, &mut report).await;
-    if let Err(e) = result {
-        let _ = to.delete_thread(target).await;
-        return Err(e);
-    }
-    Ok(report)
-}
-
-async fn copy_rows(
-    to: &dyn CheckpointSaver,
-    target: &str,
-    tuples: &[CheckpointTuple],
-    batches: &[Vec<Batch>],
-    report: &mut CopyReport,
-) -> Result<(), StoreError> {
-    // Newest first as listed: put oldest first, as the run did.
-    for t in tuples.iter().rev() {
-        let h = &t.header;
-        let metadata = match &h.metadata {
+    let metadata: Vec<serde_json::Map<String, serde_json::Value>> = tuples
+        .iter()
+        .map(|t| match &t.header.metadata {
             serde_json::Value::Object(m) => m.clone(),
             _ => serde_json::Map::new(),
-        };
-        to.put(PutRequest {
+        })
+        .collect();
+    // Newest first as listed: put oldest first, as the run did.
+    let puts: Vec<PutRequest<'_>> = tuples
+        .iter()
+        .zip(&metadata)
+        .rev()
+        .map(|(t, metadata)| PutRequest {
             thread_id: target,
-            checkpoint_ns: &h.checkpoint_ns,
-            parent_checkpoint_id: h.parent_checkpoint_id.as_deref(),
+            checkpoint_ns: &t.header.checkpoint_ns,
+            parent_checkpoint_id: t.header.parent_checkpoint_id.as_deref(),
             checkpoint: &t.checkpoint,
-            metadata: &metadata,
+            metadata,
             new_versions: &t.checkpoint.channel_versions,
         })
-        .await?;
-        report.checkpoints += 1;
-    }
-    for (t, list) in tuples.iter().zip(batches).rev() {
+        .collect();
+    let mut writes = Vec::new();
+    let mut report = CopyReport::default();
+    for (t, list) in tuples.iter().zip(&batches).rev() {
         let h = &t.header;
         for (task_id, task_path, batch) in list {
-            to.put_writes(
-                target,
-                &h.checkpoint_ns,
-                &h.checkpoint_id,
+            writes.push(WriteBatch {
+                thread_id: target,
+                checkpoint_ns: &h.checkpoint_ns,
+                checkpoint_id: &h.checkpoint_id,
                 task_id,
                 task_path,
-                batch,
-            )
-            .await?;
+                writes: batch,
+            });
         }
         report.writes += t.pending_writes.len() as u64;
     }
-    Ok(())
+    report.checkpoints = puts.len() as u64;
+    to.put_batch(&puts, &writes).await?;
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //!                                       (ON CONFLICT DO UPDATE checkpoint, metadata)
 //!  put_writes     one statement: idx from WRITES_IDX_MAP or the position in the batch;
 //!                 DO UPDATE when every channel is special, else DO NOTHING
+//!  put_batch      one transaction: the statements of several puts, then of several put_writes
 //!  delete_thread  one transaction: the thread's rows of the three tables
 //! ```
 //!
@@ -19,12 +20,13 @@
 
 use super::{detect_schema, PostgresStore};
 use crate::model::{Checkpoint, Version, Versions};
-use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch};
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, Decoded, Value};
 use serde_json::{Map, Value as Json};
 use sqlx::postgres::PgArguments;
+use sqlx::PgConnection;
 use sqlx::Postgres;
 use std::collections::{HashMap, HashSet};
 
@@ -146,38 +148,10 @@ impl CheckpointSaver for PostgresStore {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        if self.info().shallow {
-            return Err(StoreError::UnsupportedSchema {
-                found: format!(
-                    "{}: writing checkpoints in the shallow saver's layout is not supported",
-                    self.info().description
-                ),
-            });
-        }
+        self.check_not_shallow()?;
         let rows = PutRows::new(&req)?;
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        if !rows.channels.is_empty() {
-            query(INSERT_BLOBS)
-                .bind(req.thread_id)
-                .bind(req.checkpoint_ns)
-                .bind(&rows.channels)
-                .bind(&rows.versions)
-                .bind(&rows.types)
-                .bind(&rows.blobs)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        query(UPSERT_CHECKPOINT)
-            .bind(req.thread_id)
-            .bind(req.checkpoint_ns)
-            .bind(req.checkpoint.id.as_str())
-            .bind(req.parent_checkpoint_id)
-            .bind(&rows.checkpoint)
-            .bind(&rows.metadata)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
+        self.put_tx(&mut tx, &req, &rows).await?;
         tx.commit().await.map_err(|e| self.err(e))
     }
 
@@ -190,37 +164,48 @@ impl CheckpointSaver for PostgresStore {
         task_path: &str,
         writes: &[(String, Decoded)],
     ) -> Result<(), StoreError> {
-        for (what, text) in [
-            ("thread_id", thread_id),
-            ("checkpoint_ns", checkpoint_ns),
-            ("checkpoint_id", checkpoint_id),
-            ("task_id", task_id),
-            ("task_path", task_path),
-        ] {
-            check_text(what, text)?;
-        }
-        if writes.is_empty() {
+        let batch = WriteBatch {
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            task_id,
+            task_path,
+            writes,
+        };
+        let Some(rows) = batch_rows(&batch)? else {
             return Ok(());
+        };
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        self.put_writes_tx(&mut tx, &batch, &rows).await?;
+        tx.commit().await.map_err(|e| self.err(e))
+    }
+
+    async fn put_batch(
+        &self,
+        puts: &[PutRequest<'_>],
+        writes: &[WriteBatch<'_>],
+    ) -> Result<(), StoreError> {
+        if !puts.is_empty() {
+            self.check_not_shallow()?;
         }
-        let replace = writes_replace(writes);
-        let rows = WriteRows::new(writes, replace)?;
-        let has_task_path = self.info().has_task_path;
-        let mut q = query(writes_sql(replace, has_task_path))
-            .bind(thread_id)
-            .bind(checkpoint_ns)
-            .bind(checkpoint_id)
-            .bind(task_id);
-        if has_task_path {
-            q = q.bind(task_path);
+        // Everything that can be refused is checked before BEGIN.
+        let put_rows = puts
+            .iter()
+            .map(PutRows::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut write_rows = Vec::with_capacity(writes.len());
+        for batch in writes {
+            if let Some(rows) = batch_rows(batch)? {
+                write_rows.push((batch, rows));
+            }
         }
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        q.bind(&rows.idx)
-            .bind(&rows.channels)
-            .bind(&rows.types)
-            .bind(&rows.blobs)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
+        for (req, rows) in puts.iter().zip(&put_rows) {
+            self.put_tx(&mut tx, req, rows).await?;
+        }
+        for (batch, rows) in &write_rows {
+            self.put_writes_tx(&mut tx, batch, rows).await?;
+        }
         tx.commit().await.map_err(|e| self.err(e))
     }
 
@@ -236,6 +221,96 @@ impl CheckpointSaver for PostgresStore {
         }
         tx.commit().await.map_err(|e| self.err(e))
     }
+}
+
+impl PostgresStore {
+    fn check_not_shallow(&self) -> Result<(), StoreError> {
+        if self.info().shallow {
+            return Err(StoreError::UnsupportedSchema {
+                found: format!(
+                    "{}: writing checkpoints in the shallow saver's layout is not supported",
+                    self.info().description
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The statements of one `put`, inside the caller's transaction.
+    async fn put_tx(
+        &self,
+        conn: &mut PgConnection,
+        req: &PutRequest<'_>,
+        rows: &PutRows,
+    ) -> Result<(), StoreError> {
+        if !rows.channels.is_empty() {
+            query(INSERT_BLOBS)
+                .bind(req.thread_id)
+                .bind(req.checkpoint_ns)
+                .bind(&rows.channels)
+                .bind(&rows.versions)
+                .bind(&rows.types)
+                .bind(&rows.blobs)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| self.err(e))?;
+        }
+        query(UPSERT_CHECKPOINT)
+            .bind(req.thread_id)
+            .bind(req.checkpoint_ns)
+            .bind(req.checkpoint.id.as_str())
+            .bind(req.parent_checkpoint_id)
+            .bind(&rows.checkpoint)
+            .bind(&rows.metadata)
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The statement of one `put_writes`, inside the caller's transaction.
+    async fn put_writes_tx(
+        &self,
+        conn: &mut PgConnection,
+        batch: &WriteBatch<'_>,
+        rows: &WriteRows,
+    ) -> Result<(), StoreError> {
+        let has_task_path = self.info().has_task_path;
+        let mut q = query(writes_sql(rows.replace, has_task_path))
+            .bind(batch.thread_id)
+            .bind(batch.checkpoint_ns)
+            .bind(batch.checkpoint_id)
+            .bind(batch.task_id);
+        if has_task_path {
+            q = q.bind(batch.task_path);
+        }
+        q.bind(&rows.idx)
+            .bind(&rows.channels)
+            .bind(&rows.types)
+            .bind(&rows.blobs)
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+}
+
+/// The rows of one `put_writes` batch, checked; `None` when there is nothing to write.
+fn batch_rows(batch: &WriteBatch<'_>) -> Result<Option<WriteRows>, StoreError> {
+    for (what, text) in [
+        ("thread_id", batch.thread_id),
+        ("checkpoint_ns", batch.checkpoint_ns),
+        ("checkpoint_id", batch.checkpoint_id),
+        ("task_id", batch.task_id),
+        ("task_path", batch.task_path),
+    ] {
+        check_text(what, text)?;
+    }
+    if batch.writes.is_empty() {
+        return Ok(None);
+    }
+    let replace = writes_replace(batch.writes);
+    WriteRows::new(batch.writes, replace).map(Some)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,6 +621,8 @@ fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
 
 /// The rows of one `put_writes` batch.
 struct WriteRows {
+    /// DO UPDATE (every channel special) rather than DO NOTHING.
+    replace: bool,
     idx: Vec<i32>,
     channels: Vec<String>,
     types: Vec<String>,
@@ -583,6 +660,7 @@ impl WriteRows {
             rows.retain(|(idx, _, _)| seen.insert(*idx));
         }
         let mut out = WriteRows {
+            replace,
             idx: Vec::with_capacity(rows.len()),
             channels: Vec::with_capacity(rows.len()),
             types: Vec::with_capacity(rows.len()),

@@ -51,6 +51,23 @@ pub struct PutRequest<'a> {
     pub new_versions: &'a Versions,
 }
 
+/// One `put_writes` call, for [`CheckpointSaver::put_batch`].
+#[derive(Debug, Clone)]
+pub struct WriteBatch<'a> {
+    /// Thread id.
+    pub thread_id: &'a str,
+    /// Namespace.
+    pub checkpoint_ns: &'a str,
+    /// The checkpoint the writes belong to.
+    pub checkpoint_id: &'a str,
+    /// The task that wrote them.
+    pub task_id: &'a str,
+    /// The task's path (stored where the schema has the column).
+    pub task_path: &'a str,
+    /// `(channel, value)` in the order of the task's `put_writes` call.
+    pub writes: &'a [(String, Decoded)],
+}
+
 /// Write access to a checkpoint database, on top of read access.
 #[async_trait]
 pub trait CheckpointSaver: CheckpointStore {
@@ -70,6 +87,15 @@ pub trait CheckpointSaver: CheckpointStore {
         task_id: &str,
         task_path: &str,
         writes: &[(String, Decoded)],
+    ) -> Result<(), StoreError>;
+
+    /// Every `put` of `puts` (in order), then every `put_writes` of `writes` (in order), in ONE
+    /// transaction: either all rows are stored or, on any error (or a killed process or a
+    /// dropped connection), none. Each row is the one the single call would store.
+    async fn put_batch(
+        &self,
+        puts: &[PutRequest<'_>],
+        writes: &[WriteBatch<'_>],
     ) -> Result<(), StoreError>;
 
     /// Delete every checkpoint, write and blob of a thread, all namespaces.

@@ -97,10 +97,24 @@ fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// `SQLITE_READONLY_ROLLBACK`: a hot journal (left by a write that was killed) that only a
+/// read-write connection may roll back.
+const READONLY_ROLLBACK: i32 = 776;
+
 fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
-    let not_db = |e: rusqlite::Error| StoreError::NotADatabase {
-        path: path.into(),
-        detail: e.to_string(),
+    let not_db = |e: rusqlite::Error| match &e {
+        rusqlite::Error::SqliteFailure(f, _) if f.extended_code == READONLY_ROLLBACK => {
+            StoreError::InvalidInput(format!(
+                "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
+                 Flashback reads files read-only and cannot roll it back: open the file once \
+                 for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
+                 quick_check\"`) to restore its last committed state"
+            ))
+        }
+        _ => StoreError::NotADatabase {
+            path: path.into(),
+            detail: e.to_string(),
+        },
     };
     let mut stmt = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")

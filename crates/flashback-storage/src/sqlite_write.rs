@@ -6,7 +6,9 @@
 
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
-use crate::saver::{checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::saver::{
+    checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch,
+};
 use crate::sqlite::SqliteStore;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -41,10 +43,29 @@ pub struct SqliteSaver {
 
 impl SqliteSaver {
     /// Open an existing checkpoint file for writing (it must already hold the LangGraph schema).
+    ///
+    /// A hot journal left by an interrupted write is rolled back first (the read-write
+    /// connection's first read does it, as any SQLite writer would), restoring the last
+    /// committed state.
     pub async fn open(path: &str) -> Result<SqliteSaver, StoreError> {
+        let conn = if std::path::Path::new(path).is_file() {
+            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE);
+            if let Ok(c) = &conn {
+                // Errors here (not a database, read-only…) are reported by the opens below.
+                let _ = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                });
+            }
+            Some(conn)
+        } else {
+            None
+        };
         let store = SqliteStore::open(path).await?;
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(write_err)?;
+        let conn = match conn {
+            Some(conn) => conn,
+            None => Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE),
+        }
+        .map_err(write_err)?;
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -126,6 +147,83 @@ struct OwnedPut {
     metadata: serde_json::Map<String, serde_json::Value>,
 }
 
+impl OwnedPut {
+    fn new(req: &PutRequest<'_>) -> OwnedPut {
+        OwnedPut {
+            thread_id: req.thread_id.to_owned(),
+            checkpoint_ns: req.checkpoint_ns.to_owned(),
+            parent_checkpoint_id: req.parent_checkpoint_id.map(str::to_owned),
+            checkpoint: req.checkpoint.clone(),
+            metadata: req.metadata.clone(),
+        }
+    }
+}
+
+/// A `put_writes` batch, encoded, to move into the blocking writer.
+struct OwnedWrites {
+    sql: String,
+    has_task_path: bool,
+    /// thread, ns, checkpoint id, task id, task path.
+    key: [String; 5],
+    /// idx, channel, type, value.
+    rows: Vec<(i64, String, String, Vec<u8>)>,
+}
+
+impl OwnedWrites {
+    fn new(has_task_path: bool, w: &WriteBatch<'_>) -> OwnedWrites {
+        let verb = if writes_replace(w.writes) {
+            "INSERT OR REPLACE"
+        } else {
+            "INSERT OR IGNORE"
+        };
+        let sql = if has_task_path {
+            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        } else {
+            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+        };
+        let rows = w
+            .writes
+            .iter()
+            .enumerate()
+            .map(|(i, (channel, value))| {
+                let (tag, bytes) = encode_typed(value);
+                (write_idx(channel, i), channel.clone(), tag, bytes)
+            })
+            .collect();
+        let key = [
+            w.thread_id,
+            w.checkpoint_ns,
+            w.checkpoint_id,
+            w.task_id,
+            w.task_path,
+        ]
+        .map(str::to_owned);
+        OwnedWrites {
+            sql,
+            has_task_path,
+            key,
+            rows,
+        }
+    }
+}
+
+/// Insert one `put_writes` batch (`INSERT OR REPLACE` / `INSERT OR IGNORE`, as Python).
+fn put_writes_blocking(tx: &rusqlite::Transaction<'_>, w: &OwnedWrites) -> Result<(), StoreError> {
+    let mut stmt = tx.prepare_cached(&w.sql).map_err(write_err)?;
+    let [thread, ns, cid, task, path] = &w.key;
+    for (idx, channel, tag, bytes) in &w.rows {
+        if w.has_task_path {
+            stmt.execute(params![
+                thread, ns, cid, task, path, idx, channel, tag, bytes
+            ])
+        } else {
+            stmt.execute(params![thread, ns, cid, task, idx, channel, tag, bytes])
+        }
+        .map_err(write_err)?;
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl CheckpointStore for SqliteSaver {
     fn schema(&self) -> &SchemaInfo {
@@ -152,13 +250,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        let owned = OwnedPut {
-            thread_id: req.thread_id.to_owned(),
-            checkpoint_ns: req.checkpoint_ns.to_owned(),
-            parent_checkpoint_id: req.parent_checkpoint_id.map(str::to_owned),
-            checkpoint: req.checkpoint.clone(),
-            metadata: req.metadata.clone(),
-        };
+        let owned = OwnedPut::new(&req);
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -178,43 +270,48 @@ impl CheckpointSaver for SqliteSaver {
         task_path: &str,
         writes: &[(String, Decoded)],
     ) -> Result<(), StoreError> {
-        let verb = if writes_replace(writes) {
-            "INSERT OR REPLACE"
-        } else {
-            "INSERT OR IGNORE"
-        };
-        let has_task_path = self.store.schema().has_task_path;
-        let sql = if has_task_path {
-            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        } else {
-            format!("{verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        };
-        let rows: Vec<(i64, String, String, Vec<u8>)> = writes
-            .iter()
-            .enumerate()
-            .map(|(i, (channel, value))| {
-                let (tag, bytes) = encode_typed(value);
-                (write_idx(channel, i), channel.clone(), tag, bytes)
-            })
-            .collect();
-        let key = [thread_id, checkpoint_ns, checkpoint_id, task_id, task_path].map(str::to_owned);
+        let owned = OwnedWrites::new(
+            self.store.schema().has_task_path,
+            &WriteBatch {
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+                task_id,
+                task_path,
+                writes,
+            },
+        );
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(write_err)?;
-            {
-                let mut stmt = tx.prepare(&sql).map_err(write_err)?;
-                let [thread, ns, cid, task, path] = &key;
-                for (idx, channel, tag, bytes) in &rows {
-                    if has_task_path {
-                        stmt.execute(params![
-                            thread, ns, cid, task, path, idx, channel, tag, bytes
-                        ])
-                    } else {
-                        stmt.execute(params![thread, ns, cid, task, idx, channel, tag, bytes])
-                    }
-                    .map_err(write_err)?;
-                }
+            put_writes_blocking(&tx, &owned)?;
+            tx.commit().map_err(write_err)
+        })
+        .await
+    }
+
+    async fn put_batch(
+        &self,
+        puts: &[PutRequest<'_>],
+        writes: &[WriteBatch<'_>],
+    ) -> Result<(), StoreError> {
+        // Everything is encoded before the transaction starts.
+        let has_task_path = self.store.schema().has_task_path;
+        let puts: Vec<OwnedPut> = puts.iter().map(OwnedPut::new).collect();
+        let writes: Vec<OwnedWrites> = writes
+            .iter()
+            .map(|w| OwnedWrites::new(has_task_path, w))
+            .collect();
+        self.write(move |conn| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(write_err)?;
+            for put in &puts {
+                put_blocking(&tx, put)?;
+            }
+            for batch in &writes {
+                put_writes_blocking(&tx, batch)?;
             }
             tx.commit().map_err(write_err)
         })
