@@ -419,8 +419,14 @@ fn a_read_only_file_gives_a_clear_error_and_stays_byte_identical() {
         id.as_str(),
     ];
     let out = if root {
+        // The build directory may sit under /root, which the other user cannot enter: run a
+        // copy of the binary from the (world-readable) temporary directory.
+        let exe = dir.path().join("flashback");
+        std::fs::copy(bin(), &exe).expect("copy the binary");
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         Command::new("runuser")
-            .args(["-u", "postgres", "--", bin()])
+            .args(["-u", "postgres", "--"])
+            .arg(&exe)
             .args(fork_args)
             .output()
             .expect("runuser")
