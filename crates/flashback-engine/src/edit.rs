@@ -29,10 +29,9 @@
 //! not also stored as pending writes on `X`.
 
 use crate::error::EngineError;
-use crate::fork::{load_source, write_fork, ForkResult};
+use crate::fork::{load_source, set_channels, write_fork, ForkResult};
 use flashback_codec::unview::decoded_from_view;
-use flashback_storage::pyfmt::next_version;
-use flashback_storage::{CheckpointSaver, StoreError, Version, Versions};
+use flashback_storage::{CheckpointSaver, StoreError};
 use serde_json::{json, Value as Json};
 use std::sync::Arc;
 
@@ -92,42 +91,13 @@ pub async fn edit_fork(
                     source,
                 }
             })?;
-        new_values.push((channel.as_str(), Arc::new(value)));
+        new_values.push((channel.clone(), Arc::new(value)));
     }
 
     let edited: Vec<&str> = edits.iter().map(|(c, _)| c.as_str()).collect();
     let note = json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited});
     write_fork(saver, &source, "update", note, |checkpoint| {
-        // One new version for every edited channel, as `apply_writes` does for a step.
-        let max_version = checkpoint
-            .channel_versions
-            .iter()
-            .map(|(_, v)| v)
-            .max_by(|a, b| a.py_cmp(b));
-        let version: Version = next_version(max_version);
-        let mut new_versions: Versions = Vec::with_capacity(new_values.len());
-        for (channel, value) in new_values {
-            match checkpoint
-                .channel_values
-                .iter_mut()
-                .find(|(c, _)| c == channel)
-            {
-                Some((_, v)) => *v = value,
-                None => checkpoint.channel_values.push((channel.to_owned(), value)),
-            }
-            match checkpoint
-                .channel_versions
-                .iter_mut()
-                .find(|(c, _)| c == channel)
-            {
-                Some((_, v)) => *v = version.clone(),
-                None => checkpoint
-                    .channel_versions
-                    .push((channel.to_owned(), version.clone())),
-            }
-            new_versions.push((channel.to_owned(), version.clone()));
-        }
-        new_versions
+        set_channels(checkpoint, new_values)
     })
     .await
 }

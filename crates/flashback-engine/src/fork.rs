@@ -9,10 +9,12 @@
 //! blobs are shared).
 
 use crate::error::EngineError;
-use flashback_storage::pyfmt::{utc_now_isoformat, uuid6};
+use flashback_codec::Decoded;
+use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
 use flashback_storage::{Checkpoint, CheckpointSaver, CheckpointTuple, PutRequest, Versions};
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
+use std::sync::Arc;
 
 /// What a fork wrote.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,4 +105,42 @@ pub(crate) async fn write_fork(
         parent_checkpoint_id: header.checkpoint_id.clone(),
         step,
     })
+}
+
+/// Replace (or add) channel values in a fork and give every one of them ONE new version —
+/// `get_next_version(max of all versions)`, as `apply_writes` does for the channels a step
+/// updates. Returns those new versions (for `PutRequest::new_versions`).
+pub(crate) fn set_channels(
+    checkpoint: &mut Checkpoint,
+    values: Vec<(String, Arc<Decoded>)>,
+) -> Versions {
+    let max_version = checkpoint
+        .channel_versions
+        .iter()
+        .map(|(_, v)| v)
+        .max_by(|a, b| a.py_cmp(b));
+    let version = next_version(max_version);
+    let mut new_versions: Versions = Vec::with_capacity(values.len());
+    for (channel, value) in values {
+        match checkpoint
+            .channel_values
+            .iter_mut()
+            .find(|(c, _)| *c == channel)
+        {
+            Some((_, v)) => *v = value,
+            None => checkpoint.channel_values.push((channel.clone(), value)),
+        }
+        match checkpoint
+            .channel_versions
+            .iter_mut()
+            .find(|(c, _)| *c == channel)
+        {
+            Some((_, v)) => *v = version.clone(),
+            None => checkpoint
+                .channel_versions
+                .push((channel.clone(), version.clone())),
+        }
+        new_versions.push((channel, version.clone()));
+    }
+    new_versions
 }

@@ -13,12 +13,9 @@
 
 use crate::dag::ThreadDag;
 use crate::error::EngineError;
-use crate::fork::{load_source, write_fork, ForkResult};
+use crate::fork::{load_source, set_channels, write_fork, ForkResult};
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
-use flashback_storage::pyfmt::next_version;
-use flashback_storage::{
-    CheckpointSaver, CheckpointStore, CheckpointTuple, ListQuery, StoreError, Version, Versions,
-};
+use flashback_storage::{CheckpointSaver, CheckpointStore, CheckpointTuple, ListQuery, StoreError};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
@@ -272,35 +269,7 @@ pub async fn merge_branches(
         .collect();
     let note = json!({"action": "merge", "into": a, "from": b, "fork_point": s.fork_point, "channels": taken});
     write_fork(saver, &source, "update", note, |checkpoint| {
-        let max_version = checkpoint
-            .channel_versions
-            .iter()
-            .map(|(_, v)| v)
-            .max_by(|x, y| x.py_cmp(y));
-        let version: Version = next_version(max_version);
-        let mut new_versions: Versions = Vec::new();
-        for (channel, value) in new_values {
-            match checkpoint
-                .channel_values
-                .iter_mut()
-                .find(|(c, _)| *c == channel)
-            {
-                Some((_, v)) => *v = value,
-                None => checkpoint.channel_values.push((channel.clone(), value)),
-            }
-            match checkpoint
-                .channel_versions
-                .iter_mut()
-                .find(|(c, _)| *c == channel)
-            {
-                Some((_, v)) => *v = version.clone(),
-                None => checkpoint
-                    .channel_versions
-                    .push((channel.clone(), version.clone())),
-            }
-            new_versions.push((channel, version.clone()));
-        }
-        new_versions
+        set_channels(checkpoint, new_values)
     })
     .await
 }
