@@ -12,6 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// What an edge of the DAG means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum EdgeKind {
     /// `parent_checkpoint_id` link (parent → child, same namespace).

@@ -30,6 +30,9 @@ pub enum EngineError {
     /// Reading or writing the database failed.
     #[error(transparent)]
     Store(#[from] flashback_storage::StoreError),
+    /// The caller stopped the work (a progress observer returned `false`).
+    #[error("cancelled")]
+    Cancelled,
     /// A user-given value for a channel does not fit (edit forks).
     #[error("cannot set channel {channel:?}: {source}")]
     InvalidEdit {

@@ -239,6 +239,7 @@ pub struct Bundle {
 
 /// The outcome of [`verify`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct VerifyReport {
     /// No problem found.
     pub ok: bool,
@@ -262,6 +263,41 @@ pub async fn build_bundle(
     thread_id: &str,
     opts: &ExportOptions,
 ) -> Result<Bundle, EngineError> {
+    build_bundle_observed(store, thread_id, opts, &mut |_| true).await
+}
+
+/// Where [`build_bundle_observed`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportProgress {
+    /// Reading `total` checkpoints.
+    Loading {
+        /// Checkpoints to export.
+        total: usize,
+    },
+    /// `done` of `total` checkpoints viewed, redacted and hashed.
+    Hashing {
+        /// Entries built.
+        done: usize,
+        /// Checkpoints to export.
+        total: usize,
+    },
+}
+
+/// [`build_bundle`] reporting progress to `observer`, which stops the export (with
+/// [`EngineError::Cancelled`]) by returning `false`.
+pub async fn build_bundle_observed(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    opts: &ExportOptions,
+    observer: &mut (dyn FnMut(ExportProgress) -> bool + Send),
+) -> Result<Bundle, EngineError> {
+    let mut report = |p: ExportProgress| {
+        if observer(p) {
+            Ok(())
+        } else {
+            Err(EngineError::Cancelled)
+        }
+    };
     let headers = store.list_headers(&ListQuery::thread(thread_id)).await?;
     if headers.is_empty() {
         return Err(
@@ -288,6 +324,8 @@ pub async fn build_bundle(
         None => (Scope::Tree, dag.head().map(str::to_owned), tree_order(&dag)),
     };
 
+    let total = order.len();
+    report(ExportProgress::Loading { total })?;
     let mut tuples: HashMap<(String, String), CheckpointTuple> = HashMap::new();
     match scope {
         Scope::Tree => {
@@ -317,6 +355,10 @@ pub async fn build_bundle(
             }
         })?;
         checkpoints.push(entry_of(&tuple, &redact));
+        report(ExportProgress::Hashing {
+            done: checkpoints.len(),
+            total,
+        })?;
     }
     seal_checkpoints(&mut checkpoints);
 

@@ -12,12 +12,13 @@ use crate::error::EngineError;
 use flashback_codec::Decoded;
 use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
 use flashback_storage::{Checkpoint, CheckpointSaver, CheckpointTuple, PutRequest, Versions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
 /// What a fork wrote.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ForkResult {
     /// Thread id.
     pub thread_id: String,

@@ -29,6 +29,9 @@ pub struct LayoutOptions {
     /// Also include the subgraph namespaces below `ns`, each hanging off the checkpoint that
     /// spawned it.
     pub nested: bool,
+    /// Subgraph namespaces to leave out in nested mode, with every namespace below them (a
+    /// collapsed subgraph in the GUI).
+    pub collapsed: Vec<String>,
 }
 
 impl LayoutOptions {
@@ -37,6 +40,7 @@ impl LayoutOptions {
         LayoutOptions {
             ns: String::new(),
             nested: true,
+            collapsed: Vec::new(),
         }
     }
 }
@@ -111,8 +115,17 @@ fn selected(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Vec<NodeIndex>, Eng
         }
     }
     let prefix = format!("{}|", opts.ns);
-    let wanted =
-        |n: &str| n == opts.ns || (opts.nested && (opts.ns.is_empty() || n.starts_with(&prefix)));
+    let hidden = |n: &str| {
+        opts.collapsed.iter().any(|c| {
+            n == c
+                || n.strip_prefix(c.as_str())
+                    .is_some_and(|r| r.starts_with('|'))
+        })
+    };
+    let wanted = |n: &str| {
+        n == opts.ns
+            || (opts.nested && (opts.ns.is_empty() || n.starts_with(&prefix)) && !hidden(n))
+    };
     Ok(dag
         .graph
         .node_indices()

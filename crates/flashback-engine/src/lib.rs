@@ -70,6 +70,7 @@
 //!   `Send`s, PULL tasks from `branch:to:*` / `join:*` / `__start__` channels, XXH3 task ids,
 //!   status from pending writes) and [`thread_status`].
 //! * [`taskid`]: the task and interrupt id formulas.
+//! * [`diff`]: any two checkpoints channel by channel, list items matched (messages by id).
 //!
 //! Public APIs identify checkpoints by `(namespace, checkpoint id)` strings.
 //!
@@ -88,6 +89,7 @@
 #![deny(missing_docs)]
 
 pub mod dag;
+pub mod diff;
 pub mod edit;
 mod error;
 pub mod export;

@@ -16,13 +16,14 @@ use crate::error::EngineError;
 use crate::fork::{load_source, set_channels, write_fork, ForkResult};
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointSaver, CheckpointStore, CheckpointTuple, ListQuery, StoreError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How a channel is taken from branch B.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum MergeMode {
     /// B's value replaces A's.
@@ -33,6 +34,7 @@ pub enum MergeMode {
 
 /// The three versions of one channel.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ThreeWay {
     /// The channel.
     pub channel: String,
@@ -50,6 +52,7 @@ pub struct ThreeWay {
 
 /// List changes since the fork point.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ListChanges {
     /// Items in A but not at the fork point.
     pub added_in_a: Vec<Json>,
@@ -89,7 +92,7 @@ pub fn common_ancestor(dag: &ThreadDag, ns: &str, a: &str, b: &str) -> Option<St
 }
 
 /// Identity of a list item: a message's `id` when it has one, else the whole value.
-fn item_key(v: &Value) -> String {
+pub(crate) fn item_key(v: &Value) -> String {
     if let Value::Object(o) = v {
         if let Some(Value::Str(id)) = o.payload.get("id") {
             return format!("id:{id}");
@@ -98,7 +101,7 @@ fn item_key(v: &Value) -> String {
     format!("{v:?}")
 }
 
-fn items(v: Option<&Arc<Decoded>>) -> Option<&[Value]> {
+pub(crate) fn items(v: Option<&Arc<Decoded>>) -> Option<&[Value]> {
     match v.map(Arc::as_ref) {
         Some(Decoded::Msgpack(Value::Array(items))) => Some(items),
         _ => None,
@@ -276,6 +279,7 @@ pub async fn merge_branches(
 
 /// A reducer LangGraph ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Reducer {
     /// `LastValue`: the last write wins.
@@ -360,6 +364,7 @@ fn apply(reducer: Reducer, current: Option<&Value>, writes: &[&Value]) -> Option
 
 /// What the rebuild check found for one channel.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ChannelRebuild {
     /// The channel.
     pub channel: String,

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 /// One write of a step, in Python's order `(task_path, task_id, idx)`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct StepWrite {
     /// The task that wrote it.
     pub task_id: String,
@@ -36,6 +37,7 @@ pub struct StepWrite {
 
 /// One checkpoint of a branch and what happened after it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct ReplayStep {
     /// Position in the replay (0 = the branch's root).
     pub index: usize,

@@ -41,6 +41,7 @@ const RESUME: &str = "__resume__";
 
 /// Where a task comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum TaskKind {
     /// A `Send` packet (`__pregel_push`).
@@ -51,6 +52,7 @@ pub enum TaskKind {
 
 /// A task's status, read from the checkpoint's pending writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum TaskStatus {
     /// No writes yet.
@@ -65,6 +67,7 @@ pub enum TaskStatus {
 
 /// The status of a whole thread, from its latest root-namespace checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "lowercase")]
 pub enum ThreadStatus {
     /// Nothing left to run.
@@ -106,6 +109,7 @@ pub struct DeriveOptions {
 
 /// One output write of a task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TaskWrite {
     /// Channel written.
     pub channel: String,
@@ -115,6 +119,7 @@ pub struct TaskWrite {
 
 /// A task of the checkpoint's next step (Python's `PregelTask`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Task {
     /// Task id.
     pub id: String,
@@ -146,6 +151,7 @@ pub struct Task {
 
 /// `next` and `tasks` of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct TaskSet {
     /// The checkpoint.
     pub checkpoint_id: String,

@@ -493,3 +493,44 @@ async fn html_escapes_hostile_text() {
     let back = parse_bundle(&serde_json::to_string(&b).unwrap()).unwrap();
     assert_eq!(back.checkpoints[0].values["note"], hostile);
 }
+
+#[tokio::test]
+async fn export_reports_progress_and_stops_when_told() {
+    use flashback_engine::export::{build_bundle_observed, ExportProgress};
+    let (_dir, store) = store().await;
+    let mut seen = Vec::new();
+    let bundle = build_bundle_observed(&store, "long", &opts(None, &[]), &mut |p| {
+        seen.push(p);
+        true
+    })
+    .await
+    .expect("export");
+    assert_eq!(
+        seen.first(),
+        Some(&ExportProgress::Loading {
+            total: bundle.checkpoint_count
+        })
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&ExportProgress::Hashing {
+            done: bundle.checkpoint_count,
+            total: bundle.checkpoint_count
+        })
+    );
+    assert_eq!(
+        seen.len(),
+        bundle.checkpoint_count + 1,
+        "one report per checkpoint"
+    );
+
+    let mut calls = 0;
+    let err = build_bundle_observed(&store, "long", &opts(None, &[]), &mut |_| {
+        calls += 1;
+        calls < 10
+    })
+    .await
+    .expect_err("cancelled");
+    assert!(matches!(err, EngineError::Cancelled), "{err}");
+    assert_eq!(calls, 10, "no work after the observer said stop");
+}

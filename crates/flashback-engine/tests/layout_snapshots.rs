@@ -231,6 +231,7 @@ fn subgraph_namespaces_nest_under_their_spawning_checkpoint() {
             &LayoutOptions {
                 ns: "mid:t1".into(),
                 nested: true,
+                ..Default::default()
             },
         ),
         r"
@@ -239,6 +240,40 @@ fn subgraph_namespaces_nest_under_their_spawning_checkpoint() {
 | * a03m1x1 @mid:t1|inner:t2
 |/
 * a03m1 @mid:t1
+",
+    );
+    // Collapsing `mid:t1` hides it and everything below it; the rest keeps its lanes.
+    check(
+        &draw(
+            &v,
+            &LayoutOptions {
+                collapsed: vec!["mid:t1".into()],
+                ..LayoutOptions::nested()
+            },
+        ),
+        r"
+* a04 (head)
+* a03
+* a02
+* a01
+",
+    );
+    check(
+        &draw(
+            &v,
+            &LayoutOptions {
+                collapsed: vec!["mid:t1|inner:t2".into()],
+                ..LayoutOptions::nested()
+            },
+        ),
+        r"
+* a04 (head)
+| * a03m2 @mid:t1
+| * a03m1 @mid:t1
+|/
+* a03
+* a02
+* a01
 ",
     );
     let dag = ThreadDag::build(&v).unwrap();
@@ -306,6 +341,7 @@ fn unknown_namespace_is_an_error() {
         &LayoutOptions {
             ns: "nope".into(),
             nested: false,
+            ..Default::default()
         },
     )
     .unwrap_err();

@@ -74,6 +74,7 @@ impl std::str::FromStr for PruneStrategy {
 
 /// What a `prune` or `delete_for_runs` deletes (dry run) or deleted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PruneReport {
     /// The checkpoints deleted, as `(thread_id, checkpoint_ns, checkpoint_id)`, sorted.
     pub checkpoints: Vec<(String, String, String)>,
@@ -89,6 +90,7 @@ pub struct PruneReport {
 
 /// What a `copy_thread` copied.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct CopyReport {
     /// Checkpoint rows copied.
     pub checkpoints: u64,
