@@ -1,0 +1,78 @@
+//! Helpers for the API tests.
+#![allow(dead_code)]
+
+use flashback_api::secrets::MemorySecrets;
+use flashback_api::{
+    Api, ApiConfig, DbInfo, HostMode, Initial, JobSnapshot, JobState, OpenRequest,
+};
+use std::path::{Path, PathBuf};
+
+/// The repository's `tests/fixtures` directory.
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+/// An API with its own data directory (inside `dir`) and in-memory secrets.
+pub fn api_in(dir: &Path, initial: Initial) -> Api {
+    api_as(HostMode::Serve, dir, initial)
+}
+
+/// [`api_in`] for a given host mode.
+pub fn api_as(host: HostMode, dir: &Path, initial: Initial) -> Api {
+    Api::new(ApiConfig {
+        host,
+        data_dir: dir.join("data"),
+        initial,
+        secrets: Box::new(MemorySecrets::default()),
+    })
+    .expect("api")
+}
+
+/// A private copy of the SQLite fixture in `dir`.
+pub fn fixture_copy(dir: &Path) -> PathBuf {
+    let path = dir.join("langgraph.sqlite");
+    std::fs::copy(fixtures().join("langgraph.sqlite"), &path).expect("copy fixture");
+    path
+}
+
+/// Open a location.
+pub async fn open(api: &Api, location: &str) -> DbInfo {
+    api.open_database(OpenRequest {
+        location: location.to_owned(),
+        password: None,
+        remember: false,
+        save_password: false,
+    })
+    .await
+    .expect("open")
+}
+
+/// Poll a job until it is no longer running.
+pub async fn finish(api: &Api, job: &str) -> JobSnapshot {
+    let mut events = Vec::new();
+    let mut cursor = 0;
+    for _ in 0..600 {
+        let mut s = api
+            .job_poll(flashback_api::JobPollRequest {
+                job: job.to_owned(),
+                cursor,
+            })
+            .await
+            .expect("poll");
+        cursor = s.cursor;
+        events.append(&mut s.events);
+        if s.state != JobState::Running {
+            s.events = events;
+            return s;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("job {job} still running after 30 s");
+}
+
+/// SHA-256 of a file's bytes (to prove a file unchanged).
+pub fn fingerprint(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).expect("read");
+    format!("{:x}", Sha256::digest(&bytes))
+}
