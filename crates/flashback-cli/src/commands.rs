@@ -3,11 +3,10 @@
 
 use crate::human;
 use crate::Command;
+use flashback_api::{ensure_thread, write_atomically, ErrorCode};
 use flashback_codec::{view_decoded, ViewOptions};
 use flashback_engine::{layout, tasks, ThreadDag};
-use flashback_storage::{
-    CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, StoreError,
-};
+use flashback_storage::{CheckpointHeader, CheckpointTuple, ListQuery, StoreError};
 use serde_json::{json, Map, Value as Json};
 use thiserror::Error;
 
@@ -32,6 +31,9 @@ pub enum CliError {
     /// The engine rejected the data.
     #[error("{0}")]
     Engine(#[from] flashback_engine::EngineError),
+    /// A shared command (`flashback-api`) failed.
+    #[error("{0}")]
+    Api(#[from] flashback_api::ApiError),
 }
 
 impl CliError {
@@ -53,6 +55,12 @@ impl CliError {
                 StoreError::UnsupportedSchema { .. } | StoreError::NotADatabase { .. },
             )) => 4,
             CliError::Tampered(_) => 5,
+            CliError::Api(e) => match e.code {
+                ErrorCode::InvalidInput | ErrorCode::InvalidEdit => 2,
+                ErrorCode::NotFound => 3,
+                ErrorCode::NotADatabase | ErrorCode::UnsupportedSchema => 4,
+                _ => 1,
+            },
             _ => 1,
         }
     }
@@ -67,9 +75,16 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
                 .map_err(CliError::Io)?;
             Ok(String::new())
         }
+        Command::Serve { db, demo, port } => {
+            crate::serve::serve(crate::serve::ServeOptions { db, demo, port }).await
+        }
         Command::Threads { db, json } => {
             let store = flashback_storage::open(&db).await?;
-            let rows = threads(store.as_ref()).await?;
+            let rows = flashback_api::thread_summaries(store.as_ref())
+                .await?
+                .iter()
+                .map(|t| serde_json::to_value(t).unwrap_or(Json::Null))
+                .collect();
             Ok(if json {
                 to_json(&Json::Array(rows))
             } else {
@@ -350,15 +365,17 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             timeout,
             json,
         } => {
-            crate::rerun::run(crate::rerun::Rerun {
-                db,
-                thread,
-                checkpoint,
-                ns,
-                runner,
-                timeout: std::time::Duration::from_secs(timeout),
+            crate::rerun::run(
+                flashback_api::rerun::RerunSpec {
+                    location: db,
+                    thread_id: thread,
+                    checkpoint_ns: ns,
+                    checkpoint_id: checkpoint,
+                    runner,
+                    timeout: std::time::Duration::from_secs(timeout),
+                },
                 json,
-            })
+            )
             .await
         }
         Command::Delete { db, thread, yes } => {
@@ -481,29 +498,6 @@ fn to_json(v: &Json) -> String {
     s
 }
 
-async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> Result<(), CliError> {
-    let threads = store.list_threads().await?;
-    if threads.iter().any(|t| t.thread_id == thread) {
-        return Ok(());
-    }
-    let mut known: Vec<&str> = threads
-        .iter()
-        .map(|t| t.thread_id.as_str())
-        .take(10)
-        .collect();
-    if threads.len() > 10 {
-        known.push("…");
-    }
-    Err(CliError::NotFound(format!(
-        "thread {thread:?} not found (threads: {})",
-        if known.is_empty() {
-            "none".to_string()
-        } else {
-            known.join(", ")
-        }
-    )))
-}
-
 fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, CliError> {
     let mut out = Map::new();
     for f in filters {
@@ -516,28 +510,6 @@ fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, CliError> {
         out.insert(k.to_owned(), value);
     }
     Ok(out)
-}
-
-/// Write a file so that readers see either the old content or the complete new one.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
-    let io = |e: std::io::Error| CliError::Io(format!("cannot write {}: {e}", path.display()));
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| CliError::Usage(format!("{} is not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
 }
 
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, Json)>, CliError> {
@@ -622,37 +594,4 @@ pub fn state_json(t: &CheckpointTuple, opts: ViewOptions, derive: &tasks::Derive
         "next": derived.next,
         "tasks": serde_json::to_value(&derived.tasks).unwrap_or(Json::Null),
     })
-}
-
-async fn threads(store: &dyn CheckpointStore) -> Result<Vec<Json>, CliError> {
-    let mut out = Vec::new();
-    for t in store.list_threads().await? {
-        let latest = match &t.latest_checkpoint_id {
-            Some(id) => store.get_tuple(&t.thread_id, "", Some(id)).await?,
-            None => None,
-        };
-        let (ts, status, step) = match &latest {
-            Some(tuple) => (
-                Json::String(tuple.checkpoint.ts.clone()),
-                serde_json::to_value(tasks::thread_status(tuple)).unwrap_or(Json::Null),
-                tuple
-                    .header
-                    .metadata
-                    .get("step")
-                    .cloned()
-                    .unwrap_or(Json::Null),
-            ),
-            None => (Json::Null, Json::Null, Json::Null),
-        };
-        out.push(json!({
-            "thread_id": t.thread_id,
-            "namespaces": t.namespaces,
-            "checkpoint_count": t.checkpoint_count,
-            "latest_checkpoint_id": t.latest_checkpoint_id,
-            "latest_ts": ts,
-            "latest_step": step,
-            "status": status,
-        }));
-    }
-    Ok(out)
 }

@@ -8,6 +8,7 @@ mod bridge;
 mod commands;
 mod human;
 mod rerun;
+mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -251,6 +252,18 @@ enum Command {
         /// Another database to copy into (must hold a LangGraph schema).
         #[arg(long)]
         to: Option<String>,
+    },
+    /// Serve the Flashback UI (the desktop app's screens) and its commands over HTTP on
+    /// 127.0.0.1, for a browser; the URL printed at start carries a random access token.
+    Serve {
+        /// A `.sqlite` file or a `postgres://` URL (or use --demo).
+        db: Option<String>,
+        /// Serve the built-in demo database (a private copy in Flashback's data directory).
+        #[arg(long)]
+        demo: bool,
+        /// Port (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
     },
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
