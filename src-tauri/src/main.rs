@@ -1,8 +1,7 @@
-//! Desktop entry point. Until the GUI lands, point users at the CLI.
+//! The Flashback desktop app: `flashback-app [DB | --demo]`.
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
 fn main() {
-    eprintln!(
-        "{}: the desktop window is not built yet; use the `flashback` CLI (see README.md)",
-        flashback_app::APP_NAME
-    );
-    std::process::exit(2);
+    std::process::exit(flashback_app::run(std::env::args().skip(1).collect()));
 }
