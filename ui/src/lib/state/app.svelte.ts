@@ -1,0 +1,70 @@
+// Application-wide state (Svelte runes): the open database, the current screen, theme, toasts.
+
+import type { AppInfo, DbInfo } from "../ipc/bindings";
+import { commands } from "../ipc/bindings";
+import { call, type Failure } from "../ipc/api";
+
+export type Screen =
+  | { name: "open" }
+  | { name: "threads" }
+  | { name: "thread"; threadId: string };
+
+export type Theme = "system" | "light" | "dark";
+
+export interface Toast {
+  id: number;
+  kind: "info" | "error" | "ok";
+  text: string;
+}
+
+class AppState {
+  info = $state<AppInfo | null>(null);
+  db = $state<DbInfo | null>(null);
+  screen = $state<Screen>({ name: "open" });
+  theme = $state<Theme>("system");
+  toasts = $state<Toast[]>([]);
+  /** Why the last open failed (shown on the open screen). */
+  openError = $state<Failure | null>(null);
+  private nextToast = 1;
+
+  toast(kind: Toast["kind"], text: string, ms = kind === "error" ? 8000 : 4000) {
+    const id = this.nextToast++;
+    // At most three at a time: the oldest goes first.
+    this.toasts = [...this.toasts, { id, kind, text }].slice(-3);
+    setTimeout(() => this.dismiss(id), ms);
+  }
+
+  dismiss(id: number) {
+    this.toasts = this.toasts.filter((t) => t.id !== id);
+  }
+
+  opened(db: DbInfo) {
+    this.db = db;
+    this.openError = null;
+    this.screen = { name: "threads" };
+  }
+
+  openThread(threadId: string) {
+    this.screen = { name: "thread", threadId };
+  }
+
+  async setTheme(theme: Theme) {
+    this.theme = theme;
+    applyTheme(theme);
+    try {
+      await call(commands.setSetting({ key: "theme", value: theme }));
+    } catch {
+      // Not worth an error: the theme still applies for this session.
+    }
+  }
+}
+
+/** Put the resolved theme on <html data-theme>. */
+export function applyTheme(theme: Theme) {
+  const dark =
+    theme === "dark" ||
+    (theme === "system" && typeof matchMedia === "function" && matchMedia("(prefers-color-scheme: dark)").matches);
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+}
+
+export const app = new AppState();

@@ -1,0 +1,105 @@
+// Small presentation helpers: times, sizes, thread filtering.
+
+import type { ThreadStatus, ThreadSummary } from "../ipc/bindings";
+
+/** `2026-11-22T06:57:07.072901+00:00` → `2026-11-22 06:57:07` (UTC as stored). */
+export function formatTs(ts: string | null | undefined): string {
+  if (!ts) return "—";
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})/.exec(ts);
+  return m ? `${m[1]} ${m[2]}` : ts;
+}
+
+/** How long ago, relative to `now` (ms since epoch). */
+export function ago(ts: string | null | undefined, now: number): string {
+  if (!ts) return "";
+  const t = Date.parse(ts);
+  if (Number.isNaN(t)) return "";
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** 1536 → `1.5 KB`. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export type StatusFilter = "all" | ThreadStatus;
+
+/** Threads matching a search text (thread id, next nodes, interrupt text) and a status. */
+export function filterThreads(
+  threads: readonly ThreadSummary[],
+  query: string,
+  status: StatusFilter,
+): ThreadSummary[] {
+  const q = query.trim().toLowerCase();
+  return threads.filter((t) => {
+    if (status !== "all" && t.status !== status) return false;
+    if (!q) return true;
+    const hay = [t.thread_id, ...t.next, ...t.namespaces, JSON.stringify(t.interrupts)].join(" ").toLowerCase();
+    return hay.includes(q);
+  });
+}
+
+/** Status counts for the filter chips. */
+export function statusCounts(threads: readonly ThreadSummary[]): Record<StatusFilter, number> {
+  const c: Record<StatusFilter, number> = { all: threads.length, finished: 0, interrupted: 0, failed: 0, pending: 0 };
+  for (const t of threads) if (t.status) c[t.status]++;
+  return c;
+}
+
+/** Newest activity first, then by id. */
+export function byActivity(a: ThreadSummary, b: ThreadSummary): number {
+  const ta = a.latest_ts ?? "";
+  const tb = b.latest_ts ?? "";
+  if (ta !== tb) return ta < tb ? 1 : -1;
+  return a.thread_id.localeCompare(b.thread_id);
+}
+
+/** The question an interrupted thread is waiting on, as text. */
+export function interruptText(v: unknown): string {
+  if (v && typeof v === "object" && "value" in v && "$type" in v) return interruptText((v as { value: unknown }).value);
+  if (typeof v === "string") return v;
+  if (v && typeof v === "object" && !Array.isArray(v)) {
+    // interrupt({"question": …, …}): the question first, the rest after it.
+    const o = v as Record<string, unknown>;
+    const key = ["question", "message", "prompt", "text", "value"].find((k) => typeof o[k] === "string");
+    if (key) {
+      const rest = Object.keys(o).filter((k) => k !== key);
+      return rest.length ? `${o[key]} (${rest.join(", ")})` : String(o[key]);
+    }
+  }
+  return JSON.stringify(v);
+}
+
+/** A heading for an error code (the message says the rest). */
+export function errorTitle(code: string): string {
+  switch (code) {
+    case "not_a_database":
+      return "Not a database.";
+    case "unsupported_schema":
+      return "Not a LangGraph checkpoint database.";
+    case "not_found":
+      return "Not found.";
+    case "connection":
+      return "Cannot connect.";
+    case "auth":
+      return "Wrong credentials.";
+    case "needs_password":
+      return "Password needed.";
+    case "invalid_input":
+      return "Check the input.";
+    case "invalid_edit":
+      return "The value does not fit.";
+    case "not_open":
+      return "The database is closed.";
+    case "cancelled":
+      return "Cancelled.";
+    default:
+      return "Something went wrong.";
+  }
+}
