@@ -427,6 +427,7 @@ try {
     }
     const log = await page.locator(tid("rerun-log")).textContent();
     expect((log.match(/\+ checkpoint/g) || []).length >= 4, `the fork and the resumed steps: ${log}`);
+    console.log(`# re-run: DAG row counts seen while the program ran: ${[...new Set(grew)].join(", ")}`);
     expect(new Set(grew).size >= 3, `the DAG grew while the program ran: ${[...new Set(grew)]}`);
     await page.locator(tid("modal-close")).click();
     expect((await dagRows()) >= before + 4, "new checkpoints on the DAG");
