@@ -476,6 +476,27 @@ try {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="thread-row"]').length === 11);
   });
 
+  await check("prune previews each strategy and keeps the latest checkpoint", async () => {
+    if (await page.locator(tid("crumb-db")).count()) await page.locator(tid("crumb-db")).click();
+    const row = page.locator(`${tid("thread-row")}[data-thread="long"]`);
+    await row.locator('input[type="checkbox"]').check();
+    await page.locator(tid("prune-open")).click();
+    const removes = async (n) =>
+      page.waitForFunction(
+        (want) => document.querySelector('[data-testid="prune-preview"] strong')?.textContent?.trim() === want,
+        String(n),
+      );
+    await removes(299);
+    await page.locator(tid("prune-strategy")).selectOption("delete");
+    await removes(300);
+    await page.locator(tid("prune-strategy")).selectOption("keep_latest");
+    await removes(299);
+    await page.locator(tid("prune-confirm")).click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="thread-row"][data-thread="long"] td.num')?.textContent?.trim() === "1",
+    );
+  });
+
   await check("a file that is not a database gives a clear error", async () => {
     const text = await openScreenError(notes);
     expect(text.includes("Not a database"), text);
