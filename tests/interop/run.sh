@@ -84,20 +84,11 @@ with_db() {
 p = urlsplit(sys.argv[1]); print(urlunsplit(p._replace(path="/" + sys.argv[2])))' "$1" "$2"
 }
 
-cluster_dir=""
-cluster_bindir=""
-cluster_user=""
+# shellcheck source=../../scripts/lib/pg.sh
+. scripts/lib/pg.sh
 pg_url=""
 db_a=""
 db_b=""
-
-as_cluster_user() {
-    if [ -n "$cluster_user" ]; then
-        runuser -u "$cluster_user" -- "$@"
-    else
-        "$@"
-    fi
-}
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
@@ -106,42 +97,14 @@ cleanup() {
             "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
-    if [ -n "$cluster_dir" ]; then
-        as_cluster_user "$cluster_bindir/pg_ctl" -D "$cluster_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
-        rm -rf "$cluster_dir"
-    fi
+    pg_throwaway_stop
 }
 trap cleanup EXIT
 
-# start_cluster: a throwaway trust-auth cluster on a free port of 127.0.0.1 (like
-# flashback-testkit's); sets pg_url. Returns non-zero when initdb/pg_ctl are missing or fail.
+# start_cluster: a throwaway cluster (scripts/lib/pg.sh); sets pg_url.
 start_cluster() {
-    local d
-    for d in ${FLASHBACK_PG_BINDIR:-} $(printf '%s' "$PATH" | tr ':' ' ') /usr/lib/postgresql/*/bin /usr/local/bin /usr/local/pgsql/bin; do
-        if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then
-            cluster_bindir="$d"
-            break
-        fi
-    done
-    [ -n "$cluster_bindir" ] || { echo "no initdb/pg_ctl found"; return 1; }
-    if [ "$(id -u)" -eq 0 ]; then
-        if ! id postgres >/dev/null 2>&1 || ! command -v runuser >/dev/null 2>&1; then
-            echo "running as root without a postgres user (or runuser) for initdb"
-            return 1
-        fi
-        cluster_user=postgres
-    fi
-    cluster_dir="$(mktemp -d "${TMPDIR:-/tmp}/flashback-interop-pg-XXXXXX")"
-    [ -z "$cluster_user" ] || chown "$cluster_user" "$cluster_dir"
-    local port
-    port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    echo "starting a throwaway cluster ($cluster_bindir) on port $port"
-    as_cluster_user "$cluster_bindir/initdb" -D "$cluster_dir/data" -A trust -U postgres -E UTF8 --locale=C >"$cluster_dir/initdb.log" 2>&1 ||
-        { cat "$cluster_dir/initdb.log"; return 1; }
-    as_cluster_user "$cluster_bindir/pg_ctl" -D "$cluster_dir/data" -l "$cluster_dir/server.log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $cluster_dir -c fsync=off" start >/dev/null ||
-        { cat "$cluster_dir/server.log"; return 1; }
-    pg_url="postgresql://postgres@127.0.0.1:$port/postgres"
+    pg_throwaway_start || return 1
+    pg_url="$PG_THROWAWAY_URL"
 }
 
 pg_reason=""
