@@ -53,7 +53,11 @@ pub fn specta_builder<R: tauri::Runtime>() -> Builder<R> {
 
 /// The TypeScript bindings as text.
 pub fn bindings_text() -> Result<String, String> {
-    let dir = std::env::temp_dir().join(format!("flashback-bindings-{}", std::process::id()));
+    // tauri-specta exports to a file only: a directory of its own per call, since the tests
+    // call this concurrently (a shared one was removed under the other's feet).
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("flashback-bindings-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let path = dir.join("bindings.ts");
     specta_builder::<tauri::Wry>()

@@ -170,12 +170,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> ApiResult<()> {
     let name = path
         .file_name()
         .ok_or_else(|| ApiError::invalid(format!("{} is not a file name", path.display())))?;
+    // A temporary name of its own per call: two exports to the same path at once (two jobs, or
+    // the CLI and the app) each rename a complete file, never one the other is still writing.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}-{n}.tmp",
         name.to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, bytes).map_err(io)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, bytes)?;
+        // On disk before the rename, so a crash cannot leave the new name with partial content.
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         io(e)
