@@ -71,6 +71,31 @@ if (py.status !== 0 || !(Number(py.stdout) > 0)) {
   console.error(`browser e2e: cannot corrupt the test copy: ${py.stderr}`);
   process.exit(2);
 }
+// A copy where the thread "forked" is repeated 3,000 times (t0000-forked …): the threads list
+// must stay quick (only the rows in view are in the DOM) and searchable.
+const many = join(work, "many.sqlite");
+copyFileSync(fixture, many);
+const copies = spawnSync(
+  "python3",
+  [
+    "-c",
+    `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for t in ("checkpoints", "writes"):
+    cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
+    sel = ",".join("? || thread_id" if x == "thread_id" else x for x in cols)
+    for i in range(3000):
+        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = 'forked'", (f"t{i:04d}-",))
+c.commit()
+print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0])`,
+    many,
+  ],
+  { encoding: "utf8" },
+);
+if (copies.status !== 0 || Number(copies.stdout) !== 3012) {
+  console.error(`browser e2e: cannot make the 3,000-thread copy: ${copies.stdout}${copies.stderr}`);
+  process.exit(2);
+}
 const notes = join(work, "notes.txt");
 writeFileSync(notes, "these are notes, not a database\n".repeat(100));
 
@@ -530,6 +555,34 @@ try {
     await shot("decode-error.png");
     await page.locator(tid("tab-state")).click();
     await page.locator(tid("chat")).first().waitFor();
+  });
+
+  await check("3,000 threads list quickly: only the rows in view are drawn, search finds one", async () => {
+    const t0 = Date.now();
+    await openDb(many);
+    const listed = Date.now() - t0;
+    const table = page.locator(tid("threads-table"));
+    expect((await table.getAttribute("data-rows")) === "3012", `3,012 threads (${await table.getAttribute("data-rows")})`);
+    const drawn = await page.locator(tid("thread-row")).count();
+    expect(drawn < 100, `only visible rows are drawn (${drawn})`);
+    // Scroll to the bottom: the last rows are drawn in place of the first.
+    const first = await page.locator(tid("thread-row")).first().getAttribute("data-thread");
+    await page.locator(".table-wrap").evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await page.waitForFunction((id) => !document.querySelector(`[data-testid="thread-row"][data-thread="${id}"]`), first);
+    expect((await page.locator(tid("thread-row")).count()) < 100, "still only the rows in view");
+    const t1 = Date.now();
+    await page.locator(tid("thread-search")).fill("t2999-");
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="thread-row"]').length === 1);
+    const searched = Date.now() - t1;
+    await page.locator(`${tid("thread-row")}[data-thread="t2999-forked"]`).click();
+    await page.waitForSelector(tid("selected-id"));
+    expect((await dagRows()) === 14, "the copy has the 14 checkpoints of forked");
+    // Back to the list: the last list shows while a fresh one loads.
+    await page.locator(tid("crumb-db")).click();
+    await page.locator(tid("thread-row")).first().waitFor();
+    expect((await table.getAttribute("data-rows")) === "3012", "the whole list again");
+    console.log(`# 3,012 threads: listed in ${listed} ms, search in ${searched} ms, ${drawn} rows drawn`);
+    await openDb(db);
   });
 
   await check("the demo database opens from the open screen, and the theme switches", async () => {

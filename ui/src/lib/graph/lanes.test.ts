@@ -37,6 +37,14 @@ describe("lanes", () => {
     expect(visibleRange(-50, 100, 100, 0)).toEqual([0, 4]);
   });
 
+  it("windows a list with its own row height (the threads table)", () => {
+    // 24,000 threads of 36 px, scrolled to thread 12,000 in a 720 px view: 20 rows + overscan.
+    expect(visibleRange(12_000 * 36, 720, 24_000, 15, 36)).toEqual([11_985, 12_035]);
+    // Scrolled past the end (the list just shrank): the window is the end of the list.
+    expect(visibleRange(99_999 * 36, 720, 30, 15, 36)).toEqual([0, 30]);
+    expect(visibleRange(99_999 * 36, 720, 1_000, 0, 36)).toEqual([980, 1_000]);
+  });
+
   it("scrolls just enough to show a row", () => {
     expect(scrollToRow(0, 100, 300)).toBe(0);
     expect(scrollToRow(5, 0, 300)).toBe(0);

@@ -73,9 +73,13 @@ export function visibleRange(
   viewportHeight: number,
   total: number,
   overscan = 10,
+  rowHeight = ROW_HEIGHT,
 ): [number, number] {
-  const first = Math.floor(Math.max(0, scrollTop) / ROW_HEIGHT);
-  const last = Math.ceil((Math.max(0, scrollTop) + viewportHeight) / ROW_HEIGHT);
+  // A scroll position past the end (the list just shrank; the browser clamps it a moment later)
+  // counts as the end, so the window never starts beyond the last row.
+  const top = Math.min(Math.max(0, scrollTop), Math.max(0, total * rowHeight - viewportHeight));
+  const first = Math.floor(top / rowHeight);
+  const last = Math.ceil((top + viewportHeight) / rowHeight);
   return [Math.max(0, first - overscan), Math.min(total, last + overscan)];
 }
 
