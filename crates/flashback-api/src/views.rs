@@ -14,10 +14,21 @@ use std::collections::HashMap;
 
 /// Every thread with its status.
 pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<ThreadSummary>> {
-    let mut out = Vec::new();
-    for t in store.list_threads().await? {
+    let threads = store.list_threads().await?;
+    // The latest root checkpoint of every thread, read in one go.
+    let keys: Vec<(&str, &str, Option<&str>)> = threads
+        .iter()
+        .filter_map(|t| {
+            t.latest_checkpoint_id
+                .as_deref()
+                .map(|id| (t.thread_id.as_str(), "", Some(id)))
+        })
+        .collect();
+    let mut tuples = store.get_tuples(&keys).await?.into_iter();
+    let mut out = Vec::with_capacity(threads.len());
+    for t in threads {
         let latest = match &t.latest_checkpoint_id {
-            Some(id) => store.get_tuple(&t.thread_id, "", Some(id)).await?,
+            Some(_) => tuples.next().flatten(),
             None => None,
         };
         let mut s = ThreadSummary {

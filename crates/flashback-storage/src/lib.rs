@@ -79,6 +79,20 @@ pub trait CheckpointStore: Send + Sync {
         let query = ListQuery::one(thread_id, checkpoint_ns, checkpoint_id);
         Ok(self.list_tuples(&query).await?.into_iter().next())
     }
+
+    /// Several checkpoints, each as [`get_tuple`](Self::get_tuple) returns it, in the order of
+    /// `keys` (`(thread_id, checkpoint_ns, checkpoint_id)`): what a list of many threads needs.
+    /// Backends may read them in one go (SQLite: one call to its connection, one snapshot).
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for (thread_id, ns, id) in keys {
+            out.push(self.get_tuple(thread_id, ns, *id).await?);
+        }
+        Ok(out)
+    }
 }
 
 /// Whether a location names a Postgres database rather than a SQLite file.

@@ -281,7 +281,12 @@ fn for_each_row(
 ) -> Result<(), StoreError> {
     let (where_sql, params) = search_where(q)?;
     let limit = limit_sql(q);
-    let snapshot = conn.unchecked_transaction().map_err(query_err)?;
+    // Inside a caller's read transaction (`get_tuples`) that one is the snapshot.
+    let snapshot = if conn.is_autocommit() {
+        Some(conn.unchecked_transaction().map_err(query_err)?)
+    } else {
+        None
+    };
     let ids_sql =
         format!("SELECT rowid FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{limit}");
     match conn.prepare_cached(&ids_sql) {
@@ -318,7 +323,10 @@ fn for_each_row(
             }
         }
     }
-    snapshot.finish().map_err(query_err)
+    match snapshot {
+        Some(tx) => tx.finish().map_err(query_err),
+        None => Ok(()),
+    }
 }
 
 fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -699,5 +707,28 @@ impl CheckpointStore for SqliteStore {
         let path = self.path.clone();
         self.with_conn(move |conn, schema| list_tuples_blocking(conn, &path, schema, &q))
             .await
+    }
+
+    /// All in one blocking call and one read transaction: per-key calls cost a thread hand-off
+    /// and a file lock each, which dominated listing tens of thousands of threads.
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let queries: Vec<ListQuery> = keys
+            .iter()
+            .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
+            .collect();
+        let path = self.path.clone();
+        self.with_conn(move |conn, schema| {
+            let snapshot = conn.unchecked_transaction().map_err(query_err)?;
+            let read = queries
+                .iter()
+                .map(|q| list_tuples_blocking(conn, &path, schema, q).map(|v| v.into_iter().next()))
+                .collect::<Result<Vec<_>, _>>()?;
+            snapshot.finish().map_err(query_err)?;
+            Ok(read)
+        })
+        .await
     }
 }

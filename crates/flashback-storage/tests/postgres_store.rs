@@ -1154,6 +1154,33 @@ async fn corrupt_blob_decodes_to_error_and_the_rest_is_intact() {
 // list() semantics and threads
 
 #[tokio::test]
+async fn get_tuples_matches_get_tuple_key_by_key() {
+    let Some((pg, mut conn)) = full_db(9).await else {
+        return;
+    };
+    build_basic(&mut conn).await;
+    let store = PostgresStore::connect(pg.url()).await.unwrap();
+    let (c1, c2) = (cid(1), cid(2));
+    let keys = [
+        (T1, "", None),
+        (T1, "", Some(c1.as_str())),
+        (T1, "", Some(c2.as_str())),
+        (T1, "", Some("nope")),
+        ("no-such-thread", "", None),
+    ];
+    let many = store.get_tuples(&keys).await.unwrap();
+    assert_eq!(many.len(), keys.len());
+    for ((t, ns, id), got) in keys.iter().zip(&many) {
+        assert_eq!(
+            got,
+            &store.get_tuple(t, ns, *id).await.unwrap(),
+            "{t} {id:?}"
+        );
+    }
+    assert_eq!(many.iter().filter(|t| t.is_some()).count(), 3);
+}
+
+#[tokio::test]
 async fn list_semantics_match_python() {
     let Some((pg, mut conn)) = full_db(9).await else {
         return;
