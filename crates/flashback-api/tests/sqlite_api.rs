@@ -84,10 +84,9 @@ async fn threads_show_status_interrupts_and_failures_without_writing() {
 
 #[tokio::test]
 async fn graph_rows_carry_lanes_and_subgraphs_collapse() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
 
     let g = graph(&api, &db, "forked").await;
     assert_eq!(g.rows.len(), 14);
@@ -139,10 +138,9 @@ async fn graph_rows_carry_lanes_and_subgraphs_collapse() {
 
 #[tokio::test]
 async fn detail_groups_writes_per_task_and_gives_a_config() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
     let g = graph(&api, &db, "chat-tools").await;
     // The oldest checkpoint with writes from two tools (a parallel step).
     let mut saw_group = false;
@@ -219,10 +217,9 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
 
 #[tokio::test]
 async fn fork_edit_fork_and_merge_show_up_as_new_branches() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
     let before = graph(&api, &db, "forked").await;
     let fork_point = before
         .rows
@@ -407,10 +404,7 @@ async fn fork_edit_fork_and_merge_show_up_as_new_branches() {
 
 #[tokio::test]
 async fn export_job_reports_progress_and_the_file_verifies() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture { dir, api, db, .. } = opened_fixture().await;
 
     // To a file, as HTML.
     let out = dir.path().join("long.html");
@@ -498,10 +492,7 @@ async fn export_job_reports_progress_and_the_file_verifies() {
 
 #[tokio::test]
 async fn an_export_can_be_cancelled() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture { dir, api, db, .. } = opened_fixture().await;
     let out = dir.path().join("never.json");
     let job = api
         .start_export(ExportRequest {
@@ -537,10 +528,12 @@ async fn an_export_can_be_cancelled() {
 
 #[tokio::test]
 async fn delete_and_prune_preview_then_write() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir,
+        path,
+        api,
+        db,
+    } = opened_fixture().await;
     let before = fingerprint(&path);
     let preview = api
         .delete_thread(DeleteRequest {
@@ -824,10 +817,9 @@ async fn the_demo_database_is_a_private_copy() {
 
 #[tokio::test]
 async fn every_command_is_dispatched_by_name() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
     for name in COMMANDS {
         match api.dispatch(name, &json!({"req": {}})).await {
             Ok(_) => {}
@@ -856,10 +848,9 @@ async fn every_command_is_dispatched_by_name() {
 
 #[tokio::test]
 async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = fixture_copy(dir.path());
-    let api = api_in(dir.path(), Initial::None);
-    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
     let g = graph(&api, &db, "forked").await;
     let from = g.rows[2].id.clone();
     let job = api

@@ -35,6 +35,23 @@ pub fn fixture_copy(dir: &Path) -> PathBuf {
     path
 }
 
+/// A private copy of the fixture in a temporary directory, an API whose data directory is
+/// next to it, and the copy opened (the directory lives as long as this does).
+pub struct OpenedFixture {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+    pub api: Api,
+    pub db: DbInfo,
+}
+
+pub async fn opened_fixture() -> OpenedFixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fixture_copy(dir.path());
+    let api = api_in(dir.path(), Initial::None);
+    let db = open(&api, path.to_str().expect("utf-8")).await;
+    OpenedFixture { dir, path, api, db }
+}
+
 /// Open a location.
 pub async fn open(api: &Api, location: &str) -> DbInfo {
     api.open_database(OpenRequest {
