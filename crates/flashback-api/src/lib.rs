@@ -34,7 +34,7 @@ mod views;
 pub use error::{ApiError, ApiResult, ErrorCode};
 pub use location::Location;
 pub use types::*;
-pub use views::{ensure_thread, thread_summaries};
+pub use views::{checkpoint_not_found, ensure_thread, fork, thread_summaries};
 
 use appdb::AppDb;
 use flashback_codec::ViewOptions;
@@ -446,10 +446,7 @@ impl Api {
             .get_tuple(&req.thread_id, &req.checkpoint_ns, Some(&req.checkpoint_id))
             .await?
             .ok_or_else(|| {
-                ApiError::not_found(format!(
-                    "checkpoint {} not found in thread {:?} (namespace {:?})",
-                    req.checkpoint_id, req.thread_id, req.checkpoint_ns
-                ))
+                checkpoint_not_found(&req.thread_id, &req.checkpoint_ns, &req.checkpoint_id)
             })?;
         let latest = store
             .list_headers(&ListQuery {
@@ -557,40 +554,19 @@ impl Api {
     /// Fork a checkpoint: a copy, or with edited channels. One transaction.
     pub async fn fork_checkpoint(&self, req: ForkRequest) -> ApiResult<ForkResult> {
         let saver = self.writable(&req.db).await?;
-        if saver
-            .get_tuple(&req.thread_id, &req.checkpoint_ns, Some(&req.checkpoint_id))
-            .await?
-            .is_none()
-        {
-            ensure_thread(saver.as_ref(), &req.thread_id).await?;
-            return Err(ApiError::not_found(format!(
-                "checkpoint {} not found in thread {:?} (namespace {:?})",
-                req.checkpoint_id, req.thread_id, req.checkpoint_ns
-            )));
-        }
         let edits: Vec<(String, Json)> = req
             .edits
             .into_iter()
             .map(|e| (e.channel, e.value))
             .collect();
-        Ok(if edits.is_empty() {
-            flashback_engine::fork::copy_fork(
-                saver.as_ref(),
-                &req.thread_id,
-                &req.checkpoint_ns,
-                &req.checkpoint_id,
-            )
-            .await?
-        } else {
-            flashback_engine::edit::edit_fork(
-                saver.as_ref(),
-                &req.thread_id,
-                &req.checkpoint_ns,
-                &req.checkpoint_id,
-                &edits,
-            )
-            .await?
-        })
+        fork(
+            saver.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            &req.checkpoint_id,
+            &edits,
+        )
+        .await
     }
 
     /// Fork point / A / B for the channels.

@@ -120,20 +120,6 @@ pub async fn rerun(
         return Err(ApiError::invalid("the runner command is empty"));
     }
     let saver = flashback_storage::open_writable(&spec.location).await?;
-    if saver
-        .get_tuple(
-            &spec.thread_id,
-            &spec.checkpoint_ns,
-            Some(&spec.checkpoint_id),
-        )
-        .await?
-        .is_none()
-    {
-        return Err(ApiError::not_found(format!(
-            "checkpoint {} not found in thread {:?} (namespace {:?})",
-            spec.checkpoint_id, spec.thread_id, spec.checkpoint_ns
-        )));
-    }
     // Everything already there is not news.
     let mut seen: HashSet<(String, String)> = saver
         .list_headers(&ListQuery::thread(&spec.thread_id))
@@ -147,7 +133,13 @@ pub async fn rerun(
         &spec.checkpoint_ns,
         &spec.checkpoint_id,
     )
-    .await?;
+    .await
+    .map_err(|e| match e {
+        flashback_engine::EngineError::UnknownCheckpoint { .. } => {
+            crate::checkpoint_not_found(&spec.thread_id, &spec.checkpoint_ns, &spec.checkpoint_id)
+        }
+        e => e.into(),
+    })?;
     drop(saver);
     let store = flashback_storage::open(&spec.location).await?;
     poll_new(store.as_ref(), &spec.thread_id, &mut seen, sink).await?;

@@ -6,9 +6,13 @@ use crate::types::{
     ThreadGraph, ThreadSummary, WriteEntry, WriteGroup, WriteKind,
 };
 use flashback_codec::{encode_typed, view_decoded, Decoded, ViewOptions};
+use flashback_engine::edit::edit_fork;
+use flashback_engine::fork::{copy_fork, ForkResult};
 use flashback_engine::tasks::{derive_tasks, derive_tasks_with, DeriveOptions, SnapshotMode};
-use flashback_engine::{layout, LayoutOptions, ThreadDag};
-use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery, PendingWrite};
+use flashback_engine::{layout, EngineError, LayoutOptions, ThreadDag};
+use flashback_storage::{
+    CheckpointSaver, CheckpointStore, CheckpointTuple, ListQuery, PendingWrite,
+};
 use serde_json::{json, Value as Json};
 use std::collections::HashMap;
 
@@ -60,6 +64,41 @@ pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<Thre
         out.push(s);
     }
     Ok(out)
+}
+
+/// The one wording for a checkpoint that is not there.
+pub fn checkpoint_not_found(thread_id: &str, checkpoint_ns: &str, checkpoint_id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "checkpoint {checkpoint_id} not found in thread {thread_id:?} (namespace {checkpoint_ns:?})"
+    ))
+}
+
+/// Fork a checkpoint: a copy when `edits` is empty, else an edit fork. The engine reads the
+/// checkpoint once; only when it is missing is the thread looked up, so the error names the
+/// known threads when the thread itself is wrong. Shared by the app, `rerun` and the CLI.
+pub async fn fork(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+    edits: &[(String, Json)],
+) -> ApiResult<ForkResult> {
+    let forked = if edits.is_empty() {
+        copy_fork(saver, thread_id, checkpoint_ns, checkpoint_id).await
+    } else {
+        edit_fork(saver, thread_id, checkpoint_ns, checkpoint_id, edits).await
+    };
+    match forked {
+        Err(EngineError::UnknownCheckpoint { .. }) => {
+            ensure_thread(saver, thread_id).await?;
+            Err(checkpoint_not_found(
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+            ))
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Fail with "thread not found" (naming a few threads) unless the thread exists.

@@ -137,9 +137,7 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
             let tuple = store.get_tuple(&thread, &ns, checkpoint.as_deref()).await?;
             let Some(tuple) = tuple else {
                 return Err(match checkpoint {
-                    Some(id) => CliError::NotFound(format!(
-                        "checkpoint {id} not found in thread {thread:?} (namespace {ns:?})"
-                    )),
+                    Some(id) => flashback_api::checkpoint_not_found(&thread, &ns, &id).into(),
                     None => {
                         ensure_thread(store.as_ref(), &thread).await?;
                         CliError::NotFound(format!(
@@ -183,22 +181,8 @@ pub async fn run(cmd: Command) -> Result<String, CliError> {
         } => {
             let edits = parse_sets(&set)?;
             let saver = flashback_storage::open_writable(&db).await?;
-            if saver
-                .get_tuple(&thread, &ns, Some(&checkpoint))
-                .await?
-                .is_none()
-            {
-                ensure_thread(saver.as_ref(), &thread).await?;
-                return Err(CliError::NotFound(format!(
-                    "checkpoint {checkpoint} not found in thread {thread:?} (namespace {ns:?})"
-                )));
-            }
-            let forked = if edits.is_empty() {
-                flashback_engine::fork::copy_fork(saver.as_ref(), &thread, &ns, &checkpoint).await?
-            } else {
-                flashback_engine::edit::edit_fork(saver.as_ref(), &thread, &ns, &checkpoint, &edits)
-                    .await?
-            };
+            let forked =
+                flashback_api::fork(saver.as_ref(), &thread, &ns, &checkpoint, &edits).await?;
 
             Ok(if json {
                 to_json(&serde_json::to_value(&forked).unwrap_or(Json::Null))
