@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadSummary } from "../ipc/bindings";
-import { ago, byActivity, filterThreads, formatBytes, formatTs, interruptText, statusCounts } from "./format";
+import { ago, byActivity, filterThreads, formatBytes, formatTs, formatVersion, interruptText, statusCounts } from "./format";
 
 const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Partial<ThreadSummary> = {}): ThreadSummary => ({
   thread_id: id,
@@ -44,5 +44,13 @@ describe("format", () => {
     expect(interruptText(interrupt("Approve?"))).toBe("Approve?");
     expect(interruptText(interrupt({ q: 1 }))).toBe('{"q":1}');
     expect(interruptText(interrupt({ question: "Approve the draft?", draft: "…" }))).toBe("Approve the draft? (draft)");
+  });
+});
+
+describe("formatVersion", () => {
+  it("shows a channel version as its step-like number", () => {
+    expect(formatVersion("00000000000000000000000000000005.0.23693094738966614")).toBe("5");
+    expect(formatVersion("00000000000000000000000000000000.0.1")).toBe("0");
+    expect(formatVersion("12")).toBe("12");
   });
 });

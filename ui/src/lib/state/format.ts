@@ -103,3 +103,8 @@ export function errorTitle(code: string): string {
       return "Something went wrong.";
   }
 }
+
+/** A channel version as a short step-like number: "00000000000000000000000000000005.0.2369…" → "5". */
+export function formatVersion(version: string): string {
+  return version.split(".")[0].replace(/^0+(?=\d)/, "");
+}

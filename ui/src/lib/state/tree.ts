@@ -268,3 +268,8 @@ export function toChatMessage(v: Json): ChatMessage {
     raw: v,
   };
 }
+
+/** LangGraph's own control channels (`branch:…`, `join:…`, `__…`): shown apart, never edited. */
+export function isControlChannel(channel: string): boolean {
+  return channel.startsWith("branch:") || channel.startsWith("join:") || channel.startsWith("__");
+}
