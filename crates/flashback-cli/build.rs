@@ -25,7 +25,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let dist = manifest.join("../../ui/dist");
-    println!("cargo:rerun-if-changed={}", dist.display());
+    // Cargo reruns a build script on every build while a watched path is missing (and the CLI
+    // then recompiles), so without a built UI watch `ui/` (small: no node_modules of its own
+    // worth scanning), whose listing changes when `ui/dist` appears.
+    if dist.is_dir() {
+        println!("cargo:rerun-if-changed={}", dist.display());
+    } else {
+        println!("cargo:rerun-if-changed={}", manifest.join("../../ui").display());
+    }
     let mut files = Vec::new();
     walk(&dist, &mut files);
     let mut code = String::from(

@@ -520,7 +520,7 @@ impl Api {
             .get_tuple(&req.thread_id, &req.checkpoint_ns, Some(&req.checkpoint_id))
             .await?
             .ok_or_else(|| {
-                ApiError::not_found(format!("checkpoint {} not found", req.checkpoint_id))
+                checkpoint_not_found(&req.thread_id, &req.checkpoint_ns, &req.checkpoint_id)
             })?;
         let channel = &req.edit.channel;
         if channel.is_empty() {

@@ -127,19 +127,14 @@ pub async fn rerun(
         .into_iter()
         .map(|h| (h.checkpoint_ns, h.checkpoint_id))
         .collect();
-    let fork = flashback_engine::fork::copy_fork(
+    let fork = crate::fork(
         saver.as_ref(),
         &spec.thread_id,
         &spec.checkpoint_ns,
         &spec.checkpoint_id,
+        &[],
     )
-    .await
-    .map_err(|e| match e {
-        flashback_engine::EngineError::UnknownCheckpoint { .. } => {
-            crate::checkpoint_not_found(&spec.thread_id, &spec.checkpoint_ns, &spec.checkpoint_id)
-        }
-        e => e.into(),
-    })?;
+    .await?;
     drop(saver);
     let store = flashback_storage::open(&spec.location).await?;
     poll_new(store.as_ref(), &spec.thread_id, &mut seen, sink).await?;

@@ -4,7 +4,7 @@
 //! the connection URL *without* its password (`service = dev.flashback.app`).
 
 /// The keyring service name (the app identifier).
-pub const SERVICE: &str = "dev.flashback.app";
+pub const SERVICE: &str = crate::APP_ID;
 
 /// Where saved passwords live.
 pub trait SecretStore: Send + Sync {

@@ -136,13 +136,11 @@ pub async fn thread_graph(
         ensure_thread(store, thread_id).await?;
     }
     let dag = ThreadDag::build(&headers)?;
-    let lay = layout(
-        &dag,
-        &LayoutOptions {
-            collapsed: collapsed.to_vec(),
-            ..LayoutOptions::nested()
-        },
-    )?;
+    let opts = LayoutOptions {
+        collapsed: collapsed.to_vec(),
+        ..LayoutOptions::nested()
+    };
+    let lay = layout(&dag, &opts)?;
     let meta: HashMap<(&str, &str), &flashback_storage::CheckpointHeader> = headers
         .iter()
         .map(|h| ((h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()), h))
@@ -195,9 +193,7 @@ pub async fn thread_graph(
         .map(|n| NamespaceInfo {
             ns: n.ns.clone(),
             count: count(n.checkpoint_ids.len()),
-            collapsed: collapsed
-                .iter()
-                .any(|c| n.ns == *c || n.ns.starts_with(&format!("{c}|"))),
+            collapsed: opts.hides(&n.ns),
         })
         .collect();
     Ok(ThreadGraph {

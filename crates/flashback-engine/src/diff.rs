@@ -11,6 +11,7 @@
 //! as changed even though both sides are shown masked.
 
 use crate::error::EngineError;
+use crate::fork::load_source;
 use crate::merge::{item_key, items};
 use flashback_codec::{view, view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple};
@@ -113,12 +114,6 @@ pub struct CheckpointDiff {
 pub fn diff_tuples(a: &CheckpointTuple, b: &CheckpointTuple, opts: ViewOptions) -> CheckpointDiff {
     let va = &a.checkpoint;
     let vb = &b.checkpoint;
-    let version = |cp: &flashback_storage::Checkpoint, c: &str| {
-        cp.channel_versions
-            .iter()
-            .find(|(k, _)| k == c)
-            .map(|(_, v)| v.as_text())
-    };
     let mut names: Vec<&str> = va.channel_values.iter().map(|(c, _)| c.as_str()).collect();
     for (c, _) in &vb.channel_values {
         if va.value(c).is_none() {
@@ -140,8 +135,8 @@ pub fn diff_tuples(a: &CheckpointTuple, b: &CheckpointTuple, opts: ViewOptions) 
         let entry = ChannelDiff {
             channel: c.to_owned(),
             change,
-            version_a: version(va, c),
-            version_b: version(vb, c),
+            version_a: va.version(c).map(|v| v.as_text()),
+            version_b: vb.version(c).map(|v| v.as_text()),
             a: shown(x),
             b: if change == Change::Unchanged {
                 None
@@ -184,23 +179,9 @@ pub async fn diff_checkpoints(
     b: (&str, &str),
     opts: ViewOptions,
 ) -> Result<CheckpointDiff, EngineError> {
-    let ta = load(store, thread_id, a).await?;
-    let tb = load(store, thread_id, b).await?;
+    let ta = load_source(store, thread_id, a.0, a.1).await?;
+    let tb = load_source(store, thread_id, b.0, b.1).await?;
     Ok(diff_tuples(&ta, &tb, opts))
-}
-
-async fn load(
-    store: &dyn CheckpointStore,
-    thread_id: &str,
-    (ns, id): (&str, &str),
-) -> Result<CheckpointTuple, EngineError> {
-    store
-        .get_tuple(thread_id, ns, Some(id))
-        .await?
-        .ok_or_else(|| EngineError::UnknownCheckpoint {
-            ns: ns.to_owned(),
-            id: id.to_owned(),
-        })
 }
 
 fn message_id(v: &Value) -> Option<String> {

@@ -11,7 +11,9 @@
 use crate::error::EngineError;
 use flashback_codec::Decoded;
 use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
-use flashback_storage::{Checkpoint, CheckpointSaver, CheckpointTuple, PutRequest, Versions};
+use flashback_storage::{
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, Versions,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
@@ -44,14 +46,14 @@ pub async fn copy_fork(
     write_fork(saver, &source, "fork", note, |_| Vec::new()).await
 }
 
-/// The checkpoint a fork starts from.
+/// A checkpoint that must exist (the one a fork starts from, either side of a diff).
 pub(crate) async fn load_source(
-    saver: &dyn CheckpointSaver,
+    store: &dyn CheckpointStore,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<CheckpointTuple, EngineError> {
-    saver
+    store
         .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
         .await?
         .ok_or_else(|| EngineError::UnknownCheckpoint {

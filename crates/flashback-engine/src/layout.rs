@@ -43,6 +43,16 @@ impl LayoutOptions {
             collapsed: Vec::new(),
         }
     }
+
+    /// Whether namespace `ns` is left out: it, or a namespace above it, is collapsed.
+    pub fn hides(&self, ns: &str) -> bool {
+        self.collapsed.iter().any(|c| {
+            ns == c
+                || ns
+                    .strip_prefix(c.as_str())
+                    .is_some_and(|r| r.starts_with('|'))
+        })
+    }
 }
 
 /// A line segment between a row and the row below it.
@@ -115,16 +125,9 @@ fn selected(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Vec<NodeIndex>, Eng
         }
     }
     let prefix = format!("{}|", opts.ns);
-    let hidden = |n: &str| {
-        opts.collapsed.iter().any(|c| {
-            n == c
-                || n.strip_prefix(c.as_str())
-                    .is_some_and(|r| r.starts_with('|'))
-        })
-    };
     let wanted = |n: &str| {
         n == opts.ns
-            || (opts.nested && (opts.ns.is_empty() || n.starts_with(&prefix)) && !hidden(n))
+            || (opts.nested && (opts.ns.is_empty() || n.starts_with(&prefix)) && !opts.hides(n))
     };
     Ok(dag
         .graph
