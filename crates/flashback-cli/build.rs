@@ -31,7 +31,10 @@ fn main() {
     if dist.is_dir() {
         println!("cargo:rerun-if-changed={}", dist.display());
     } else {
-        println!("cargo:rerun-if-changed={}", manifest.join("../../ui").display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            manifest.join("../../ui").display()
+        );
     }
     let mut files = Vec::new();
     walk(&dist, &mut files);
