@@ -246,6 +246,13 @@ try {
     await page.waitForSelector(tid("thread-row"));
     expect((await page.locator(tid("thread-row")).count()) === 12, "12 threads");
     expect(!(await page.evaluate(() => location.hash.includes("token"))), "the token is removed from the address bar");
+    // Cells line up under their headers (a stray layout rule once broke the table's columns).
+    const misaligned = await page.evaluate(() => {
+      const heads = [...document.querySelectorAll('[data-testid="threads-table"] thead th')].map((th) => th.getBoundingClientRect().left);
+      const cells = [...document.querySelector('[data-testid="thread-row"]').children].map((td) => td.getBoundingClientRect().left);
+      return heads.length !== cells.length || heads.some((x, i) => Math.abs(x - cells[i]) > 1);
+    });
+    expect(!misaligned, "the table's cells line up under its headers");
     const failed = page.locator(`${tid("thread-row")}[data-thread="parallel-failure"] .badge.failed`);
     expect((await failed.count()) === 1, "parallel-failure is failed");
     await shot("threads.png");
