@@ -504,7 +504,7 @@ try {
     expect(await page.locator(tid("delete-confirm")).isDisabled(), "disabled until confirmed");
     await page.locator(tid("delete-confirm-input")).fill("durability-exit");
     await page.locator(tid("delete-confirm")).click();
-    await page.waitForSelector(tid("threads-screen"));
+    await page.waitForSelector(tid("thread-list-screen"));
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="thread-row"]').length === 11);
   });
 

@@ -158,9 +158,9 @@ const snapshot = () =>
   js(`const q = (id) => document.querySelector('[data-testid="' + id + '"]');
       const dag = q("dag"), sel = q("selected-id"), fatal = q("fatal");
       return {
-        threadsScreen: !!q("threads-screen"),
+        threadListScreen: !!q("thread-list-screen"),
         rows: document.querySelectorAll('[data-testid="thread-row"]').length,
-        threadScreen: !!q("thread-screen"),
+        threadDetailScreen: !!q("thread-detail-screen"),
         dagRows: dag ? dag.getAttribute("data-rows") : null,
         selected: sel ? sel.textContent.trim() : null,
         fatal: fatal ? fatal.textContent.trim() : null,
@@ -282,9 +282,9 @@ await check(`threads screen lists the demo's ${THREADS} threads`, async () => {
   const snap = await waitFor(`${THREADS} thread rows`, async () => {
     const v = await snapshot();
     if (v.fatal) throw new Error(`fatal: ${v.fatal}`);
-    return { ...v, ok: v.threadsScreen && v.rows === THREADS };
+    return { ...v, ok: v.threadListScreen && v.rows === THREADS };
   });
-  if (!snap.threadsScreen) throw new Error("no threads-screen");
+  if (!snap.threadListScreen) throw new Error("no thread-list-screen");
   await screenshot("window-threads.png");
 });
 
@@ -294,7 +294,7 @@ await check(`thread "forked" shows a ${FORKED_ROWS}-row graph with a selection`,
   await s("POST", `/element/${await find(`${tid("thread-row")}[data-thread="forked"] button`)}/click`, {});
   const snap = await waitFor(`thread screen with ${FORKED_ROWS} dag rows`, async () => {
     const v = await snapshot();
-    return { ...v, ok: v.threadScreen && v.dagRows === String(FORKED_ROWS) && !!v.selected };
+    return { ...v, ok: v.threadDetailScreen && v.dagRows === String(FORKED_ROWS) && !!v.selected };
   });
   firstSelected = snap.selected;
   console.log(`# selected ${firstSelected}`);
