@@ -89,6 +89,17 @@ describe("Replay", () => {
     expect(loads).toBe(1);
   });
 
+  it("runs one timer when Play is pressed again while the steps load", async () => {
+    track.selected = 0;
+    await Promise.all([replay.toggle(), replay.toggle()]);
+    expect(loads).toBe(2);
+    vi.advanceTimersByTime(REPLAY_INTERVAL);
+    expect(track.selects).toEqual([1]);
+    await replay.toggle(); // pause
+    vi.advanceTimersByTime(10 * REPLAY_INTERVAL);
+    expect(track.selects).toEqual([1]);
+  });
+
   it("stops when the selection leaves the branch", async () => {
     track.selected = 1;
     await replay.toggle();

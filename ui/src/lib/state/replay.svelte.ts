@@ -80,6 +80,8 @@ export class Replay {
     const branch = this.track.branch;
     if (branch.indexOf(this.track.selected) === branch.length - 1) this.track.select(branch[0]);
     this.playing = true;
+    // A second Play pressed while the steps loaded must not leave a second timer running.
+    if (this.timer) clearInterval(this.timer);
     this.timer = setInterval(() => this.advance(), this.interval);
   }
 
