@@ -1,0 +1,60 @@
+// The databases the browser e2e test opens: copies of the fixture written by the real LangGraph
+// in a temporary directory (removed at the end by the caller).
+
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** { work, db, broken, many, notes }, or exit 2 when a copy cannot be made. */
+export function makeFixtures(repo) {
+  const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
+  const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
+  const db = join(work, "agents.sqlite");
+  copyFileSync(fixture, db);
+
+  // A copy with undecodable pending writes (bad msgpack) in one thread.
+  const broken = join(work, "broken.sqlite");
+  copyFileSync(fixture, broken);
+  const py = spawnSync(
+    "python3",
+    [
+      "-c",
+      "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); n=c.execute(\"UPDATE writes SET value=x'c1c1c1' WHERE thread_id='chat-tools' AND channel='messages'\").rowcount; c.commit(); print(n)",
+      broken,
+    ],
+    { encoding: "utf8" },
+  );
+  if (py.status !== 0 || !(Number(py.stdout) > 0)) {
+    console.error(`browser e2e: cannot corrupt the test copy: ${py.stderr}`);
+    process.exit(2);
+  }
+  // A copy where the thread "forked" is repeated 3,000 times (t0000-forked …): the threads list
+  // must stay quick (only the rows in view are in the DOM) and searchable.
+  const many = join(work, "many.sqlite");
+  copyFileSync(fixture, many);
+  const copies = spawnSync(
+    "python3",
+    [
+      "-c",
+      `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for t in ("checkpoints", "writes"):
+    cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
+    sel = ",".join("? || thread_id" if x == "thread_id" else x for x in cols)
+    for i in range(3000):
+        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = 'forked'", (f"t{i:04d}-",))
+c.commit()
+print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0])`,
+      many,
+    ],
+    { encoding: "utf8" },
+  );
+  if (copies.status !== 0 || Number(copies.stdout) !== 3012) {
+    console.error(`browser e2e: cannot make the 3,000-thread copy: ${copies.stdout}${copies.stderr}`);
+    process.exit(2);
+  }
+  const notes = join(work, "notes.txt");
+  writeFileSync(notes, "these are notes, not a database\n".repeat(100));
+  return { work, db, broken, many, notes };
+}

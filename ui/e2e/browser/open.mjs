@@ -1,0 +1,56 @@
+// Getting in: the token, opening databases (and the errors when that fails), the demo and the
+// theme.
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { expect, tid } from "./harness.mjs";
+
+export const withoutToken = {
+  name: "without the token the page says how to get in",
+  run: async ({ page, server }) => {
+    await page.goto(server.url.replace(/#token=.*/, ""));
+    await page.locator(tid("fatal")).waitFor();
+    expect((await page.locator(tid("fatal")).textContent()).includes("token"), "mentions the token");
+  },
+};
+
+export const notADatabase = {
+  name: "a file that is not a database gives a clear error",
+  run: async ({ openScreenError, notes }) => {
+    const text = await openScreenError(notes);
+    expect(text.includes("Not a database"), text);
+  },
+};
+
+export const missingFile = {
+  name: "a missing file gives a clear error and is not created",
+  run: async ({ openScreenError, work }) => {
+    const missing = join(work, "nope.sqlite");
+    const text = await openScreenError(missing);
+    expect(text.includes("Not found"), text);
+    expect(!existsSync(missing), "not created");
+  },
+};
+
+export const unreachable = {
+  name: "an unreachable server gives a clear error",
+  run: async ({ openScreenError }) => {
+    const text = await openScreenError("postgres://nobody@127.0.0.1:1/agents?connect_timeout=3");
+    expect(text.includes("Cannot connect"), text);
+  },
+};
+
+export const demoAndTheme = {
+  name: "the demo database opens from the open screen, and the theme switches",
+  run: async ({ page, shot, openThread }) => {
+    await page.locator(tid("open-another")).click();
+    await page.locator(tid("open-demo")).click();
+    await page.waitForSelector(tid("thread-row"));
+    await page.locator(tid("theme-toggle")).click(); // system → light
+    await page.locator(tid("theme-toggle")).click(); // light → dark
+    expect((await page.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
+    await openThread("chat-tools");
+    await page.locator(tid("chat")).first().waitFor();
+    await shot("state-view-dark.png");
+  },
+};

@@ -1,0 +1,93 @@
+// Checks that need something from the command line (--big, --python, --pg); skipped without
+// it, failed on CI.
+
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { expect, tid } from "./harness.mjs";
+
+export const bigThread = {
+  name: "a 10,000-checkpoint thread opens and scrolls",
+  why: "no --big database",
+  available: (t) => t.bigDb && existsSync(t.bigDb),
+  run: async ({ page, openDb, dagRows, selectedId, db, bigDb }) => {
+    const t0 = Date.now();
+    await openDb(bigDb);
+    await page.locator(`${tid("thread-row")}[data-thread="bench"]`).click();
+    await page.waitForSelector(tid("selected-id"));
+    const opened = Date.now() - t0;
+    expect((await dagRows()) === 10_000, `10,000 checkpoints (${await dagRows()})`);
+    const drawn = await page.locator(tid("dag-row")).count();
+    expect(drawn < 100, `only visible rows are drawn (${drawn})`);
+    const slider = page.locator(tid("scrubber"));
+    await slider.fill("5000");
+    await page.waitForFunction(() => document.querySelector('[data-testid="scrub-position"]')?.textContent?.trim().startsWith("5001 /"));
+    const mid = await selectedId();
+    expect((await page.locator(`${tid("dag-row")}[data-id="${mid}"]`).count()) === 1, "the selected row is scrolled into view");
+    await page.keyboard.press("Home");
+    await page.waitForFunction(() => document.querySelector('[data-testid="scrub-position"]')?.textContent?.trim().startsWith("1 /"));
+    console.log(`# 10k thread: open to first detail ${opened} ms`);
+    await openDb(db);
+  },
+};
+
+export const realRerun = {
+  name: "re-run resumes the real LangGraph program and the DAG grows live",
+  why: "no --python with LangGraph",
+  available: (t) => t.python,
+  run: async ({ page, shot, openDb, dagRows, db, work, repo, python }) => {
+    const counter = join(work, "counter.sqlite");
+    const init = spawnSync(python, [join(repo, "examples", "counter_agent.py"), "--init", counter, "demo"], { encoding: "utf8" });
+    expect(init.status === 0, `counter_agent --init: ${init.stderr}`);
+    await openDb(counter);
+    await page.locator(`${tid("thread-row")}[data-thread="demo"]`).click();
+    await page.waitForSelector(tid("dag-row"));
+    const before = await dagRows();
+    // Back to the checkpoint after the second bump: the program has three bumps left.
+    for (let i = 0; i < 3; i++) await page.keyboard.press("j");
+    await page.locator(tid("rerun-open")).click();
+    await page.locator(tid("rerun-command")).fill(`${python} ${join(repo, "examples", "counter_agent.py")} --delay 1`);
+    await page.locator(tid("rerun-start")).click();
+    await page.locator(tid("rerun-log")).waitFor();
+    // Each step takes a second, well above the tail's poll (200 ms) and the UI's (250 ms), so a
+    // live DAG shows the row count at least three times over while the program runs.
+    const grew = [];
+    for (let i = 0; i < 600 && (await page.locator(tid("rerun-stop")).count()); i++) {
+      grew.push(await dagRows());
+      await page.waitForTimeout(100);
+    }
+    const log = await page.locator(tid("rerun-log")).textContent();
+    expect((log.match(/\+ checkpoint/g) || []).length >= 4, `the fork and the resumed steps: ${log}`);
+    console.log(`# re-run: DAG row counts seen while the program ran: ${[...new Set(grew)].join(", ")}`);
+    expect(new Set(grew).size >= 3, `the DAG grew while the program ran: ${[...new Set(grew)]}`);
+    await page.locator(tid("modal-close")).click();
+    expect((await dagRows()) >= before + 4, "new checkpoints on the DAG");
+    const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
+    await head.click();
+    await page.locator(`${tid("channel")}[data-channel="count"]`).getByText("5").waitFor();
+    await shot("rerun.png");
+    await openDb(db);
+  },
+};
+
+export const postgres = {
+  name: "a Postgres database browses and forks like a file",
+  why: "no --pg database",
+  available: (t) => t.pgUrl,
+  run: async ({ page, openDb, dagRows, db, repo, pgUrl }) => {
+    const load = spawnSync("psql", ["-q", "-v", "ON_ERROR_STOP=1", "-d", pgUrl, "-f", join(repo, "tests", "fixtures", "postgres.sql")], {
+      encoding: "utf8",
+    });
+    expect(load.status === 0, `loading the dump: ${load.stderr}`);
+    await openDb(pgUrl);
+    expect((await page.locator(tid("thread-row")).count()) === 12, "12 threads");
+    expect((await page.locator(tid("crumb-db")).textContent()).includes("@"), "named database @ host");
+    await page.locator(`${tid("thread-row")}[data-thread="chat-tools"]`).click();
+    await page.locator(tid("chat")).first().waitFor();
+    const before = await dagRows();
+    await page.keyboard.press("j");
+    await page.locator(tid("fork-here")).click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
+    await openDb(db);
+  },
+};

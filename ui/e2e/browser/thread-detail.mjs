@@ -1,0 +1,119 @@
+// The thread detail screen, reading: the DAG, stepping, the state, writes and diff views,
+// long threads, subgraph namespaces, undecodable values.
+
+import { expect, tid } from "./harness.mjs";
+
+export const lanes = {
+  name: "a thread's checkpoints are drawn as branch lanes",
+  run: async ({ page, shot, dagRows }) => {
+    await page.locator(`${tid("thread-row")}[data-thread="forked"]`).click();
+    await page.waitForSelector(tid("dag-row"));
+    expect((await dagRows()) === 14, "14 checkpoints");
+    const lanes = await page.locator(tid("dag-row")).evaluateAll((rows) => new Set(rows.map((r) => r.dataset.lane)).size);
+    expect(lanes >= 3, `several lanes (${lanes})`);
+    expect((await page.locator(`${tid("dag-row")}[data-head="true"]`).count()) === 1, "one head");
+    await shot("thread-dag.png");
+  },
+};
+
+export const keyboardStepping = {
+  name: "keyboard stepping walks the branch and the scrubber follows",
+  run: async ({ page, selectedId }) => {
+    const start = await selectedId();
+    const seen = [start];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press("j");
+      await page.waitForFunction((prev) => document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() !== prev, seen[seen.length - 1]);
+      seen.push(await selectedId());
+    }
+    expect(new Set(seen).size === 4, "four different checkpoints");
+    const pos = await page.locator(tid("scrub-position")).textContent();
+    expect(pos.trim().startsWith("4 /"), `position on the branch: ${pos}`);
+    await page.keyboard.press("k");
+    await page.waitForFunction((prev) => document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() === prev, seen[2]);
+    await page.keyboard.press("End");
+    await page.waitForFunction((prev) => document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() === prev, start);
+  },
+};
+
+export const chatBubble = {
+  name: "a decoded message shows as a chat bubble with its tool calls",
+  run: async ({ page, shot, openThread }) => {
+    await openThread("chat-tools");
+    await page.locator(tid("chat")).first().waitFor();
+    const texts = await page.locator(tid("chat-text")).allTextContents();
+    expect(texts.some((t) => t.includes("What is 2+3 and 4*5?")), "the human message");
+    const calls = await page.locator(tid("tool-call")).allTextContents();
+    expect(calls.some((t) => t.includes("add(") && t.includes('"a":2')), `the tool call: ${calls}`);
+    await shot("state-view.png");
+  },
+};
+
+export const writeTrace = {
+  name: "the write trace groups writes per task",
+  run: async ({ page }) => {
+    await page.keyboard.press("j");
+    await page.locator(tid("tab-writes")).click();
+    await page.locator(tid("write-group")).first().waitFor();
+    expect((await page.locator(tid("write")).count()) > 0, "writes listed");
+    await page.locator(tid("tab-state")).click();
+  },
+};
+
+export const diffWithParent = {
+  name: "diff with the parent shows the new message",
+  run: async ({ page, shot }) => {
+    await page.locator(tid("diff-parent")).click();
+    await page.locator(tid("diff-view")).waitFor();
+    const messages = page.locator(`${tid("diff-channel")}[data-channel="messages"]`);
+    expect((await messages.count()) === 1, "messages changed");
+    expect((await messages.locator(`${tid("diff-item")}[data-change="added"]`).count()) >= 1, "an added message");
+    await shot("diff.png");
+    await page.locator(tid("diff-close")).click();
+  },
+};
+
+export const longThreads = {
+  name: "long threads are virtualised",
+  run: async ({ page, openThread, dagRows }) => {
+    await openThread("long");
+    expect((await dagRows()) === 300, "300 checkpoints");
+    const drawn = await page.locator(tid("dag-row")).count();
+    expect(drawn < 100, `only visible rows are drawn (${drawn})`);
+    await page.keyboard.press("Home");
+    await page.waitForFunction(() => document.querySelector('[data-testid="scrub-position"]')?.textContent?.trim().startsWith("1 /"));
+  },
+};
+
+export const subgraphs = {
+  name: "subgraph namespaces expand and collapse",
+  run: async ({ page, openThread, dagRows }) => {
+    await openThread("subgraph");
+    const full = await dagRows();
+    await page.locator(tid("toggle-subgraph")).first().click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) < n, full);
+    await page.locator(tid("toggle-subgraph")).first().click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, full);
+  },
+};
+
+export const undecodable = {
+  name: "undecodable blobs show the error in place and the rest stays usable",
+  run: async ({ page, shot, broken }) => {
+    await page.locator(tid("location-input")).fill(broken);
+    await page.locator(tid("open-button")).click();
+    await page.locator(`${tid("thread-row")}[data-thread="chat-tools"]`).click();
+    await page.waitForSelector(tid("dag-row"));
+    // An older checkpoint whose writes include a message.
+    await page.keyboard.press("j");
+    await page.locator(tid("tab-writes")).click();
+    await page.locator(tid("write")).first().waitFor();
+    const rowsText = await page.locator(tid("writes-panel")).textContent();
+    expect(rowsText.includes("⚠"), "the undecodable write is marked");
+    await page.locator(tid("write")).filter({ hasText: "⚠" }).first().click();
+    await page.locator(tid("decode-error")).first().waitFor();
+    await shot("decode-error.png");
+    await page.locator(tid("tab-state")).click();
+    await page.locator(tid("chat")).first().waitFor();
+  },
+};

@@ -1,0 +1,94 @@
+// The thread list screen: statuses, the inbox filter, search, prune, and a list of 3,000
+// threads.
+
+import { expect, tid } from "./harness.mjs";
+
+export const listsEveryThread = {
+  name: "opens the served database and lists every thread with its status",
+  run: async ({ page, server, shot }) => {
+    await page.goto("about:blank"); // a hash change alone would not reload the page
+    await page.goto(server.url);
+    await page.waitForSelector(tid("thread-row"));
+    expect((await page.locator(tid("thread-row")).count()) === 12, "12 threads");
+    expect(!(await page.evaluate(() => location.hash.includes("token"))), "the token is removed from the address bar");
+    // Cells line up under their headers (a stray layout rule once broke the table's columns).
+    const misaligned = await page.evaluate(() => {
+      const heads = [...document.querySelectorAll('[data-testid="threads-table"] thead th')].map((th) => th.getBoundingClientRect().left);
+      const cells = [...document.querySelector('[data-testid="thread-row"]').children].map((td) => td.getBoundingClientRect().left);
+      return heads.length !== cells.length || heads.some((x, i) => Math.abs(x - cells[i]) > 1);
+    });
+    expect(!misaligned, "the table's cells line up under its headers");
+    const failed = page.locator(`${tid("thread-row")}[data-thread="parallel-failure"] .badge.failed`);
+    expect((await failed.count()) === 1, "parallel-failure is failed");
+    await shot("threads.png");
+  },
+};
+
+export const inbox = {
+  name: "the inbox shows threads waiting for a human",
+  run: async ({ page }) => {
+    await page.locator(tid("filter-interrupted")).click();
+    expect((await page.locator(tid("thread-row")).count()) === 1, "one interrupted thread");
+    const text = await page.locator(tid("interrupt-text")).textContent();
+    expect(text.includes("Approve the draft?"), `the question is shown: ${text}`);
+    await page.locator(tid("filter-all")).click();
+    await page.locator(tid("thread-search")).fill("subgraph");
+    expect((await page.locator(tid("thread-row")).count()) === 2, "search narrows the list");
+    await page.locator(tid("thread-search")).fill("");
+  },
+};
+
+export const prune = {
+  name: "prune previews each strategy and keeps the latest checkpoint",
+  run: async ({ page }) => {
+    if (await page.locator(tid("crumb-db")).count()) await page.locator(tid("crumb-db")).click();
+    const row = page.locator(`${tid("thread-row")}[data-thread="long"]`);
+    await row.locator('input[type="checkbox"]').check();
+    await page.locator(tid("prune-open")).click();
+    const removes = async (n) =>
+      page.waitForFunction(
+        (want) => document.querySelector('[data-testid="prune-preview"] strong')?.textContent?.trim() === want,
+        String(n),
+      );
+    await removes(299);
+    await page.locator(tid("prune-strategy")).selectOption("delete");
+    await removes(300);
+    await page.locator(tid("prune-strategy")).selectOption("keep_latest");
+    await removes(299);
+    await page.locator(tid("prune-confirm")).click();
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="thread-row"][data-thread="long"] td.num')?.textContent?.trim() === "1",
+    );
+  },
+};
+
+export const manyThreads = {
+  name: "3,000 threads list quickly: only the rows in view are drawn, search finds one",
+  run: async ({ page, openDb, dagRows, db, many }) => {
+    const t0 = Date.now();
+    await openDb(many);
+    const listed = Date.now() - t0;
+    const table = page.locator(tid("threads-table"));
+    expect((await table.getAttribute("data-rows")) === "3012", `3,012 threads (${await table.getAttribute("data-rows")})`);
+    const drawn = await page.locator(tid("thread-row")).count();
+    expect(drawn < 100, `only visible rows are drawn (${drawn})`);
+    // Scroll to the bottom: the last rows are drawn in place of the first.
+    const first = await page.locator(tid("thread-row")).first().getAttribute("data-thread");
+    await page.locator(".table-wrap").evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await page.waitForFunction((id) => !document.querySelector(`[data-testid="thread-row"][data-thread="${id}"]`), first);
+    expect((await page.locator(tid("thread-row")).count()) < 100, "still only the rows in view");
+    const t1 = Date.now();
+    await page.locator(tid("thread-search")).fill("t2999-");
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="thread-row"]').length === 1);
+    const searched = Date.now() - t1;
+    await page.locator(`${tid("thread-row")}[data-thread="t2999-forked"]`).click();
+    await page.waitForSelector(tid("selected-id"));
+    expect((await dagRows()) === 14, "the copy has the 14 checkpoints of forked");
+    // Back to the list: the last list shows while a fresh one loads.
+    await page.locator(tid("crumb-db")).click();
+    await page.locator(tid("thread-row")).first().waitFor();
+    expect((await table.getAttribute("data-rows")) === "3012", "the whole list again");
+    console.log(`# 3,012 threads: listed in ${listed} ms, search in ${searched} ms, ${drawn} rows drawn`);
+    await openDb(db);
+  },
+};
