@@ -67,6 +67,8 @@ pub struct DagNode {
     pub source: Option<String>,
     /// Timestamp.
     pub ts: String,
+    /// `metadata.flashback.action`: what Flashback did to make it, if it did.
+    pub flashback_action: Option<String>,
 }
 
 /// One namespace's chain (or forest) of checkpoints.
@@ -214,6 +216,10 @@ impl ThreadDag {
                     .and_then(|s| s.as_str())
                     .map(str::to_owned),
                 ts: h.ts.clone(),
+                flashback_action: meta
+                    .pointer("/flashback/action")
+                    .and_then(|a| a.as_str())
+                    .map(str::to_owned),
             });
             by_id.insert(h.checkpoint_id.clone(), idx);
             kept.push((idx, h));

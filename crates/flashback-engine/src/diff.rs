@@ -76,6 +76,8 @@ pub struct ChannelDiff {
     /// For a list on both sides that changed: item by item, in B's order with A's removed
     /// items at their old positions.
     pub items: Option<Vec<ItemDiff>>,
+    /// A LangGraph control channel (see [`crate::is_control_channel`]).
+    pub control: bool,
 }
 
 /// Counts per kind of change.
@@ -134,6 +136,7 @@ pub fn diff_tuples(a: &CheckpointTuple, b: &CheckpointTuple, opts: ViewOptions) 
         let shown = |d: Option<&Arc<Decoded>>| d.and_then(|d| view_decoded(d, opts));
         let entry = ChannelDiff {
             channel: c.to_owned(),
+            control: crate::is_control_channel(c),
             change,
             version_a: va.version(c).map(|v| v.as_text()),
             version_b: vb.version(c).map(|v| v.as_text()),

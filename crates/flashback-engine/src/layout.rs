@@ -57,6 +57,7 @@ impl LayoutOptions {
 
 /// A line segment between a row and the row below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct Edge {
     /// Lane at this row.
     pub from: usize,
@@ -66,13 +67,17 @@ pub struct Edge {
     pub kind: EdgeKind,
 }
 
-/// One row of the graph: one checkpoint.
+/// One row of the graph: one checkpoint with what every front end shows beside its dot (the
+/// one graph row type: `flashback graph --json`, the app and `serve` all receive it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct GraphRow {
     /// Checkpoint id.
-    pub checkpoint_id: String,
+    pub id: String,
     /// Namespace.
     pub ns: String,
+    /// The parent id as stored.
+    pub parent_id: Option<String>,
     /// The lane (column) of the checkpoint's dot.
     pub lane: usize,
     /// Namespace depth relative to the laid-out namespace (0 for its own checkpoints).
@@ -80,11 +85,11 @@ pub struct Row {
     /// Branch id from the DAG.
     pub branch: usize,
     /// Whether the checkpoint has two or more children.
-    pub is_fork_point: bool,
+    pub fork_point: bool,
     /// Whether this is the thread head (latest root-namespace checkpoint).
-    pub is_head: bool,
+    pub head: bool,
     /// Whether this is the latest checkpoint of its namespace.
-    pub is_ns_head: bool,
+    pub ns_head: bool,
     /// Row index of the parent (or, for a subgraph root in nested mode, of the spawning
     /// checkpoint).
     pub parent_row: Option<usize>,
@@ -98,6 +103,16 @@ pub struct Row {
     pub broken_parent: Option<String>,
     /// Segments to draw from this row down to the next row.
     pub edges: Vec<Edge>,
+    /// `metadata.step`.
+    pub step: Option<i64>,
+    /// `metadata.source` (`input`, `loop`, `update`, `fork`).
+    pub source: Option<String>,
+    /// Timestamp.
+    pub ts: String,
+    /// Subgraph namespaces this checkpoint's step ran.
+    pub subgraphs: Vec<String>,
+    /// What Flashback did to make it (`copy_fork`, `edit_fork`, `merge`), if it did.
+    pub flashback_action: Option<String>,
 }
 
 /// A laid-out thread (serialisable for the GUI).
@@ -110,7 +125,7 @@ pub struct Layout {
     /// Number of lanes used.
     pub width: usize,
     /// Rows, newest first.
-    pub rows: Vec<Row>,
+    pub rows: Vec<GraphRow>,
 }
 
 fn selected(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Vec<NodeIndex>, EngineError> {
@@ -180,7 +195,7 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         .iter()
         .filter_map(|c| c.head.as_deref().map(|h| (c.ns.as_str(), h)))
         .collect();
-    let mut rows: Vec<Row> = Vec::with_capacity(nodes.len());
+    let mut rows: Vec<GraphRow> = Vec::with_capacity(nodes.len());
     let mut row_of: HashMap<NodeIndex, usize> = HashMap::with_capacity(nodes.len());
     let mut lanes: Vec<Option<(NodeIndex, EdgeKind)>> = vec![None];
     let mut active: BTreeSet<usize> = BTreeSet::new();
@@ -238,21 +253,27 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         let node = &g[n];
         let ns_head = heads.get(node.ns.as_str()).copied() == Some(node.checkpoint_id.as_str());
         row_of.insert(n, rows.len());
-        rows.push(Row {
-            checkpoint_id: node.checkpoint_id.clone(),
+        rows.push(GraphRow {
+            id: node.checkpoint_id.clone(),
             ns: node.ns.clone(),
+            parent_id: node.parent_checkpoint_id.clone(),
             lane,
             depth: node.depth.saturating_sub(base_depth),
             branch: node.branch,
-            is_fork_point: node.is_fork_point,
-            is_head: node.is_head,
-            is_ns_head: ns_head,
+            fork_point: node.is_fork_point,
+            head: node.is_head,
+            ns_head,
             parent_row: None,
             parent_lane: None,
             parent_kind: None,
             orphan_parent: node.orphan_parent.clone(),
             broken_parent: node.broken_parent.clone(),
             edges: Vec::new(),
+            step: node.step,
+            source: node.source.clone(),
+            ts: node.ts.clone(),
+            subgraphs: node.subgraphs.clone(),
+            flashback_action: node.flashback_action.clone(),
         });
         match up.get(&n) {
             Some(&(p, k)) => {
@@ -327,10 +348,10 @@ fn finish_line(out: &mut String, line: &[u8], label: Option<&str>) {
 /// Render a layout as text, like `git log --graph`: `*` is a checkpoint, `|` a parent line,
 /// `:` a subgraph attachment line, `/` and `\` lines moving between lanes. Each checkpoint
 /// line ends with `label(row)`.
-pub fn render_text(layout: &Layout, label: impl Fn(&Row) -> String) -> String {
+pub fn render_text(rows: &[GraphRow], label: impl Fn(&GraphRow) -> String) -> String {
     let mut out = String::new();
     let mut incoming: Vec<Edge> = Vec::new();
-    for row in &layout.rows {
+    for row in rows {
         let mut line = Vec::new();
         for e in &incoming {
             put(&mut line, 2 * e.to, vertical(e.kind));

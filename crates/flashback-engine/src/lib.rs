@@ -45,7 +45,7 @@
 //! ];
 //! let dag = ThreadDag::build(&headers).unwrap();
 //! let rows = layout(&dag, &LayoutOptions::nested()).unwrap();
-//! let text = render_text(&rows, |r| format!("{} {}", r.checkpoint_id, r.ns));
+//! let text = render_text(&rows.rows, |r| format!("{} {}", r.id, r.ns));
 //! assert_eq!(text, "\
 //! * f1
 //! | * c3
@@ -88,6 +88,7 @@
 
 #![deny(missing_docs)]
 
+pub mod channels;
 pub mod dag;
 pub mod diff;
 pub mod edit;
@@ -103,9 +104,10 @@ pub mod taskid;
 pub mod tasks;
 mod triggers;
 
+pub use channels::is_control_channel;
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;
-pub use layout::{layout, render_text, Edge, Layout, LayoutOptions, Row};
+pub use layout::{layout, render_text, Edge, GraphRow, Layout, LayoutOptions};
 pub use tasks::{
     derive_tasks, derive_tasks_with, thread_status, DeriveOptions, SnapshotMode, Task, TaskKind,
     TaskSet, TaskStatus, TaskWrite, ThreadStatus,

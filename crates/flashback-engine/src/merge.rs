@@ -48,6 +48,8 @@ pub struct ThreeWay {
     pub b: Option<Json>,
     /// For list channels: what each side added and removed since the fork point.
     pub list: Option<ListChanges>,
+    /// A LangGraph control channel (see [`crate::is_control_channel`]).
+    pub control: bool,
 }
 
 /// List changes since the fork point.
@@ -207,6 +209,7 @@ pub async fn three_way(
                 b: view(Some(&s.b), &c),
                 fork_point: s.fork_point.clone(),
                 list,
+                control: crate::is_control_channel(&c),
                 channel: c,
             }
         })
@@ -407,10 +410,7 @@ pub async fn rebuild_report(
         }
         let mut written: HashMap<&str, Vec<&Value>> = HashMap::new();
         for w in &cur.pending_writes {
-            if w.channel.starts_with("__")
-                || w.channel.starts_with("branch:")
-                || w.channel.starts_with("join:")
-            {
+            if crate::is_control_channel(&w.channel) {
                 continue;
             }
             let v = match &w.value {

@@ -359,7 +359,7 @@ fn layout_serialises_for_the_gui() {
     let l = layout(&dag, &root()).unwrap();
     let json = serde_json::to_value(&l).unwrap();
     assert_eq!(json["width"], 2);
-    assert_eq!(json["rows"][0]["checkpoint_id"], "b01");
+    assert_eq!(json["rows"][0]["id"], "b01");
     assert_eq!(
         json["rows"][0]["edges"],
         serde_json::json!([{"from": 0, "to": 0, "kind": "parent"}])
@@ -368,7 +368,7 @@ fn layout_serialises_for_the_gui() {
         json["rows"][1]["edges"],
         serde_json::json!([{"from": 0, "to": 0, "kind": "parent"}, {"from": 1, "to": 0, "kind": "parent"}])
     );
-    assert_eq!(json["rows"][2]["is_fork_point"], true);
+    assert_eq!(json["rows"][2]["fork_point"], true);
     assert_eq!(json["rows"][1]["parent_row"], 2);
 }
 
@@ -395,6 +395,6 @@ fn twenty_thousand_checkpoints_with_forks() {
     assert_eq!(l.rows.len(), v.len());
     assert_eq!(dag.fork_points("").len(), n / 50);
     assert_eq!(dag.branches().len(), 1 + n / 50);
-    let text = flashback_engine::render_text(&l, |r| r.checkpoint_id.clone());
+    let text = flashback_engine::render_text(&l.rows, |r| r.id.clone());
     assert_eq!(text.lines().filter(|l| l.contains('*')).count(), v.len());
 }

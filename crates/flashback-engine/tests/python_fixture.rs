@@ -210,8 +210,8 @@ fn update_state_forks_layout() {
         .collect();
     let dag = ThreadDag::build(&headers).unwrap();
     let l = flashback_engine::layout(&dag, &Default::default()).unwrap();
-    let text = flashback_engine::render_text(&l, |r| {
-        let n = dag.node(&r.ns, &r.checkpoint_id).unwrap();
+    let text = flashback_engine::render_text(&l.rows, |r| {
+        let n = dag.node(&r.ns, &r.id).unwrap();
         format!(
             "{} {}",
             n.source.as_deref().unwrap_or("?"),

@@ -47,15 +47,15 @@ pub fn chain(prefix: &str, n: usize, from: Option<&str>) -> Vec<CheckpointHeader
 pub fn draw(headers: &[CheckpointHeader], opts: &LayoutOptions) -> String {
     let dag = ThreadDag::build(headers).expect("dag");
     let l = layout(&dag, opts).expect("layout");
-    render_text(&l, |r| {
-        let mut s = r.checkpoint_id.clone();
+    render_text(&l.rows, |r| {
+        let mut s = r.id.clone();
         if !r.ns.is_empty() {
             s = format!("{s} @{}", r.ns);
         }
-        if r.is_head {
+        if r.head {
             s.push_str(" (head)");
         }
-        if r.is_fork_point {
+        if r.fork_point {
             s.push_str(" [fork]");
         }
         if let Some(p) = &r.orphan_parent {
