@@ -20,7 +20,7 @@ admin="${pg%/*}/postgres"
 db="${pg##*/}"
 psql "$admin" -qc "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
 
-cargo build --quiet --release -p flashback-cli --bin flashback-bench
+cargo build --quiet --release -p flashback-bench
 bench="${CARGO_TARGET_DIR:-target}/release/flashback-bench"
 
 rm -f "$out/bench.sqlite"

@@ -45,7 +45,7 @@ def main() -> int:
     p = flashback("rerun", db, "demo", "--checkpoint", x["checkpoint_id"], "--runner", runner, "--json")
     check("exits 0", p.returncode == 0, p.stderr[-2000:])
     events = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    cps = [e for e in events if e.get("event") == "checkpoint"]
+    cps = [e for e in events if e.get("type") == "checkpoint"]
     check("the first event is the fork of X", bool(cps) and cps[0]["source"] == "fork"
           and cps[0]["parent_checkpoint_id"] == x["checkpoint_id"], json.dumps(cps[:1]))
     check("then one event per step the program ran (steps 4, 5, 6, source loop)",
@@ -53,7 +53,7 @@ def main() -> int:
           json.dumps(cps))
     check("each event's parent is the previous checkpoint",
           all(b["parent_checkpoint_id"] == a["checkpoint_id"] for a, b in zip(cps, cps[1:])), json.dumps(cps))
-    check("an exit event closes the stream", bool(events) and events[-1].get("event") == "exit", p.stdout[-500:])
+    check("a finished event with the fork closes the stream", bool(events) and events[-1].get("type") == "finished", p.stdout[-500:])
     conn = sqlite3.connect(db, check_same_thread=False)
     head = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": "demo"}})
     values = head.checkpoint["channel_values"]

@@ -27,8 +27,15 @@ impl AppDb {
                 dir.display()
             ))
         })?;
-        let path = dir.join("flashback.db");
-        let mut conn = Connection::open(&path)?;
+        AppDb::set_up(Connection::open(dir.join("flashback.db"))?)
+    }
+
+    /// A state database in memory (the CLI's: nothing outlives the command).
+    pub fn in_memory() -> ApiResult<AppDb> {
+        AppDb::set_up(Connection::open_in_memory()?)
+    }
+
+    fn set_up(mut conn: Connection) -> ApiResult<AppDb> {
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&mut conn)?;

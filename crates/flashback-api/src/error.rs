@@ -41,6 +41,29 @@ pub enum ErrorCode {
     Internal,
 }
 
+impl ErrorCode {
+    /// The `flashback` CLI's exit status for this failure (the one mapping): 2 bad usage,
+    /// 3 thread/checkpoint not found, 4 not a LangGraph database, 1 anything else. (5, a
+    /// bundle that failed `verify`, is a successful command's answer, not an error.)
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorCode::InvalidInput | ErrorCode::InvalidEdit => 2,
+            ErrorCode::NotFound => 3,
+            ErrorCode::NotADatabase | ErrorCode::UnsupportedSchema => 4,
+            ErrorCode::Connection
+            | ErrorCode::Auth
+            | ErrorCode::NeedsPassword
+            | ErrorCode::Corrupt
+            | ErrorCode::Query
+            | ErrorCode::Io
+            | ErrorCode::Cancelled
+            | ErrorCode::NotOpen
+            | ErrorCode::Unauthorized
+            | ErrorCode::Internal => 1,
+        }
+    }
+}
+
 /// A failed command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, thiserror::Error)]
 #[error("{message}")]

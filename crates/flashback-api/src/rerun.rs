@@ -127,7 +127,7 @@ pub async fn rerun(
         .into_iter()
         .map(|h| (h.checkpoint_ns, h.checkpoint_id))
         .collect();
-    let fork = crate::fork(
+    let fork = crate::writes::fork(
         saver.as_ref(),
         &spec.thread_id,
         &spec.checkpoint_ns,

@@ -43,7 +43,7 @@ async fn browse_fork_and_export_on_postgres() {
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
-            checkpoint_id: g.rows[3].id.clone(),
+            checkpoint_id: Some(g.rows[3].id.clone()),
             reveal_secrets: false,
         })
         .await

@@ -1,17 +1,31 @@
-//! Human-readable rendering of the JSON results (tables and short summaries).
+//! Human-readable rendering of the API's responses (tables and short summaries). `--json`
+//! prints the responses themselves.
 
-use flashback_engine::layout::Row;
-use flashback_storage::CheckpointHeader;
+use flashback_api::*;
+use serde::Serialize;
 use serde_json::Value as Json;
 
 const WIDTH: usize = 100;
 
-fn s(v: &Json) -> String {
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or_else(|| "-".into(), T::to_string)
+}
+
+/// A JSON value on one line (strings without quotes).
+fn one_line(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         Json::Null => "-".into(),
         other => other.to_string(),
     }
+}
+
+/// A serialisable enum's wire name (`finished`, `keep_latest`, …).
+fn wire_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -24,6 +38,14 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
+fn ns_label(ns: &str) -> String {
+    if ns.is_empty() {
+        "-".into()
+    } else {
+        ns.to_owned()
+    }
+}
+
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for r in rows {
@@ -32,7 +54,7 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         }
     }
     let mut out = String::new();
-    let line = |cells: Vec<String>, out: &mut String| {
+    let line = |cells: &[String], out: &mut String| {
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
@@ -41,31 +63,34 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };
-    line(headers.iter().map(|h| h.to_string()).collect(), &mut out);
+    let head: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
+    line(&head, &mut out);
     for r in rows {
-        line(r.clone(), &mut out);
+        line(r, &mut out);
     }
     out
 }
 
 /// `flashback threads`.
-pub fn threads(rows: &[Json]) -> String {
+pub fn threads(rows: &[ThreadSummary]) -> String {
     if rows.is_empty() {
         return "no threads\n".into();
     }
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let ns = r["namespaces"]
-                .as_array()
-                .map_or(0, |a| a.len().saturating_sub(1));
+            let subgraphs = r.namespaces.len().saturating_sub(1);
             vec![
-                s(&r["thread_id"]),
-                s(&r["status"]),
-                s(&r["checkpoint_count"]),
-                if ns > 0 { ns.to_string() } else { "-".into() },
-                s(&r["latest_ts"]),
-                s(&r["latest_checkpoint_id"]),
+                r.thread_id.clone(),
+                r.status.as_ref().map_or_else(|| "-".into(), wire_name),
+                r.checkpoint_count.to_string(),
+                if subgraphs > 0 {
+                    subgraphs.to_string()
+                } else {
+                    "-".into()
+                },
+                opt(&r.latest_ts),
+                opt(&r.latest_checkpoint_id),
             ]
         })
         .collect();
@@ -83,25 +108,20 @@ pub fn threads(rows: &[Json]) -> String {
 }
 
 /// `flashback history`.
-pub fn history(items: &[Json]) -> String {
+pub fn history(items: &[HistoryEntry]) -> String {
     if items.is_empty() {
         return "no checkpoints\n".into();
     }
     let body: Vec<Vec<String>> = items
         .iter()
         .map(|i| {
-            let m = &i["metadata"];
             vec![
-                s(&i["checkpoint_id"]),
-                s(&m["step"]),
-                s(&m["source"]),
-                s(&i["ts"]),
-                if i["checkpoint_ns"] == "" {
-                    "-".into()
-                } else {
-                    s(&i["checkpoint_ns"])
-                },
-                s(&i["parent_checkpoint_id"]),
+                i.checkpoint_id.clone(),
+                opt(&i.step),
+                opt(&i.source),
+                i.ts.clone(),
+                ns_label(&i.checkpoint_ns),
+                opt(&i.parent_checkpoint_id),
             ]
         })
         .collect();
@@ -119,41 +139,40 @@ pub fn history(items: &[Json]) -> String {
 }
 
 /// `flashback state`.
-pub fn state(st: &Json) -> String {
-    let mut out = String::new();
-    let m = &st["metadata"];
-    out.push_str(&format!(
+pub fn state(d: &CheckpointDetail) -> String {
+    let mut out = format!(
         "checkpoint {}  step {}  source {}  {}\n",
-        s(&st["checkpoint_id"]),
-        s(&m["step"]),
-        s(&m["source"]),
-        s(&st["ts"])
-    ));
-    out.push_str(&format!("parent     {}\n", s(&st["parent_checkpoint_id"])));
-    if st["checkpoint_ns"] != "" {
-        out.push_str(&format!("namespace  {}\n", s(&st["checkpoint_ns"])));
+        d.checkpoint_id,
+        opt(&d.step),
+        opt(&d.source),
+        d.ts
+    );
+    out.push_str(&format!("parent     {}\n", opt(&d.parent_checkpoint_id)));
+    if !d.checkpoint_ns.is_empty() {
+        out.push_str(&format!("namespace  {}\n", d.checkpoint_ns));
     }
     out.push_str("\nvalues:\n");
-    if let Some(values) = st["values"].as_object() {
-        let w = values.keys().map(|k| k.len()).max().unwrap_or(0);
-        for (k, v) in values {
-            out.push_str(&format!("  {k:<w$}  {}\n", clip(&v.to_string(), WIDTH)));
-        }
-    }
-    let writes = st["pending_writes"].as_array().cloned().unwrap_or_default();
-    out.push_str(&format!("\npending writes ({}):\n", writes.len()));
-    for w in &writes {
+    let w = d.values.keys().map(String::len).max().unwrap_or(0);
+    for (channel, value) in &d.values {
         out.push_str(&format!(
-            "  {} {:>3} {:<20} {}\n",
-            clip(&s(&w["task_id"]), 12),
-            s(&w["idx"]),
-            s(&w["channel"]),
-            clip(&w["value"].to_string(), WIDTH - 40)
+            "  {channel:<w$}  {}\n",
+            clip(&value.to_string(), WIDTH)
         ));
     }
-    let next: Vec<String> = st["next"]
-        .as_array()
-        .map_or(Vec::new(), |a| a.iter().map(s).collect());
+    let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
+    out.push_str(&format!("\npending writes ({count}):\n"));
+    for g in &d.writes {
+        for w in &g.writes {
+            out.push_str(&format!(
+                "  {} {:>3} {:<20} {}\n",
+                clip(&g.task_id, 12),
+                w.idx,
+                w.channel,
+                clip(&w.value.to_string(), WIDTH - 40)
+            ));
+        }
+    }
+    let next = &d.tasks.next;
     out.push_str(&format!(
         "\nnext: {}\n",
         if next.is_empty() {
@@ -162,39 +181,194 @@ pub fn state(st: &Json) -> String {
             next.join(", ")
         }
     ));
-    if let Some(tasks) = st["tasks"].as_array() {
-        for t in tasks {
-            let mut line = format!("  task {} {}", s(&t["name"]), s(&t["id"]));
-            if !t["error"].is_null() {
-                line.push_str(&format!("  error: {}", clip(&s(&t["error"]), 60)));
-            }
-            if t["interrupts"].as_array().is_some_and(|a| !a.is_empty()) {
-                line.push_str(&format!(
-                    "  interrupts: {}",
-                    clip(&t["interrupts"].to_string(), 60)
-                ));
-            }
-            out.push_str(&line);
-            out.push('\n');
+    for t in &d.tasks.tasks {
+        let mut line = format!("  task {} {}", t.name, t.id);
+        if let Some(e) = &t.error {
+            line.push_str(&format!("  error: {}", clip(&one_line(e), 60)));
         }
+        if !t.interrupts.is_empty() {
+            let text = Json::Array(t.interrupts.clone()).to_string();
+            line.push_str(&format!("  interrupts: {}", clip(&text, 60)));
+        }
+        out.push_str(&line);
+        out.push('\n');
     }
     out
 }
 
-/// One row label in `flashback graph`.
-pub fn graph_label(h: &CheckpointHeader, row: &Row) -> String {
-    let m = &h.metadata;
-    let mut label = format!(
-        "{} step {} {}",
-        h.checkpoint_id,
-        s(&m["step"]),
-        s(&m["source"])
+/// `flashback graph`: lanes as text, like `git log --graph`.
+pub fn graph(g: &ThreadGraph) -> String {
+    let mut out = render_text(&g.rows, |row| {
+        let mut label = format!("{} step {} {}", row.id, opt(&row.step), opt(&row.source));
+        if !row.ns.is_empty() {
+            label.push_str(&format!(" [{}]", row.ns));
+        }
+        if row.head {
+            label.push_str(" (HEAD)");
+        }
+        label
+    });
+    for w in &g.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+/// `flashback diff`.
+pub fn diff(d: &CheckpointDiff) -> String {
+    let s = &d.summary;
+    let mut out = format!(
+        "{} -> {}: {} added, {} removed, {} changed, {} unchanged\n",
+        d.a_id, d.b_id, s.added, s.removed, s.changed, s.unchanged
     );
-    if !h.checkpoint_ns.is_empty() {
-        label.push_str(&format!(" [{}]", h.checkpoint_ns));
+    for c in &d.channels {
+        let change = wire_name(&c.change);
+        if change == "unchanged" {
+            continue;
+        }
+        let side = |v: &Option<Json>| v.as_ref().map_or_else(|| "-".into(), Json::to_string);
+        out.push_str(&format!(
+            "  {change:<9} {}\n    a: {}\n    b: {}\n",
+            c.channel,
+            clip(&side(&c.a), WIDTH),
+            clip(&side(&c.b), WIDTH)
+        ));
     }
-    if row.is_head {
-        label.push_str(" (HEAD)");
+    out
+}
+
+/// `flashback replay`.
+pub fn replay(steps: &[ReplayStep]) -> String {
+    let body: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            vec![
+                s.index.to_string(),
+                s.checkpoint_id.clone(),
+                opt(&s.step),
+                opt(&s.source),
+                s.tasks.next.join(", "),
+                s.changed_channels.join(", "),
+            ]
+        })
+        .collect();
+    table(
+        &["#", "CHECKPOINT", "STEP", "SOURCE", "RAN", "CHANGED"],
+        &body,
+    )
+}
+
+/// `flashback rebuild`.
+pub fn rebuild(report: &[ChannelRebuild]) -> String {
+    if report.is_empty() {
+        return "no written channels to check\n".into();
     }
-    label
+    let mut out = String::new();
+    for r in report {
+        let reducer = r.reducer.as_ref().map_or_else(|| "none".into(), wire_name);
+        out.push_str(&format!(
+            "{:<24} {:<14} {} consistent steps{}\n",
+            r.channel,
+            reducer,
+            r.consistent_steps,
+            if r.disagreements.is_empty() {
+                String::new()
+            } else {
+                format!(", disagrees at {}", r.disagreements.join(", "))
+            }
+        ));
+    }
+    out
+}
+
+/// `flashback export`.
+pub fn exported(r: &ExportResult) -> String {
+    format!(
+        "wrote {} checkpoints ({} bytes) to {}; bundle hash {}\n",
+        r.checkpoints,
+        r.size,
+        r.path.as_deref().unwrap_or("-"),
+        r.bundle_hash
+    )
+}
+
+/// `flashback verify`.
+pub fn verify(r: &VerifyReport) -> String {
+    if r.ok {
+        format!(
+            "OK: {} checkpoints, every hash and chain link verified\n",
+            r.checkpoints
+        )
+    } else {
+        let lines: Vec<String> = r.problems.iter().map(|p| format!("  - {p}")).collect();
+        format!("TAMPERED:\n{}\n", lines.join("\n"))
+    }
+}
+
+/// One checkpoint a re-run wrote.
+pub fn rerun_event(e: &JobEvent) -> String {
+    match e {
+        JobEvent::Checkpoint {
+            checkpoint_ns,
+            checkpoint_id,
+            step,
+            source,
+            ..
+        } => {
+            let ns = if checkpoint_ns.is_empty() {
+                String::new()
+            } else {
+                format!(" [{checkpoint_ns}]")
+            };
+            format!("+ {checkpoint_id} step {} {}{ns}\n", opt(step), opt(source))
+        }
+        JobEvent::Output { line, .. } => format!("{line}\n"),
+    }
+}
+
+/// `flashback delete`.
+pub fn deleted(r: &DeleteReport) -> String {
+    if r.dry_run {
+        format!(
+            "would delete thread {:?}: {} checkpoints, {} writes (dry run; add --yes)\n",
+            r.thread_id, r.checkpoints, r.writes
+        )
+    } else {
+        format!(
+            "deleted thread {:?}: {} checkpoints, {} writes\n",
+            r.thread_id, r.checkpoints, r.writes
+        )
+    }
+}
+
+/// `flashback prune`.
+pub fn pruned(r: &PruneSummary) -> String {
+    let verb = if r.dry_run { "would delete" } else { "deleted" };
+    let mut out = format!(
+        "{verb} {} checkpoints, {} writes, {} blobs",
+        r.checkpoints.len(),
+        r.writes,
+        r.blobs
+    );
+    if r.dry_run {
+        out.push_str(" (dry run; add --yes)");
+    }
+    out.push('\n');
+    for k in &r.checkpoints {
+        out.push_str(&format!(
+            "  {} {} {}\n",
+            k.thread_id,
+            ns_label(&k.checkpoint_ns),
+            k.checkpoint_id
+        ));
+    }
+    out
+}
+
+/// `flashback copy`.
+pub fn copied(r: &CopyReport, source: &str, target: &str) -> String {
+    format!(
+        "copied {source:?} to {target:?}: {} checkpoints, {} writes, {} blobs\n",
+        r.checkpoints, r.writes, r.blobs
+    )
 }

@@ -5,9 +5,8 @@
 //! non-zero and one line on stderr says what went wrong.
 
 mod bridge;
-mod commands;
+mod doors;
 mod human;
-mod rerun;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -45,7 +44,7 @@ enum Command {
         all_ns: bool,
         /// At most N checkpoints.
         #[arg(long)]
-        limit: Option<u64>,
+        limit: Option<u32>,
         /// Only checkpoints older than this id.
         #[arg(long)]
         before: Option<String>,
@@ -120,6 +119,9 @@ enum Command {
         /// Output file.
         #[arg(short = 'o', long = "output")]
         output: std::path::PathBuf,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check an exported bundle (JSON or HTML): every checkpoint hash, the hash chain and the
     /// bundle hash. Exits non-zero and lists what was tampered with.
@@ -206,9 +208,10 @@ enum Command {
         #[arg(long)]
         runner: String,
         /// Stop the runner after this many seconds.
-        #[arg(long, default_value_t = 600)]
-        timeout: u64,
-        /// Print JSON lines (one event per checkpoint, then an exit event).
+        #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
+        timeout: u32,
+        /// Print JSON lines: each checkpoint as the app's job event
+        /// (`{"type": "checkpoint", …}`), then `{"type": "finished", "result": FORK}`.
         #[arg(long)]
         json: bool,
     },
@@ -221,6 +224,9 @@ enum Command {
         /// Really delete (without it, nothing is written and what would go is shown).
         #[arg(long)]
         yes: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Prune threads: keep only each namespace's latest checkpoint (`keep_latest`) or delete
     /// them (`delete`), as LangGraph's `prune` does. Shows what would go unless `--yes`.
@@ -252,6 +258,9 @@ enum Command {
         /// Another database to copy into (must hold a LangGraph schema).
         #[arg(long)]
         to: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Serve the Flashback UI (the desktop app's screens) and its commands over HTTP on
     /// 127.0.0.1, for a browser; the URL printed at start carries a random access token.
@@ -264,6 +273,41 @@ enum Command {
         /// Port (default: any free port).
         #[arg(long, default_value_t = 0)]
         port: u16,
+    },
+    /// Compare two checkpoints of a thread: changed channels first, list items added,
+    /// removed and changed, messages matched by id.
+    Diff {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// The older checkpoint.
+        a: String,
+        /// The newer checkpoint.
+        b: String,
+        /// Namespace of both (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A branch as ordered steps, root first: the tasks due at each checkpoint, the writes
+    /// they made and the channels that changed.
+    Replay {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Tip of the branch (default: the namespace's head).
+        #[arg(long)]
+        tip: Option<String>,
+        /// Namespace (default: the root graph, "").
+        #[arg(long, default_value = "")]
+        ns: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
@@ -283,24 +327,27 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
+    use std::io::Write;
     let cli = Cli::parse();
-    match commands::run(cli.command).await {
-        Ok(out) => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`flashback … | head`) is not an error worth reporting.
-            let _ = stdout.write_all(out.as_bytes());
-            let _ = stdout.flush();
+    let print = |text: &str| {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`flashback … | head`) is not an error worth reporting.
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    };
+    match doors::run(cli.command).await {
+        Ok(doors::Outcome::Done(out)) => {
+            print(&out);
             ExitCode::SUCCESS
         }
-        Err(commands::CliError::Tampered(report)) => {
-            print!("{report}");
+        Ok(doors::Outcome::Tampered(report)) => {
+            print(&report);
             eprintln!("flashback: the bundle failed verification");
             ExitCode::from(5)
         }
         Err(e) => {
             eprintln!("flashback: {e}");
-            ExitCode::from(e.exit_code())
+            ExitCode::from(e.code.exit_code())
         }
     }
 }

@@ -10,7 +10,6 @@
 //! never send to servers or put in `Referer`. Every API call must carry it; requests whose `Host`
 //! is not the loopback address they were made to are refused (DNS rebinding).
 
-use crate::commands::CliError;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
@@ -221,29 +220,21 @@ pub fn router(api: Api, token: String, port: u16) -> Router {
 }
 
 /// Run the server until Ctrl-C.
-pub async fn serve(opts: ServeOptions) -> Result<String, CliError> {
+pub async fn serve(opts: ServeOptions) -> Result<String, ApiError> {
     if UI_ASSETS.is_empty() {
-        return Err(CliError::Usage(
-            "this flashback was built without the UI: run `npm install && npm --prefix ui run build`, then rebuild (cargo build -p flashback-cli)".into(),
+        return Err(ApiError::invalid(
+            "this flashback was built without the UI: run `npm install && npm --prefix ui run build`, then rebuild (cargo build -p flashback-cli)",
         ));
     }
     let initial = match (&opts.db, opts.demo) {
-        (Some(_), true) => {
-            return Err(CliError::Usage(
-                "give a database or --demo, not both".into(),
-            ))
-        }
+        (Some(_), true) => return Err(ApiError::invalid("give a database or --demo, not both")),
         (None, false) => {
-            return Err(CliError::Usage(
-                "give a database (a .sqlite file or a postgres:// URL) or --demo".into(),
+            return Err(ApiError::invalid(
+                "give a database (a .sqlite file or a postgres:// URL) or --demo",
             ))
         }
         (None, true) => Initial::Demo,
-        (Some(db), false) => {
-            // Fail now, with the CLI's exit codes, rather than in the browser.
-            flashback_storage::open(db).await?;
-            Initial::Location(db.clone())
-        }
+        (Some(db), false) => Initial::Location(db.clone()),
     };
     let api = Api::new(ApiConfig {
         host: HostMode::Serve,
@@ -251,12 +242,16 @@ pub async fn serve(opts: ServeOptions) -> Result<String, CliError> {
         initial,
         secrets: Box::new(flashback_api::secrets::NoSecrets),
     })?;
+    // Open the database now and fail with the CLI's exit codes rather than in the browser.
+    if let Some(e) = api.app_info().await?.initial_error {
+        return Err(e);
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port))
         .await
-        .map_err(|e| CliError::Io(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port)))?;
+        .map_err(|e| ApiError::io(format!("cannot listen on 127.0.0.1:{}: {e}", opts.port)))?;
     let port = listener
         .local_addr()
-        .map_err(|e| CliError::Io(e.to_string()))?
+        .map_err(|e| ApiError::io(e.to_string()))?
         .port();
     let token = uuid::Uuid::new_v4().simple().to_string();
     let what = match (&opts.db, opts.demo) {
@@ -282,6 +277,6 @@ pub async fn serve(opts: ServeOptions) -> Result<String, CliError> {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await
-        .map_err(|e| CliError::Io(format!("server error: {e}")))?;
+        .map_err(|e| ApiError::io(format!("server error: {e}")))?;
     Ok("stopped\n".into())
 }

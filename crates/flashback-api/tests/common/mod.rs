@@ -3,7 +3,8 @@
 
 use flashback_api::secrets::MemorySecrets;
 use flashback_api::{
-    Api, ApiConfig, DbInfo, HostMode, Initial, JobSnapshot, JobState, OpenRequest,
+    Api, ApiConfig, CheckpointDetail, CheckpointRequest, DbInfo, GraphRequest, HostMode, Initial,
+    JobSnapshot, JobState, OpenRequest, ThreadGraph,
 };
 use std::path::{Path, PathBuf};
 
@@ -92,4 +93,28 @@ pub fn fingerprint(path: &Path) -> String {
     use sha2::{Digest, Sha256};
     let bytes = std::fs::read(path).expect("read");
     format!("{:x}", Sha256::digest(&bytes))
+}
+
+/// The thread's graph.
+pub async fn graph(api: &Api, db: &DbInfo, t: &str) -> ThreadGraph {
+    api.thread_graph(GraphRequest {
+        db: db.db.clone(),
+        thread_id: t.into(),
+        collapsed: vec![],
+    })
+    .await
+    .expect("graph")
+}
+
+/// One checkpoint's detail.
+pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> CheckpointDetail {
+    api.checkpoint_detail(CheckpointRequest {
+        db: db.db.clone(),
+        thread_id: t.into(),
+        checkpoint_ns: ns.into(),
+        checkpoint_id: Some(id.into()),
+        reveal_secrets: false,
+    })
+    .await
+    .expect("detail")
 }

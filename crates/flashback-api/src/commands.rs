@@ -1,0 +1,122 @@
+//! Every command, declared once.
+//!
+//! [`for_each_command!`](crate::for_each_command) holds the one table of commands: name,
+//! request type, response type and the doc line. It hands the table to a macro of the caller's
+//! choosing, and each door derives what it needs from it:
+//!
+//! * here: [`COMMANDS`] (the names, which are also the HTTP paths `/api/<name>`) and
+//!   [`Api::dispatch`](crate::Api::dispatch) (what `flashback serve` calls);
+//! * `src-tauri`: one `#[tauri::command]` per entry and the specta builder that generates the
+//!   TypeScript bindings;
+//! * the CLI calls the same `Api` methods by name (see `crates/flashback-cli/src/doors.rs`).
+//!
+//! Adding a command: write the `Api` method (in `connections`, `reads`, `writes`, `jobs` or
+//! `settings`), then add its line below. Nothing else lists commands.
+
+/// Calls `$callback! { … }` with the command table: entries
+/// `#[doc = …] name(RequestType) -> ResponseType;` (the request is absent for commands that
+/// take none). The types are paths into `flashback_api`, so the table works from any crate.
+#[macro_export]
+macro_rules! for_each_command {
+    ($callback:ident) => {
+        $callback! {
+            /// Version, host, keyring, settings and the database to show first.
+            app_info() -> $crate::AppInfo;
+            /// Open a SQLite file or a Postgres URL (read-only: nothing is written to it).
+            open_database($crate::OpenRequest) -> $crate::DbInfo;
+            /// Open the built-in demo database (a private copy).
+            open_demo($crate::DemoRequest) -> $crate::DbInfo;
+            /// Reopen a remembered connection.
+            open_recent($crate::OpenRecentRequest) -> $crate::DbInfo;
+            /// Remembered connections, most recent first.
+            recent_connections() -> Vec<$crate::RecentConnection>;
+            /// Forget a remembered connection and its saved password.
+            forget_connection($crate::ConnectionId) -> ();
+            /// Close a database handle.
+            close_database($crate::DbRequest) -> ();
+            /// Every thread with its status.
+            list_threads($crate::DbRequest) -> Vec<$crate::ThreadSummary>;
+            /// A thread's checkpoints, newest first (Python's `list()`).
+            thread_history($crate::HistoryRequest) -> Vec<$crate::HistoryEntry>;
+            /// A thread's checkpoints as branch lanes.
+            thread_graph($crate::GraphRequest) -> $crate::ThreadGraph;
+            /// One checkpoint: values, writes, next tasks, metadata.
+            checkpoint_detail($crate::CheckpointRequest) -> $crate::CheckpointDetail;
+            /// Two checkpoints side by side.
+            diff_checkpoints($crate::DiffRequest) -> $crate::CheckpointDiff;
+            /// The steps of a branch, root first.
+            replay_steps($crate::ReplayRequest) -> Vec<$crate::ReplayStep>;
+            /// Each channel rebuilt from the writes with LangGraph's reducers.
+            rebuild_report($crate::RebuildRequest) -> Vec<$crate::ChannelRebuild>;
+            /// Whether an edited value fits its channel (nothing is written).
+            validate_edit($crate::ValidateEditRequest) -> $crate::EditCheck;
+            /// Fork a checkpoint (a copy, or with edited channels). One transaction.
+            fork_checkpoint($crate::ForkRequest) -> $crate::ForkResult;
+            /// Fork point / A / B for channels.
+            merge_preview($crate::MergePreviewRequest) -> Vec<$crate::ThreeWay>;
+            /// Merge channels of branch B into branch A. One transaction.
+            merge_branches($crate::MergeRequest) -> $crate::ForkResult;
+            /// Start an audit export (a job; its result is an `ExportResult`).
+            start_export($crate::ExportRequest) -> String;
+            /// Check an exported bundle.
+            verify_export($crate::VerifyRequest) -> $crate::VerifyReport;
+            /// Start a re-run with a live tail (a job; its result is the fork).
+            start_rerun($crate::RerunRequest) -> String;
+            /// A job's state and the events after a cursor.
+            job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
+            /// Ask a job to stop.
+            job_cancel($crate::JobRequest) -> ();
+            /// Delete a thread (or preview it). One transaction.
+            delete_thread($crate::DeleteRequest) -> $crate::DeleteReport;
+            /// Prune threads (or preview it). One transaction.
+            prune_threads($crate::PruneRequest) -> $crate::PruneSummary;
+            /// Copy a thread to a new thread id, in the same or another open database.
+            copy_thread($crate::CopyRequest) -> $crate::CopyReport;
+            /// Save a setting.
+            set_setting($crate::SetSettingRequest) -> ();
+        }
+    };
+}
+
+/// Builds [`COMMANDS`] and [`Api::dispatch`](crate::Api::dispatch) from the table.
+macro_rules! api_dispatch {
+    ($( $(#[$doc:meta])* $name:ident ( $($req:ty)? ) -> $resp:ty; )*) => {
+        /// Every command, by name (the Tauri command names and the HTTP paths `/api/<name>`).
+        pub const COMMANDS: &[&str] = &[$(stringify!($name)),*];
+
+        impl crate::Api {
+            /// Run a command by name with Tauri-shaped JSON arguments (`{"req": {...}}`): the
+            /// HTTP transport's entry point.
+            pub async fn dispatch(
+                &self,
+                command: &str,
+                args: &serde_json::Value,
+            ) -> crate::ApiResult<serde_json::Value> {
+                match command {
+                    $(
+                        stringify!($name) => {
+                            let out: $resp = self.$name($( request::<$req>(args)? )?).await?;
+                            to_json(out)
+                        }
+                    )*
+                    other => Err(crate::ApiError::not_found(format!("unknown command {other:?}"))),
+                }
+            }
+        }
+    };
+}
+
+for_each_command!(api_dispatch);
+
+/// The `req` member of Tauri-shaped arguments.
+fn request<T: serde::de::DeserializeOwned>(args: &serde_json::Value) -> crate::ApiResult<T> {
+    let v = args.get("req").cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::from_value(v).map_err(|e| crate::ApiError::invalid(format!("bad arguments: {e}")))
+}
+
+/// A response as JSON.
+pub(crate) fn to_json<T: serde::Serialize>(v: T) -> crate::ApiResult<serde_json::Value> {
+    serde_json::to_value(v).map_err(|e| {
+        crate::ApiError::new(crate::ErrorCode::Internal, format!("cannot serialise: {e}"))
+    })
+}

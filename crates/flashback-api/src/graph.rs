@@ -1,0 +1,43 @@
+//! The thread graph: the engine's lane layout with each row's metadata, as the UI draws it.
+
+use crate::error::ApiResult;
+use crate::summaries::ensure_thread;
+use crate::types::{count, NamespaceInfo, ThreadGraph};
+use flashback_engine::{layout, LayoutOptions, ThreadDag};
+use flashback_storage::{CheckpointStore, ListQuery};
+
+/// The thread's checkpoint DAG as lanes (newest first), with collapsed namespaces left out.
+pub async fn thread_graph(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    collapsed: &[String],
+) -> ApiResult<ThreadGraph> {
+    let headers = store.list_headers(&ListQuery::thread(thread_id)).await?;
+    if headers.is_empty() {
+        ensure_thread(store, thread_id).await?;
+    }
+    let dag = ThreadDag::build(&headers)?;
+    let opts = LayoutOptions {
+        collapsed: collapsed.to_vec(),
+        ..LayoutOptions::nested()
+    };
+    let lay = layout(&dag, &opts)?;
+    let namespaces = dag
+        .namespaces()
+        .iter()
+        .filter(|n| !n.ns.is_empty())
+        .map(|n| NamespaceInfo {
+            ns: n.ns.clone(),
+            count: count(n.checkpoint_ids.len()),
+            collapsed: opts.hides(&n.ns),
+        })
+        .collect();
+    Ok(ThreadGraph {
+        thread_id: thread_id.to_owned(),
+        width: count(lay.width),
+        head: dag.head().map(str::to_owned),
+        rows: lay.rows,
+        namespaces,
+        warnings: dag.warnings().to_vec(),
+    })
+}

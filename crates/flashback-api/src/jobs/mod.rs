@@ -1,0 +1,87 @@
+//! Jobs: long work in the background (export, re-run) with progress, events, cancel and
+//! polling. [`registry`] keeps the jobs; this module holds the commands that start and
+//! watch them.
+
+mod export;
+pub(crate) mod registry;
+
+use crate::commands::to_json;
+use crate::error::{ApiError, ApiResult};
+use crate::rerun;
+use crate::types::{
+    self, ExportRequest, JobEvent, JobKind, JobPollRequest, JobRequest, JobSnapshot, RerunRequest,
+};
+use crate::Api;
+use std::path::Path;
+
+impl Api {
+    /// Start an audit export (a job: progress, cancel; the result is an [`ExportResult`]).
+    pub async fn start_export(&self, req: ExportRequest) -> ApiResult<String> {
+        let s = self.session(&req.db)?;
+        if let Some(p) = &req.path {
+            let parent = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty());
+            if parent.is_some_and(|d| !d.is_dir()) {
+                return Err(ApiError::not_found(format!("no such folder for {p}")));
+            }
+        }
+        Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
+            to_json(export::export_job(&s, &req, &job).await?)
+        }))
+    }
+
+    /// Start a re-run with a live tail (a job: each new checkpoint and output line is an event;
+    /// the result is the fork).
+    pub async fn start_rerun(&self, req: RerunRequest) -> ApiResult<String> {
+        let s = self.session(&req.db)?;
+        if req.runner.trim().is_empty() {
+            return Err(ApiError::invalid(
+                "enter the command that resumes your graph",
+            ));
+        }
+        if req.timeout_secs == 0 {
+            return Err(ApiError::invalid("the timeout must be at least one second"));
+        }
+        self.appdb.set_setting(
+            &format!("runner:{}", s.info.location),
+            Some(req.runner.as_str()),
+        )?;
+        let spec = rerun::RerunSpec {
+            location: s.connect.clone(),
+            thread_id: req.thread_id,
+            checkpoint_ns: req.checkpoint_ns,
+            checkpoint_id: req.checkpoint_id,
+            runner: req.runner,
+            timeout: std::time::Duration::from_secs(u64::from(req.timeout_secs)),
+        };
+        Ok(self.jobs.spawn(JobKind::Rerun, move |job| async move {
+            job.progress(0, 0, "running");
+            let mut sink = |e: rerun::RerunEvent<'_>| {
+                job.event(match e {
+                    rerun::RerunEvent::Checkpoint(h) => JobEvent::Checkpoint {
+                        checkpoint_ns: h.checkpoint_ns.clone(),
+                        checkpoint_id: h.checkpoint_id.clone(),
+                        parent_checkpoint_id: h.parent_checkpoint_id.clone(),
+                        step: types::step_of(&h.metadata),
+                        source: types::source_of(&h.metadata),
+                    },
+                    rerun::RerunEvent::Output { stream, line } => JobEvent::Output {
+                        stream: stream.to_owned(),
+                        line: line.to_owned(),
+                    },
+                })
+            };
+            let fork = rerun::rerun(&spec, &mut sink, job.cancelled()).await?;
+            to_json(fork)
+        }))
+    }
+
+    /// A job's state and the events after `cursor`.
+    pub async fn job_poll(&self, req: JobPollRequest) -> ApiResult<JobSnapshot> {
+        self.jobs.poll(&req.job, req.cursor)
+    }
+
+    /// Ask a job to stop.
+    pub async fn job_cancel(&self, req: JobRequest) -> ApiResult<()> {
+        self.jobs.cancel(&req.job)
+    }
+}

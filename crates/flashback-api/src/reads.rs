@@ -1,0 +1,187 @@
+//! Reads: threads, history, the graph, one checkpoint, diff, replay, rebuild, the merge
+//! preview and verifying an export. Nothing here writes.
+
+use crate::error::{ApiError, ApiResult};
+use crate::summaries::{checkpoint_not_found, ensure_thread, thread_summaries};
+use crate::types::{
+    CheckpointDetail, CheckpointRequest, DbRequest, DiffRequest, GraphRequest, HistoryEntry,
+    HistoryRequest, MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadGraph, ThreadSummary,
+    VerifyRequest,
+};
+use crate::{Api, ChannelRebuild, CheckpointDiff, ReplayStep, ThreeWay, VerifyReport};
+use flashback_codec::ViewOptions;
+use flashback_storage::{CheckpointStore, ListQuery};
+
+impl Api {
+    /// Every thread with its status.
+    pub async fn list_threads(&self, req: DbRequest) -> ApiResult<Vec<ThreadSummary>> {
+        let s = self.session(&req.db)?;
+        thread_summaries(s.store.as_ref()).await
+    }
+
+    /// A thread's checkpoints, newest first, with Python `list()` semantics (one namespace, or
+    /// every namespace interleaved; metadata filter; `before`; `limit`).
+    pub async fn thread_history(&self, req: HistoryRequest) -> ApiResult<Vec<HistoryEntry>> {
+        let s = self.session(&req.db)?;
+        for key in req.filter.keys() {
+            flashback_storage::validate_filter_key(key)
+                .map_err(|e| ApiError::invalid(e.to_string()))?;
+        }
+        let query = ListQuery {
+            thread_id: Some(req.thread_id.clone()),
+            checkpoint_ns: req.checkpoint_ns.clone(),
+            before: req.before.clone(),
+            limit: req.limit.map(u64::from),
+            filter: req.filter.clone(),
+            ..Default::default()
+        };
+        let headers = s.store.list_headers(&query).await?;
+        if headers.is_empty() && query.before.is_none() && query.filter.is_empty() {
+            ensure_thread(s.store.as_ref(), &req.thread_id).await?;
+        }
+        Ok(headers.iter().map(HistoryEntry::from).collect())
+    }
+
+    /// A thread's checkpoints as branch lanes.
+    pub async fn thread_graph(&self, req: GraphRequest) -> ApiResult<ThreadGraph> {
+        let s = self.session(&req.db)?;
+        let g =
+            crate::graph::thread_graph(s.store.as_ref(), &req.thread_id, &req.collapsed).await?;
+        if let Ok(mut ns) = s.namespaces.lock() {
+            let mut all: Vec<String> = vec![String::new()];
+            all.extend(g.namespaces.iter().map(|n| n.ns.clone()));
+            ns.insert(req.thread_id.clone(), all);
+        }
+        Ok(g)
+    }
+
+    /// One checkpoint: values, writes, tasks, metadata. Without an id, the namespace's latest.
+    /// The latest checkpoint of its namespace is shown live (finished tasks drop out of
+    /// `next`, as Python's `get_state(thread config)`); any other as history.
+    pub async fn checkpoint_detail(&self, req: CheckpointRequest) -> ApiResult<CheckpointDetail> {
+        let s = self.session(&req.db)?;
+        let store = s.store.as_ref();
+        let ns = &req.checkpoint_ns;
+        let tuple = store
+            .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
+            .await?;
+        let Some(tuple) = tuple else {
+            return Err(match &req.checkpoint_id {
+                Some(id) => checkpoint_not_found(&req.thread_id, ns, id),
+                None => {
+                    ensure_thread(store, &req.thread_id).await?;
+                    ApiError::not_found(format!(
+                        "thread {:?} has no checkpoints in namespace {ns:?}",
+                        req.thread_id
+                    ))
+                }
+            });
+        };
+        let live = match &req.checkpoint_id {
+            None => true,
+            Some(id) => {
+                let latest = store
+                    .list_headers(&ListQuery {
+                        checkpoint_ns: Some(ns.clone()),
+                        limit: Some(1),
+                        ..ListQuery::thread(&req.thread_id)
+                    })
+                    .await?;
+                latest.first().is_some_and(|h| &h.checkpoint_id == id)
+            }
+        };
+        let cached = s
+            .namespaces
+            .lock()
+            .ok()
+            .and_then(|n| n.get(&req.thread_id).cloned());
+        let namespaces = match cached {
+            Some(n) => n,
+            None => thread_namespaces(store, &req.thread_id).await?,
+        };
+        Ok(crate::detail::checkpoint_detail(
+            &tuple,
+            live,
+            namespaces,
+            ViewOptions {
+                reveal_secrets: req.reveal_secrets,
+            },
+        ))
+    }
+
+    /// Two checkpoints side by side.
+    pub async fn diff_checkpoints(&self, req: DiffRequest) -> ApiResult<CheckpointDiff> {
+        let s = self.session(&req.db)?;
+        Ok(flashback_engine::diff::diff_checkpoints(
+            s.store.as_ref(),
+            &req.thread_id,
+            (&req.a.checkpoint_ns, &req.a.checkpoint_id),
+            (&req.b.checkpoint_ns, &req.b.checkpoint_id),
+            ViewOptions::default(),
+        )
+        .await?)
+    }
+
+    /// The steps of a branch, root first (for stepping and the replay animation).
+    pub async fn replay_steps(&self, req: ReplayRequest) -> ApiResult<Vec<ReplayStep>> {
+        let s = self.session(&req.db)?;
+        Ok(flashback_engine::replay::replay(
+            s.store.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            req.tip.as_deref(),
+        )
+        .await?)
+    }
+
+    /// Each written channel of a branch rebuilt from the pending writes with LangGraph's
+    /// reducers: which reducer explains it, and where none reproduces the stored state.
+    pub async fn rebuild_report(&self, req: RebuildRequest) -> ApiResult<Vec<ChannelRebuild>> {
+        let s = self.session(&req.db)?;
+        Ok(flashback_engine::merge::rebuild_report(
+            s.store.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            req.tip.as_deref(),
+        )
+        .await?)
+    }
+
+    /// Fork point / A / B for the channels.
+    pub async fn merge_preview(&self, req: MergePreviewRequest) -> ApiResult<Vec<ThreeWay>> {
+        let s = self.session(&req.db)?;
+        Ok(flashback_engine::merge::three_way(
+            s.store.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            &req.into,
+            &req.from,
+            &req.channels,
+        )
+        .await?)
+    }
+
+    /// Check an exported bundle (a file, or content).
+    pub async fn verify_export(&self, req: VerifyRequest) -> ApiResult<VerifyReport> {
+        let text = match (req.content, req.path) {
+            (Some(c), _) => c,
+            (None, Some(p)) => std::fs::read_to_string(&p)
+                .map_err(|e| ApiError::not_found(format!("cannot read {p}: {e}")))?,
+            (None, None) => return Err(ApiError::invalid("give a path or the content")),
+        };
+        Ok(flashback_engine::export::verify(&text))
+    }
+}
+
+/// The namespaces of a thread, sorted (`""` first).
+async fn thread_namespaces(store: &dyn CheckpointStore, thread_id: &str) -> ApiResult<Vec<String>> {
+    let mut n: Vec<String> = store
+        .list_headers(&ListQuery::thread(thread_id))
+        .await?
+        .into_iter()
+        .map(|h| h.checkpoint_ns)
+        .collect();
+    n.sort();
+    n.dedup();
+    Ok(n)
+}

@@ -1,0 +1,180 @@
+//! Jobs: export, verify and re-run requests, progress, events and snapshots.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use specta::Type;
+
+/// Export format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// `flashback-audit/1` JSON.
+    Json,
+    /// A standalone HTML report with the bundle embedded.
+    Html,
+}
+
+/// Export an audit bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ExportRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// The branch ending here (default: the whole tree).
+    #[serde(default)]
+    pub checkpoint_id: Option<String>,
+    /// JSON or HTML.
+    pub format: ExportFormat,
+    /// Key patterns to mask (`*token*`).
+    #[serde(default)]
+    pub redact: Vec<String>,
+    /// Where to write it; `None` returns the content (a browser downloads it).
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// What an export produced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ExportResult {
+    /// The file written, if a path was given.
+    pub path: Option<String>,
+    /// A suggested file name.
+    pub file_name: String,
+    /// The content, when no path was given.
+    pub content: Option<String>,
+    /// The bundle hash.
+    pub bundle_hash: String,
+    /// Checkpoints exported.
+    pub checkpoints: u32,
+    /// Bytes.
+    pub size: u32,
+}
+
+/// Verify an exported bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct VerifyRequest {
+    /// A file to read…
+    #[serde(default)]
+    pub path: Option<String>,
+    /// …or the content itself.
+    #[serde(default)]
+    pub content: Option<String>,
+}
+
+/// Re-run from a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RerunRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// The checkpoint to fork and resume from.
+    pub checkpoint_id: String,
+    /// The shell command that resumes the graph (`python my_agent.py`).
+    pub runner: String,
+    /// Stop it after this many seconds.
+    pub timeout_secs: u32,
+}
+
+/// Kinds of background work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// An audit export.
+    Export,
+    /// A re-run with a live tail.
+    Rerun,
+}
+
+/// Where a job is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    /// Still working.
+    Running,
+    /// Done; `result` holds what it made.
+    Succeeded,
+    /// Failed; `error` says why.
+    Failed,
+    /// Stopped by the user.
+    Cancelled,
+}
+
+/// Progress of a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct JobProgress {
+    /// Units done.
+    pub done: u32,
+    /// Units in all (0 when unknown).
+    pub total: u32,
+    /// What it is doing.
+    pub label: String,
+}
+
+/// Something a job reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum JobEvent {
+    /// A checkpoint appeared in the database.
+    Checkpoint {
+        /// Namespace.
+        checkpoint_ns: String,
+        /// Id.
+        checkpoint_id: String,
+        /// Parent id.
+        parent_checkpoint_id: Option<String>,
+        /// `metadata.step`.
+        step: Option<i32>,
+        /// `metadata.source`.
+        source: Option<String>,
+    },
+    /// A line the runner printed.
+    Output {
+        /// `stdout` or `stderr`.
+        stream: String,
+        /// The line.
+        line: String,
+    },
+}
+
+/// A job as the UI polls it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct JobSnapshot {
+    /// Job id.
+    pub id: String,
+    /// What it does.
+    pub kind: JobKind,
+    /// Where it is.
+    pub state: JobState,
+    /// How far.
+    pub progress: Option<JobProgress>,
+    /// Events after the requested cursor.
+    pub events: Vec<JobEvent>,
+    /// Pass this as `cursor` next time.
+    pub cursor: u32,
+    /// What it made (export: [`ExportResult`]; rerun: the fork).
+    pub result: Option<Json>,
+    /// Why it failed.
+    pub error: Option<crate::ApiError>,
+}
+
+/// Poll a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct JobPollRequest {
+    /// Job id.
+    pub job: String,
+    /// Events already seen.
+    #[serde(default)]
+    pub cursor: u32,
+}
+
+/// A job id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct JobRequest {
+    /// Job id.
+    pub job: String,
+}

@@ -1,0 +1,37 @@
+//! Requests and responses of the commands (exported to TypeScript through specta).
+//!
+//! Field names are snake_case on every door (the app, `serve`, the CLI's `--json`). Decoded
+//! values travel as the JSON view of `docs/json-view.md`. Counts are `u32`; ids are strings.
+
+mod job;
+mod read;
+mod session;
+mod write;
+
+pub use job::*;
+pub use read::*;
+pub use session::*;
+pub use write::*;
+
+use serde_json::Value as Json;
+
+/// Clamp a count for the wire.
+pub(crate) fn count(n: impl TryInto<u32>) -> u32 {
+    n.try_into().unwrap_or(u32::MAX)
+}
+
+/// `metadata.step` as an `i32`.
+pub(crate) fn step_of(metadata: &Json) -> Option<i32> {
+    metadata
+        .get("step")
+        .and_then(Json::as_i64)
+        .and_then(|s| i32::try_from(s).ok())
+}
+
+/// `metadata.source`.
+pub(crate) fn source_of(metadata: &Json) -> Option<String> {
+    metadata
+        .get("source")
+        .and_then(Json::as_str)
+        .map(str::to_owned)
+}

@@ -1,0 +1,320 @@
+//! What the read commands take and return: threads, history, the graph, one checkpoint, diff, replay, rebuild.
+
+use super::{source_of, step_of};
+use flashback_engine::{TaskSet, TaskStatus, ThreadStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use specta::Type;
+
+/// One thread of the database.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ThreadSummary {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespaces (`""` = the root graph).
+    pub namespaces: Vec<String>,
+    /// Checkpoints in all namespaces.
+    pub checkpoint_count: u32,
+    /// The head.
+    pub latest_checkpoint_id: Option<String>,
+    /// Its timestamp.
+    pub latest_ts: Option<String>,
+    /// Its step.
+    pub latest_step: Option<i32>,
+    /// Finished, interrupted, failed or pending.
+    pub status: Option<ThreadStatus>,
+    /// For interrupted threads: the interrupt values waiting for a human (JSON view).
+    pub interrupts: Vec<Json>,
+    /// For failed threads: the error (JSON view).
+    pub error: Option<Json>,
+    /// Nodes due next.
+    pub next: Vec<String>,
+}
+
+/// A thread of a database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ThreadRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+}
+
+/// A thread's checkpoints, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct HistoryRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// One namespace (`""` = the root graph); `None`: every namespace, interleaved as
+    /// Python's `list()` returns them.
+    #[serde(default)]
+    pub checkpoint_ns: Option<String>,
+    /// At most this many.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only checkpoints older than this id.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Metadata filter: every key must equal its value.
+    #[serde(default)]
+    pub filter: serde_json::Map<String, Json>,
+}
+
+/// One checkpoint of a history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct HistoryEntry {
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Parent id.
+    pub parent_checkpoint_id: Option<String>,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Timestamp.
+    pub ts: String,
+    /// `metadata.step`.
+    pub step: Option<i32>,
+    /// `metadata.source`.
+    pub source: Option<String>,
+    /// Metadata as stored.
+    pub metadata: Json,
+}
+
+impl From<&flashback_storage::CheckpointHeader> for HistoryEntry {
+    fn from(h: &flashback_storage::CheckpointHeader) -> Self {
+        HistoryEntry {
+            checkpoint_id: h.checkpoint_id.clone(),
+            parent_checkpoint_id: h.parent_checkpoint_id.clone(),
+            checkpoint_ns: h.checkpoint_ns.clone(),
+            ts: h.ts.clone(),
+            step: step_of(&h.metadata),
+            source: source_of(&h.metadata),
+            metadata: h.metadata.clone(),
+        }
+    }
+}
+
+/// The checkpoint graph of a thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct GraphRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Subgraph namespaces to hide (collapsed in the UI).
+    #[serde(default)]
+    pub collapsed: Vec<String>,
+}
+
+/// A subgraph namespace of the thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct NamespaceInfo {
+    /// The namespace.
+    pub ns: String,
+    /// Its checkpoints.
+    pub count: u32,
+    /// Whether it is hidden in this layout.
+    pub collapsed: bool,
+}
+
+/// A thread laid out as branch lanes.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct ThreadGraph {
+    /// Thread id.
+    pub thread_id: String,
+    /// Lanes used.
+    pub width: u32,
+    /// The head checkpoint.
+    pub head: Option<String>,
+    /// Rows, newest first.
+    pub rows: Vec<flashback_engine::GraphRow>,
+    /// Subgraph namespaces (excluding the root graph).
+    pub namespaces: Vec<NamespaceInfo>,
+    /// Data problems (parent cycles, orphans) found while building the DAG.
+    pub warnings: Vec<String>,
+}
+
+/// One checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CheckpointRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// Checkpoint id (default: the namespace's latest).
+    #[serde(default)]
+    pub checkpoint_id: Option<String>,
+    /// Show `SecretStr` values in plain text.
+    #[serde(default)]
+    pub reveal_secrets: bool,
+}
+
+/// What a checkpoint holds in one channel, beside its value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ChannelInfo {
+    /// The channel.
+    pub channel: String,
+    /// Its version.
+    pub version: Option<String>,
+    /// The Python type (`list`, `langchain_core.messages.ai.AIMessage`, …).
+    pub type_name: String,
+    /// Stored size in bytes.
+    pub size: u32,
+    /// Why it could not be decoded (the value's view then holds `$error`).
+    pub error: Option<String>,
+    /// A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state.
+    pub control: bool,
+}
+
+/// What a pending write is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKind {
+    /// A value for a state channel.
+    Value,
+    /// `__error__`: the task raised.
+    Error,
+    /// `__interrupt__`: the task is waiting for a human.
+    Interrupt,
+    /// `__resume__`: the answer to an interrupt.
+    Resume,
+    /// `__pregel_tasks`: a `Send` packet.
+    Send,
+    /// Other control channels (`branch:to:*`, `__no_writes__`, …).
+    Control,
+}
+
+/// One pending write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct WriteEntry {
+    /// Position in the task's batch (negative for special channels).
+    pub idx: i32,
+    /// The channel.
+    pub channel: String,
+    /// Serde type tag.
+    pub type_tag: String,
+    /// JSON view.
+    pub value: Json,
+    /// Stored size in bytes.
+    pub size: u32,
+    /// What it is.
+    pub kind: WriteKind,
+}
+
+/// The writes of one task, in execution order.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct WriteGroup {
+    /// Task id.
+    pub task_id: String,
+    /// Task path.
+    pub task_path: String,
+    /// The node that ran (from the derived tasks), if known.
+    pub node: Option<String>,
+    /// The task's status, if it is one of the derived tasks.
+    pub status: Option<TaskStatus>,
+    /// Its writes, by `idx`.
+    pub writes: Vec<WriteEntry>,
+}
+
+/// Everything about one checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct CheckpointDetail {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Parent id.
+    pub parent_checkpoint_id: Option<String>,
+    /// Timestamp.
+    pub ts: String,
+    /// `metadata.step`.
+    pub step: Option<i32>,
+    /// `metadata.source`.
+    pub source: Option<String>,
+    /// `metadata.run_id`.
+    pub run_id: Option<String>,
+    /// Metadata as stored.
+    pub metadata: Json,
+    /// The checkpoint format version (`v`).
+    pub v: i64,
+    /// Channel values (JSON view), in stored order, as Python's `get_state().values` (plus
+    /// control channels).
+    pub values: serde_json::Map<String, Json>,
+    /// Each channel's version, type, size, decode error, in stored order.
+    pub channels: Vec<ChannelInfo>,
+    /// Every channel's version (`{channel: version}`), as stored.
+    pub channel_versions: Json,
+    /// The versions each node has seen (`{node: {channel: version}}`), as stored.
+    pub versions_seen: Json,
+    /// The channels the step that made this checkpoint updated, if recorded.
+    pub updated_channels: Option<Vec<String>>,
+    /// Pending writes grouped per task, in execution order.
+    pub writes: Vec<WriteGroup>,
+    /// Next tasks (as `get_state` shows them).
+    pub tasks: TaskSet,
+    /// Live (latest of its namespace: finished tasks drop out of `next`) or history.
+    pub live: bool,
+    /// The LangGraph config that points at this checkpoint.
+    pub config: Json,
+    /// Subgraph namespaces run from this checkpoint.
+    pub subgraphs: Vec<String>,
+}
+
+/// A checkpoint by namespace and id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CheckpointRef {
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+}
+
+/// Diff two checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct DiffRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// The older side.
+    pub a: CheckpointRef,
+    /// The newer side.
+    pub b: CheckpointRef,
+}
+
+/// The steps of a branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ReplayRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// The branch tip (default: the namespace's head).
+    #[serde(default)]
+    pub tip: Option<String>,
+}
+
+/// Rebuild a branch's channels from its writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RebuildRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// The branch tip (default: the namespace's head).
+    #[serde(default)]
+    pub tip: Option<String>,
+}

@@ -1,0 +1,206 @@
+//! Writes: edit checks, forks, merges, delete, prune and copy. Each write is one transaction
+//! on a connection opened for it (the session's own connection stays read-only).
+
+use crate::error::{ApiError, ApiResult};
+use crate::summaries::{checkpoint_not_found, ensure_thread};
+use crate::types::{
+    self, CheckpointKey, CopyRequest, DeleteReport, DeleteRequest, EditCheck, ForkRequest,
+    MergeRequest, PruneMode, PruneRequest, PruneSummary, ValidateEditRequest,
+};
+use crate::{Api, CopyReport, ForkResult};
+use flashback_engine::edit::edit_fork;
+use flashback_engine::fork::copy_fork;
+use flashback_engine::EngineError;
+use flashback_storage::maintenance::SaverMaintenance;
+use flashback_storage::CheckpointSaver;
+use serde_json::Value as Json;
+use std::sync::Arc;
+
+impl Api {
+    async fn writable(&self, db: &str) -> ApiResult<Box<dyn SaverMaintenance>> {
+        let s = self.session(db)?;
+        Ok(flashback_storage::open_writable(&s.connect).await?)
+    }
+
+    /// Whether an edited value fits its channel (nothing is written).
+    pub async fn validate_edit(&self, req: ValidateEditRequest) -> ApiResult<EditCheck> {
+        let s = self.session(&req.db)?;
+        let tuple = s
+            .store
+            .get_tuple(&req.thread_id, &req.checkpoint_ns, Some(&req.checkpoint_id))
+            .await?
+            .ok_or_else(|| {
+                checkpoint_not_found(&req.thread_id, &req.checkpoint_ns, &req.checkpoint_id)
+            })?;
+        let channel = &req.edit.channel;
+        if channel.is_empty() {
+            return Ok(EditCheck {
+                ok: false,
+                message: Some("choose a channel".into()),
+                path: None,
+            });
+        }
+        let template = tuple.checkpoint.value(channel).map(Arc::as_ref);
+        Ok(
+            match flashback_codec::unview::decoded_from_view(
+                &req.edit.value,
+                template,
+                &flashback_engine::edit::channel_path(channel),
+            ) {
+                Ok(_) => EditCheck {
+                    ok: true,
+                    message: None,
+                    path: None,
+                },
+                Err(e) => EditCheck {
+                    ok: false,
+                    path: Some(e.path().to_owned()),
+                    message: Some(e.to_string()),
+                },
+            },
+        )
+    }
+
+    /// Fork a checkpoint: a copy, or with edited channels. One transaction.
+    pub async fn fork_checkpoint(&self, req: ForkRequest) -> ApiResult<ForkResult> {
+        let saver = self.writable(&req.db).await?;
+        let edits: Vec<(String, Json)> = req
+            .edits
+            .into_iter()
+            .map(|e| (e.channel, e.value))
+            .collect();
+        fork(
+            saver.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            &req.checkpoint_id,
+            &edits,
+        )
+        .await
+    }
+
+    /// Write a merge checkpoint on branch A. One transaction.
+    pub async fn merge_branches(&self, req: MergeRequest) -> ApiResult<ForkResult> {
+        let saver = self.writable(&req.db).await?;
+        let take: Vec<_> = req
+            .channels
+            .into_iter()
+            .map(|c| (c.channel, c.mode))
+            .collect();
+        Ok(flashback_engine::merge::merge_branches(
+            saver.as_ref(),
+            &req.thread_id,
+            &req.checkpoint_ns,
+            &req.into,
+            &req.from,
+            &take,
+        )
+        .await?)
+    }
+
+    /// Delete a thread (or, with `dry_run`, count what would go). One transaction.
+    pub async fn delete_thread(&self, req: DeleteRequest) -> ApiResult<DeleteReport> {
+        use flashback_storage::maintenance::PruneStrategy;
+        let saver = self.writable(&req.db).await?;
+        ensure_thread(saver.as_ref(), &req.thread_id).await?;
+        let preview = saver
+            .prune(
+                std::slice::from_ref(&req.thread_id),
+                PruneStrategy::Delete,
+                true,
+            )
+            .await?;
+        if !req.dry_run {
+            saver.delete_thread(&req.thread_id).await?;
+        }
+        Ok(DeleteReport {
+            thread_id: req.thread_id,
+            checkpoints: types::count(preview.checkpoints.len()),
+            writes: types::count(preview.writes),
+            dry_run: req.dry_run,
+        })
+    }
+
+    /// Prune threads (or preview it). One transaction.
+    pub async fn prune_threads(&self, req: PruneRequest) -> ApiResult<PruneSummary> {
+        use flashback_storage::maintenance::PruneStrategy;
+        if req.thread_ids.is_empty() {
+            return Err(ApiError::invalid("choose at least one thread to prune"));
+        }
+        let saver = self.writable(&req.db).await?;
+        let strategy = match req.strategy {
+            PruneMode::KeepLatest => PruneStrategy::KeepLatest,
+            PruneMode::Delete => PruneStrategy::Delete,
+        };
+        let r = saver.prune(&req.thread_ids, strategy, req.dry_run).await?;
+        Ok(PruneSummary {
+            checkpoints: r
+                .checkpoints
+                .into_iter()
+                .map(|(thread_id, checkpoint_ns, checkpoint_id)| CheckpointKey {
+                    thread_id,
+                    checkpoint_ns,
+                    checkpoint_id,
+                })
+                .collect(),
+            writes: types::count(r.writes),
+            blobs: types::count(r.blobs),
+            dry_run: r.dry_run,
+        })
+    }
+
+    /// Copy a thread (every namespace, write and blob) to a new thread id, in the same
+    /// database or into another open one. One transaction on the target.
+    pub async fn copy_thread(&self, req: CopyRequest) -> ApiResult<CopyReport> {
+        if req.target_thread_id.is_empty() {
+            return Err(ApiError::invalid("give the new thread id"));
+        }
+        Ok(match &req.to_db {
+            None => {
+                self.writable(&req.db)
+                    .await?
+                    .copy_thread(&req.thread_id, &req.target_thread_id)
+                    .await?
+            }
+            Some(to) => {
+                let from = self.session(&req.db)?;
+                let to = self.writable(to).await?;
+                flashback_storage::maintenance::copy_thread_between(
+                    from.store.as_ref(),
+                    to.as_ref(),
+                    &req.thread_id,
+                    &req.target_thread_id,
+                )
+                .await?
+            }
+        })
+    }
+}
+
+/// Fork a checkpoint: a copy when `edits` is empty, else an edit fork. The engine reads the
+/// checkpoint once; only when it is missing is the thread looked up, so the error names the
+/// known threads when the thread itself is wrong. Shared by the app, `rerun` and the CLI.
+pub(crate) async fn fork(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+    edits: &[(String, Json)],
+) -> ApiResult<ForkResult> {
+    let forked = if edits.is_empty() {
+        copy_fork(saver, thread_id, checkpoint_ns, checkpoint_id).await
+    } else {
+        edit_fork(saver, thread_id, checkpoint_ns, checkpoint_id, edits).await
+    };
+    match forked {
+        Err(EngineError::UnknownCheckpoint { .. }) => {
+            ensure_thread(saver, thread_id).await?;
+            Err(checkpoint_not_found(
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+            ))
+        }
+        other => Ok(other?),
+    }
+}
