@@ -10,7 +10,7 @@
 //   y=H    └───────────────┘
 //   y=3H/2 ·· next row's dot
 
-import type { GraphEdge, GraphRow } from "../ipc/bindings";
+import type { Edge, GraphRow } from "../ipc/bindings";
 
 export const ROW_HEIGHT = 28;
 export const LANE_WIDTH = 16;
@@ -41,7 +41,7 @@ export interface Segment {
   color: number;
 }
 
-function path(edge: GraphEdge, y0: number, y1: number): string {
+function path(edge: Edge, y0: number, y1: number): string {
   const x0 = laneX(edge.from);
   const x1 = laneX(edge.to);
   if (x0 === x1) return `M${x0} ${y0}V${y1}`;
@@ -49,7 +49,7 @@ function path(edge: GraphEdge, y0: number, y1: number): string {
   return `M${x0} ${y0}C${x0} ${mid} ${x1} ${mid} ${x1} ${y1}`;
 }
 
-function segment(edge: GraphEdge, y0: number): Segment {
+function segment(edge: Edge, y0: number): Segment {
   return {
     d: path(edge, y0, y0 + ROW_HEIGHT),
     dashed: edge.kind === "subgraph",

@@ -7,9 +7,9 @@ import { invoke as __TAURI_INVOKE } from "@tauri-apps/api/core";
 
 /** Commands */
 export const commands = {
-	/**  Version, host, keyring, settings and the first database. */
+	/**  Version, host, keyring, settings and the database to show first. */
 	appInfo: () => typedError<AppInfo, ApiError>(__TAURI_INVOKE("app_info")),
-	/**  Open a SQLite file or a Postgres URL (read-only). */
+	/**  Open a SQLite file or a Postgres URL (read-only: nothing is written to it). */
 	openDatabase: (req: OpenRequest) => typedError<DbInfo, ApiError>(__TAURI_INVOKE("open_database", { req })),
 	/**  Open the built-in demo database (a private copy). */
 	openDemo: (req: DemoRequest) => typedError<DbInfo, ApiError>(__TAURI_INVOKE("open_demo", { req })),
@@ -17,42 +17,48 @@ export const commands = {
 	openRecent: (req: OpenRecentRequest) => typedError<DbInfo, ApiError>(__TAURI_INVOKE("open_recent", { req })),
 	/**  Remembered connections, most recent first. */
 	recentConnections: () => typedError<RecentConnection[], ApiError>(__TAURI_INVOKE("recent_connections")),
-	/**  Forget a connection and its saved password. */
+	/**  Forget a remembered connection and its saved password. */
 	forgetConnection: (req: ConnectionId) => typedError<null, ApiError>(__TAURI_INVOKE("forget_connection", { req })),
 	/**  Close a database handle. */
 	closeDatabase: (req: DbRequest) => typedError<null, ApiError>(__TAURI_INVOKE("close_database", { req })),
 	/**  Every thread with its status. */
 	listThreads: (req: DbRequest) => typedError<ThreadSummary[], ApiError>(__TAURI_INVOKE("list_threads", { req })),
+	/**  A thread's checkpoints, newest first (Python's `list()`). */
+	threadHistory: (req: HistoryRequest) => typedError<HistoryEntry[], ApiError>(__TAURI_INVOKE("thread_history", { req })),
 	/**  A thread's checkpoints as branch lanes. */
 	threadGraph: (req: GraphRequest) => typedError<ThreadGraph, ApiError>(__TAURI_INVOKE("thread_graph", { req })),
-	/**  One checkpoint: values, writes, tasks, metadata. */
+	/**  One checkpoint: values, writes, next tasks, metadata. */
 	checkpointDetail: (req: CheckpointRequest) => typedError<CheckpointDetail, ApiError>(__TAURI_INVOKE("checkpoint_detail", { req })),
 	/**  Two checkpoints side by side. */
 	diffCheckpoints: (req: DiffRequest) => typedError<CheckpointDiff, ApiError>(__TAURI_INVOKE("diff_checkpoints", { req })),
 	/**  The steps of a branch, root first. */
 	replaySteps: (req: ReplayRequest) => typedError<ReplayStep[], ApiError>(__TAURI_INVOKE("replay_steps", { req })),
-	/**  Whether an edited value fits its channel. */
+	/**  Each channel rebuilt from the writes with LangGraph's reducers. */
+	rebuildReport: (req: RebuildRequest) => typedError<ChannelRebuild[], ApiError>(__TAURI_INVOKE("rebuild_report", { req })),
+	/**  Whether an edited value fits its channel (nothing is written). */
 	validateEdit: (req: ValidateEditRequest) => typedError<EditCheck, ApiError>(__TAURI_INVOKE("validate_edit", { req })),
-	/**  Fork a checkpoint (copy or edited). */
+	/**  Fork a checkpoint (a copy, or with edited channels). One transaction. */
 	forkCheckpoint: (req: ForkRequest) => typedError<ForkResult, ApiError>(__TAURI_INVOKE("fork_checkpoint", { req })),
 	/**  Fork point / A / B for channels. */
 	mergePreview: (req: MergePreviewRequest) => typedError<ThreeWay[], ApiError>(__TAURI_INVOKE("merge_preview", { req })),
-	/**  Merge channels of branch B into branch A. */
+	/**  Merge channels of branch B into branch A. One transaction. */
 	mergeBranches: (req: MergeRequest) => typedError<ForkResult, ApiError>(__TAURI_INVOKE("merge_branches", { req })),
-	/**  Start an audit export job. */
+	/**  Start an audit export (a job; its result is an `ExportResult`). */
 	startExport: (req: ExportRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_export", { req })),
 	/**  Check an exported bundle. */
 	verifyExport: (req: VerifyRequest) => typedError<VerifyReport, ApiError>(__TAURI_INVOKE("verify_export", { req })),
-	/**  Start a re-run job with a live tail. */
+	/**  Start a re-run with a live tail (a job; its result is the fork). */
 	startRerun: (req: RerunRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_rerun", { req })),
-	/**  A job's state and new events. */
+	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
 	jobCancel: (req: JobRequest) => typedError<null, ApiError>(__TAURI_INVOKE("job_cancel", { req })),
-	/**  Delete a thread (or preview it). */
+	/**  Delete a thread (or preview it). One transaction. */
 	deleteThread: (req: DeleteRequest) => typedError<DeleteReport, ApiError>(__TAURI_INVOKE("delete_thread", { req })),
-	/**  Prune threads (or preview it). */
+	/**  Prune threads (or preview it). One transaction. */
 	pruneThreads: (req: PruneRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("prune_threads", { req })),
+	/**  Copy a thread to a new thread id, in the same or another open database. */
+	copyThread: (req: CopyRequest) => typedError<CopyReport, ApiError>(__TAURI_INVOKE("copy_thread", { req })),
 	/**  Save a setting. */
 	setSetting: (req: SetSettingRequest) => typedError<null, ApiError>(__TAURI_INVOKE("set_setting", { req })),
 };
@@ -112,6 +118,8 @@ export type ChannelDiff = {
 	 *  items at their old positions.
 	 */
 	items: ItemDiff[] | null,
+	/**  A LangGraph control channel (see [`crate::is_control_channel`]). */
+	control: boolean,
 };
 
 /**  A new value for a channel. */
@@ -122,20 +130,32 @@ export type ChannelEdit = {
 	value: Value,
 };
 
-/**  One channel's value. */
-export type ChannelValue = {
+/**  What a checkpoint holds in one channel, beside its value. */
+export type ChannelInfo = {
 	/**  The channel. */
 	channel: string,
 	/**  Its version. */
 	version: string | null,
 	/**  The Python type (`list`, `langchain_core.messages.ai.AIMessage`, …). */
 	type_name: string,
-	/**  JSON view. */
-	value: Value,
 	/**  Stored size in bytes. */
 	size: number,
-	/**  Whether it could not be decoded (the view holds `$error`). */
+	/**  Why it could not be decoded (the value's view then holds `$error`). */
 	error: string | null,
+	/**  A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state. */
+	control: boolean,
+};
+
+/**  What the rebuild check found for one channel. */
+export type ChannelRebuild = {
+	/**  The channel. */
+	channel: string,
+	/**  The reducer that explains the most steps (`None` if none explains any). */
+	reducer: Reducer | null,
+	/**  Steps whose writes it explains. */
+	consistent_steps: number,
+	/**  Checkpoints (the one after the writes) where it does not reproduce the stored value. */
+	disagreements: string[],
 };
 
 /**  Everything about one checkpoint. */
@@ -158,8 +178,21 @@ export type CheckpointDetail = {
 	run_id: string | null,
 	/**  Metadata as stored. */
 	metadata: Value,
-	/**  Channel values in stored order. */
-	values: ChannelValue[],
+	/**  The checkpoint format version (`v`). */
+	v: number,
+	/**
+	 *  Channel values (JSON view), in stored order, as Python's `get_state().values` (plus
+	 *  control channels).
+	 */
+	values: { [key in string]: Value },
+	/**  Each channel's version, type, size, decode error, in stored order. */
+	channels: ChannelInfo[],
+	/**  Every channel's version (`{channel: version}`), as stored. */
+	channel_versions: Value,
+	/**  The versions each node has seen (`{node: {channel: version}}`), as stored. */
+	versions_seen: Value,
+	/**  The channels the step that made this checkpoint updated, if recorded. */
+	updated_channels: string[] | null,
 	/**  Pending writes grouped per task, in execution order. */
 	writes: WriteGroup[],
 	/**  Next tasks (as `get_state` shows them). */
@@ -214,8 +247,8 @@ export type CheckpointRequest = {
 	thread_id: string,
 	/**  Namespace. */
 	checkpoint_ns?: string,
-	/**  Checkpoint id. */
-	checkpoint_id: string,
+	/**  Checkpoint id (default: the namespace's latest). */
+	checkpoint_id?: string | null,
 	/**  Show `SecretStr` values in plain text. */
 	reveal_secrets?: boolean,
 };
@@ -224,6 +257,28 @@ export type CheckpointRequest = {
 export type ConnectionId = {
 	/**  [`RecentConnection::id`]. */
 	id: number,
+};
+
+/**  What a `copy_thread` copied. */
+export type CopyReport = {
+	/**  Checkpoint rows copied. */
+	checkpoints: number,
+	/**  Pending-write rows copied. */
+	writes: number,
+	/**  Blob rows copied (Postgres; 0 on SQLite). */
+	blobs: number,
+};
+
+/**  Copy a thread to a new thread id. */
+export type CopyRequest = {
+	/**  Database handle of the source. */
+	db: string,
+	/**  The thread to copy. */
+	thread_id: string,
+	/**  The new thread id (must not exist yet in the target). */
+	target_thread_id: string,
+	/**  Another open database to copy into (default: the same one). */
+	to_db?: string | null,
 };
 
 /**  An open database. */
@@ -305,6 +360,16 @@ export type DiffSummary = {
 	changed: number,
 	/**  Equal channels. */
 	unchanged: number,
+};
+
+/**  A line segment between a row and the row below it. */
+export type Edge = {
+	/**  Lane at this row. */
+	from: number,
+	/**  Lane at the next row. */
+	to: number,
+	/**  The link the line belongs to. */
+	kind: EdgeKind,
 };
 
 /**  What an edge of the DAG means. */
@@ -424,16 +489,6 @@ export type ForkResult = {
 	step: number,
 };
 
-/**  A line from one row to the next. */
-export type GraphEdge = {
-	/**  Lane at this row. */
-	from: number,
-	/**  Lane at the next row. */
-	to: number,
-	/**  Parent link, or a subgraph's link to its spawning checkpoint. */
-	kind: EdgeKind,
-};
-
 /**  The checkpoint graph of a thread. */
 export type GraphRequest = {
 	/**  Database handle. */
@@ -444,34 +499,44 @@ export type GraphRequest = {
 	collapsed?: string[],
 };
 
-/**  One checkpoint of the graph (a row, newest first). */
+/**
+ *  One row of the graph: one checkpoint with what every front end shows beside its dot (the
+ *  one graph row type: `flashback graph --json`, the app and `serve` all receive it).
+ */
 export type GraphRow = {
 	/**  Checkpoint id. */
 	id: string,
 	/**  Namespace. */
 	ns: string,
-	/**  Stored parent id. */
+	/**  The parent id as stored. */
 	parent_id: string | null,
-	/**  Lane of the dot. */
+	/**  The lane (column) of the checkpoint's dot. */
 	lane: number,
-	/**  Namespace depth (0 = root graph). */
+	/**  Namespace depth relative to the laid-out namespace (0 for its own checkpoints). */
 	depth: number,
-	/**  Branch number. */
+	/**  Branch id from the DAG. */
 	branch: number,
-	/**  Two or more children. */
+	/**  Whether the checkpoint has two or more children. */
 	fork_point: boolean,
-	/**  The thread's head. */
+	/**  Whether this is the thread head (latest root-namespace checkpoint). */
 	head: boolean,
-	/**  The latest checkpoint of its namespace. */
+	/**  Whether this is the latest checkpoint of its namespace. */
 	ns_head: boolean,
-	/**  Row of the parent (or spawning checkpoint). */
+	/**
+	 *  Row index of the parent (or, for a subgraph root in nested mode, of the spawning
+	 *  checkpoint).
+	 */
 	parent_row: number | null,
 	/**  Lane of that row. */
 	parent_lane: number | null,
-	/**  The stored parent is missing from the database. */
+	/**  How the row links to `parent_row`. */
+	parent_kind: EdgeKind | null,
+	/**  The stored parent id when it is missing from the data. */
 	orphan_parent: string | null,
-	/**  Lines from this row down to the next. */
-	edges: GraphEdge[],
+	/**  The stored parent id when its link was dropped to break a cycle. */
+	broken_parent: string | null,
+	/**  Segments to draw from this row down to the next row. */
+	edges: Edge[],
 	/**  `metadata.step`. */
 	step: number | null,
 	/**  `metadata.source` (`input`, `loop`, `update`, `fork`). */
@@ -484,12 +549,51 @@ export type GraphRow = {
 	flashback_action: string | null,
 };
 
+/**  One checkpoint of a history. */
+export type HistoryEntry = {
+	/**  Checkpoint id. */
+	checkpoint_id: string,
+	/**  Parent id. */
+	parent_checkpoint_id: string | null,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**  Timestamp. */
+	ts: string,
+	/**  `metadata.step`. */
+	step: number | null,
+	/**  `metadata.source`. */
+	source: string | null,
+	/**  Metadata as stored. */
+	metadata: Value,
+};
+
+/**  A thread's checkpoints, newest first. */
+export type HistoryRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**
+	 *  One namespace (`""` = the root graph); `None`: every namespace, interleaved as
+	 *  Python's `list()` returns them.
+	 */
+	checkpoint_ns?: string | null,
+	/**  At most this many. */
+	limit?: number | null,
+	/**  Only checkpoints older than this id. */
+	before?: string | null,
+	/**  Metadata filter: every key must equal its value. */
+	filter?: { [key in string]: Value },
+};
+
 /**  Which front end the backend serves. */
 export type HostMode = 
 /**  The Tauri desktop app. */
 "desktop" | 
 /**  `flashback serve` (a browser). */
-"serve";
+"serve" | 
+/**  One `flashback` CLI command. */
+"cli";
 
 /**  One list item's fate. */
 export type ItemDiff = {
@@ -712,6 +816,18 @@ export type PruneSummary = {
 	dry_run: boolean,
 };
 
+/**  Rebuild a branch's channels from its writes. */
+export type RebuildRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns?: string,
+	/**  The branch tip (default: the namespace's head). */
+	tip?: string | null,
+};
+
 /**  A remembered connection. */
 export type RecentConnection = {
 	/**  Row id. */
@@ -729,6 +845,17 @@ export type RecentConnection = {
 	/**  For files: whether the file still exists. */
 	missing: boolean,
 };
+
+/**  A reducer LangGraph ships. */
+export type Reducer = 
+/**  `LastValue`: the last write wins. */
+"last_value" | 
+/**  `operator.add` on lists. */
+"list_append" | 
+/**  `add_messages`: append, replace by id, `RemoveMessage` deletes. */
+"add_messages" | 
+/**  `{**old, **new}`. */
+"dict_merge";
 
 /**  The steps of a branch. */
 export type ReplayRequest = {
@@ -951,6 +1078,8 @@ export type ThreeWay = {
 	b: Value | null,
 	/**  For list channels: what each side added and removed since the fork point. */
 	list: ListChanges | null,
+	/**  A LangGraph control channel (see [`crate::is_control_channel`]). */
+	control: boolean,
 };
 
 /**  Check an edited value without writing. */

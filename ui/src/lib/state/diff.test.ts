@@ -29,7 +29,7 @@ describe("diff presentation", () => {
   });
 
   it("summarises channel changes", () => {
-    const c = (x: Partial<ChannelDiff>): ChannelDiff => ({ channel: "c", change: "changed", version_a: null, version_b: null, a: null, b: null, items: null, ...x });
+    const c = (x: Partial<ChannelDiff>): ChannelDiff => ({ channel: "c", change: "changed", version_a: null, version_b: null, a: null, b: null, items: null, control: false, ...x });
     expect(channelSummary(c({ change: "added", b: 5 }))).toBe("added: 5");
     expect(channelSummary(c({ change: "removed", a: "x" }))).toBe('removed (was "x")');
     expect(channelSummary(c({ a: 1, b: 2 }))).toBe("1 → 2");

@@ -44,7 +44,7 @@ describe("ThreadView: selection, detail and diff", () => {
     const { view } = await openThread({
       detail: (req) => {
         const d = deferred<CheckpointDetail>();
-        pending.set(req.checkpoint_id, d);
+        pending.set(req.checkpoint_id ?? "", d);
         return d.promise;
       },
     });

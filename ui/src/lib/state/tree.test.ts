@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTree, decodeErrors, foldText, initiallyOpen, isControlChannel, isMessageList, preview, toChatMessage, type Json } from "./tree";
+import { buildTree, decodeErrors, foldText, initiallyOpen, isMessageList, preview, toChatMessage, type Json } from "./tree";
 
 const ai: Json = {
   $type: "langchain_core.messages.ai.AIMessage",
@@ -89,9 +89,3 @@ describe("messages", () => {
   });
 });
 
-describe("isControlChannel", () => {
-  it("sets LangGraph's control channels apart from state", () => {
-    for (const c of ["branch:to:agent", "join:a+b:c", "__start__", "__pregel_tasks"]) expect(isControlChannel(c)).toBe(true);
-    for (const c of ["messages", "log", "branch", "joined"]) expect(isControlChannel(c)).toBe(false);
-  });
-});

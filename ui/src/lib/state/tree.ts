@@ -270,6 +270,3 @@ export function toChatMessage(v: Json): ChatMessage {
 }
 
 /** LangGraph's own control channels (`branch:…`, `join:…`, `__…`): shown apart, never edited. */
-export function isControlChannel(channel: string): boolean {
-  return channel.startsWith("branch:") || channel.startsWith("join:") || channel.startsWith("__");
-}
