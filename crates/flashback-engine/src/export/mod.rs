@@ -79,14 +79,19 @@
 //! the report from the embedded bundle and checks that the readable part was not edited. It
 //! never panics; unparseable input gives a report with `ok: false` and the reason.
 
+mod canonical;
 mod parse;
 mod redact;
 
+pub use canonical::ZERO_CHAIN;
 pub use parse::parse_bundle;
 pub use redact::{REDACTED, WITHHELD};
 
 use crate::error::EngineError;
 use crate::ThreadDag;
+use canonical::{
+    canonical_of_value, canonical_without, chain_of, chain_predecessors, sha256_hex, ChainInput,
+};
 use flashback_codec::{view_decoded, ViewOptions};
 use flashback_storage::{
     CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery, PendingWrite, StoreError,
@@ -95,16 +100,12 @@ use parse::{bundle_of, Cj, Parser};
 use redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
-use sha2::{Digest, Sha256};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt::Write as _;
 
 /// The bundle format identifier (`Bundle::format`).
 pub const FORMAT: &str = "flashback-audit/1";
-
-/// The chain value before a root of the export: 64 zeros.
-pub const ZERO_CHAIN: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// The `id` of the `<script type="application/json">` element embedding the bundle in HTML.
 pub const HTML_BUNDLE_ID: &str = "flashback-bundle";
@@ -524,157 +525,6 @@ fn entry_of(t: &CheckpointTuple, redact: &Redactor) -> BundleCheckpoint {
         hash: String::new(),
         chain: String::new(),
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical JSON and hashing
-// ---------------------------------------------------------------------------------------------
-
-/// The canonical form (see the module docs) of a `serde_json` value.
-fn canonical_of_value(v: &Json) -> String {
-    let mut out = String::new();
-    write_canonical_value(v, &mut out);
-    out
-}
-
-fn write_canonical_value(v: &Json, out: &mut String) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => write_canonical_str(s, out),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical_value(item, out);
-            }
-            out.push(']');
-        }
-        Json::Object(m) => {
-            let mut members: Vec<(&String, &Json)> = m.iter().collect();
-            members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, val)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical_str(k, out);
-                out.push(':');
-                write_canonical_value(val, out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_canonical(v: &Cj, out: &mut String) {
-    match v {
-        Cj::Null => out.push_str("null"),
-        Cj::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Cj::Num(n) => out.push_str(n),
-        Cj::Str(s) => write_canonical_str(s, out),
-        Cj::Arr(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Cj::Obj(m) => {
-            let mut members: Vec<&(String, Cj)> = m.iter().collect();
-            members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, val)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical_str(k, out);
-                out.push(':');
-                write_canonical(val, out);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn canonical_without(v: &Cj, skip: &[&str]) -> String {
-    let mut out = String::new();
-    match v {
-        Cj::Obj(m) => {
-            let kept: Vec<(String, Cj)> = m
-                .iter()
-                .filter(|(k, _)| !skip.contains(&k.as_str()))
-                .cloned()
-                .collect();
-            write_canonical(&Cj::Obj(kept), &mut out);
-        }
-        other => write_canonical(other, &mut out),
-    }
-    out
-}
-
-fn write_canonical_str(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
-
-fn chain_of(prev: &str, hash: &str) -> String {
-    let mut buf = String::with_capacity(prev.len() + hash.len());
-    buf.push_str(prev);
-    buf.push_str(hash);
-    sha256_hex(buf.as_bytes())
-}
-
-struct ChainInput<'a> {
-    ns: &'a str,
-    id: &'a str,
-    parent: Option<&'a str>,
-}
-
-/// For each entry, the index of its chain predecessor: the earlier entry with the same
-/// namespace whose id is its parent id (the first such entry).
-fn chain_predecessors(entries: &[ChainInput]) -> Vec<Option<usize>> {
-    let mut first: HashMap<(&str, &str), usize> = HashMap::new();
-    let mut out = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        let pred = e
-            .parent
-            .and_then(|p| first.get(&(e.ns, p)).copied())
-            .filter(|&j| j < i);
-        out.push(pred);
-        first.entry((e.ns, e.id)).or_insert(i);
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1272,31 +1122,4 @@ pub fn render_html(bundle: &Bundle) -> String {
     let _ = writeln!(h, "{SCRIPT_OPEN}{}{SCRIPT_CLOSE}", embed_json(bundle));
     h.push_str("</body>\n</html>\n");
     h
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn canonical_form() {
-        let v = json!({"b": [1, 2.5, -0.0, 1e300, u64::MAX], "a": "x\"\\\u{1}\n/é😀", "é": null, "Z": true});
-        let c = canonical_of_value(&v);
-        assert_eq!(
-            c,
-            "{\"Z\":true,\"a\":\"x\\\"\\\\\\u0001\\n/é😀\",\"b\":[1,2.5,-0.0,1e+300,18446744073709551615],\"é\":null}"
-        );
-        // The exact parser reproduces it from any formatting, numbers as written.
-        let pretty = serde_json::to_string_pretty(&v).unwrap();
-        let mut out = String::new();
-        write_canonical(&Parser::parse(&pretty).unwrap(), &mut out);
-        assert_eq!(out, c);
-        let mut out = String::new();
-        write_canonical(
-            &Parser::parse("{\"n\": 1.50E+3, \"s\": \"\\ud83d\\ude00\\/\"}").unwrap(),
-            &mut out,
-        );
-        assert_eq!(out, "{\"n\":1.50E+3,\"s\":\"😀/\"}");
-    }
 }
