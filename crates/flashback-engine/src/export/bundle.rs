@@ -196,7 +196,7 @@ fn entry_hash(cp: &BundleCheckpoint) -> String {
         m.shift_remove("hash");
         m.shift_remove("chain");
     }
-    sha256_hex(canonical_of_value(&v).as_bytes())
+    sha256_hex(canonical_of_value(v).as_bytes())
 }
 
 fn compute_bundle_hash(bundle: &Bundle) -> String {
@@ -204,7 +204,7 @@ fn compute_bundle_hash(bundle: &Bundle) -> String {
     if let Json::Object(m) = &mut v {
         m.shift_remove("bundle_hash");
     }
-    sha256_hex(canonical_of_value(&v).as_bytes())
+    sha256_hex(canonical_of_value(v).as_bytes())
 }
 
 /// The namespace holding `id`: the root namespace first, then the others in DAG order.

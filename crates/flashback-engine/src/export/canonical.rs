@@ -10,44 +10,13 @@ use std::fmt::Write as _;
 /// The chain value before a root of the export: 64 zeros.
 pub const ZERO_CHAIN: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// The canonical form (see the [module docs](super)) of a `serde_json` value.
-pub(super) fn canonical_of_value(v: &Json) -> String {
+/// The canonical form (see the [module docs](super)) of a `serde_json` value: converted to a
+/// [`Cj`] (numbers as `serde_json` prints them) and written by [`write_canonical`], the one
+/// canonical writer, which the verifier uses on bundles as parsed.
+pub(super) fn canonical_of_value(v: Json) -> String {
     let mut out = String::new();
-    write_canonical_value(v, &mut out);
+    write_canonical(&Cj::from(v), &mut out);
     out
-}
-
-fn write_canonical_value(v: &Json, out: &mut String) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => out.push_str(&n.to_string()),
-        Json::String(s) => write_canonical_str(s, out),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical_value(item, out);
-            }
-            out.push(']');
-        }
-        Json::Object(m) => {
-            let mut members: Vec<(&String, &Json)> = m.iter().collect();
-            members.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, val)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical_str(k, out);
-                out.push(':');
-                write_canonical_value(val, out);
-            }
-            out.push('}');
-        }
-    }
 }
 
 fn write_canonical(v: &Cj, out: &mut String) {
@@ -166,7 +135,7 @@ mod tests {
     #[test]
     fn canonical_form() {
         let v = json!({"b": [1, 2.5, -0.0, 1e300, u64::MAX], "a": "x\"\\\u{1}\n/é😀", "é": null, "Z": true});
-        let c = canonical_of_value(&v);
+        let c = canonical_of_value(v.clone());
         assert_eq!(
             c,
             "{\"Z\":true,\"a\":\"x\\\"\\\\\\u0001\\n/é😀\",\"b\":[1,2.5,-0.0,1e+300,18446744073709551615],\"é\":null}"

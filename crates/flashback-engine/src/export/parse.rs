@@ -289,6 +289,22 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// A `serde_json` value as a [`Cj`], numbers written as `serde_json` prints them (strings are
+/// moved, not copied), so a bundle being built is hashed by the same canonical writer that
+/// [`verify`](super::verify()) uses on the bundle as written.
+impl From<Json> for Cj {
+    fn from(v: Json) -> Self {
+        match v {
+            Json::Null => Cj::Null,
+            Json::Bool(b) => Cj::Bool(b),
+            Json::Number(n) => Cj::Num(n.to_string()),
+            Json::String(s) => Cj::Str(s),
+            Json::Array(items) => Cj::Arr(items.into_iter().map(Cj::from).collect()),
+            Json::Object(m) => Cj::Obj(m.into_iter().map(|(k, v)| (k, Cj::from(v))).collect()),
+        }
+    }
+}
+
 /// Convert to a `serde_json` value (floats parsed exactly by the standard library).
 fn to_value(v: &Cj) -> Result<Json, String> {
     Ok(match v {
