@@ -1,0 +1,51 @@
+//! msgpack ⇄ [`Value`], with LangGraph's extension types.
+//!
+//! The decoder accepts every msgpack form; the encoder always writes the minimal form, which is
+//! what Python's `ormsgpack` writes, so `encode(decode(b)) == b` for every document Python
+//! produced (tested over every blob of the fixtures).
+
+mod ext;
+mod reader;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+pub use reader::{decode, decode_with_cache, top_level_str};
+pub use writer::{encode, encode_into};
+
+use crate::value::Value;
+use std::collections::HashMap;
+use thiserror::Error;
+use xxhash_rust::xxh3::Xxh3Builder;
+
+/// Nesting deeper than this is rejected instead of overflowing the stack.
+pub const MAX_DEPTH: usize = 256;
+
+/// Why a msgpack document could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid msgpack at byte {offset}: {message}")]
+pub struct MsgpackError {
+    /// Byte offset where decoding stopped.
+    pub offset: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+/// Ext payloads at least this long are worth looking up in a [`DecodeCache`].
+const CACHE_MIN_LEN: usize = 48;
+
+/// Remembers decoded Python objects by their exact ext bytes, so the same object met again
+/// (in SQLite every checkpoint stores the whole state: a thread of n steps holds each message
+/// up to n times) is decoded once and shared. Identical bytes always decode to the same value,
+/// so sharing is exact. Use one cache for a batch of related documents, then drop it.
+#[derive(Debug, Default)]
+pub struct DecodeCache {
+    by_code: [HashMap<Box<[u8]>, Value, Xxh3Builder>; 6],
+}
+
+impl DecodeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
