@@ -8,7 +8,7 @@
 //!
 //! Writing is separate and explicit: [`CheckpointSaver`] (`setup`, `put`, `put_writes`,
 //! `delete_thread`) stores rows byte-identical to the Python savers' — a
-//! [`sqlite_write::SqliteSaver`] opens its own read-write connection, and the Postgres store
+//! [`sqlite::SqliteSaver`] opens its own read-write connection, and the Postgres store
 //! writes only inside these methods, each in one transaction. [`open`] never writes;
 //! [`open_writable`] is for explicit actions such as a fork.
 //!
@@ -41,7 +41,11 @@ pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
 pub mod sqlite;
-pub mod sqlite_write;
+
+/// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
+pub mod sqlite_write {
+    pub use crate::sqlite::SqliteSaver;
+}
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
@@ -134,7 +138,7 @@ pub async fn open_writable(
             ));
         }
     }
-    Ok(Box::new(sqlite_write::SqliteSaver::open(location).await?))
+    Ok(Box::new(sqlite::SqliteSaver::open(location).await?))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).
