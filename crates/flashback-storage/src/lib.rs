@@ -36,6 +36,7 @@ mod decode;
 pub mod error;
 pub mod maintenance;
 pub mod model;
+pub mod pgurl;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
@@ -50,6 +51,7 @@ pub mod sqlite_write {
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use model::*;
+pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 
 use async_trait::async_trait;
@@ -97,11 +99,6 @@ pub trait CheckpointStore: Send + Sync {
         }
         Ok(out)
     }
-}
-
-/// Whether a location names a Postgres database rather than a SQLite file.
-pub fn is_postgres_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
 /// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.

@@ -1,6 +1,7 @@
 //! The connection target (for messages, never the password) and driver error mapping.
 
 use super::CONNECT_TIMEOUT;
+use crate::pgurl::{percent_decode_lossy, PgUrl};
 use crate::StoreError;
 use sqlx::postgres::PgConnectOptions;
 
@@ -22,27 +23,19 @@ impl Target {
         let mut add = |raw: &str| {
             if !raw.is_empty() {
                 secrets.push(raw.to_owned());
-                let decoded = percent_decode(raw);
+                let decoded = percent_decode_lossy(raw);
                 if decoded != raw {
                     secrets.push(decoded);
                 }
             }
         };
         // `?password=…` is accepted too.
-        if let Some((_, query)) = url.split_once('?') {
-            for pair in query.split('&') {
-                if let Some(("password", value)) = pair.split_once('=') {
-                    add(value);
-                }
-            }
+        let parsed = PgUrl::parse_lenient(url);
+        for value in parsed.query_values("password") {
+            add(value);
         }
-        if let Some(rest) = url.split_once("://").map(|(_, r)| r) {
-            let authority = rest.split(['/', '?']).next().unwrap_or("");
-            if let Some((userinfo, _)) = authority.rsplit_once('@') {
-                if let Some((_, password)) = userinfo.split_once(':') {
-                    add(password);
-                }
-            }
+        if let Some(password) = parsed.raw_password() {
+            add(password);
         }
         Target {
             server: String::new(),
@@ -131,25 +124,6 @@ impl Target {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,12 +138,9 @@ mod tests {
             PgConnectOptions::from_str("postgresql://bob:s3cr%40t@db.example:5433/app").unwrap();
         let t = t.with_options(&opts);
         assert_eq!(t.describe(), "bob@db.example:5433/app");
-    }
-
-    #[test]
-    fn percent_decoding() {
-        assert_eq!(percent_decode("a%20b%"), "a b%");
-        assert_eq!(percent_decode("%4"), "%4");
-        assert_eq!(percent_decode("%41%42"), "AB");
+        // `?password=` too (scrubbed first), and outside a URL only the query is read.
+        let t = Target::from_url("postgres://u:abcd@h/d?sslmode=disable&password=wx%79z");
+        assert_eq!(t.secrets, ["wx%79z", "wxyz", "abcd"]);
+        assert_eq!(Target::from_url("u:abcd@h?password=q").secrets, ["q"]);
     }
 }
