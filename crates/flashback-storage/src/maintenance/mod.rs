@@ -38,8 +38,11 @@ pub use copy::copy_thread_between;
 /// writes to it.
 pub(crate) const TASKS: &str = "__pregel_tasks";
 
-/// What `prune` does with each thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What `prune` does with each thread; serialized as Python names it (`keep_latest`,
+/// `delete`), the same text as [`PruneStrategy::as_str`] and [`std::str::FromStr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub enum PruneStrategy {
     /// Keep the latest checkpoint of each namespace (Python's `"keep_latest"`).
     KeepLatest,
@@ -122,4 +125,20 @@ pub trait SaverMaintenance: CheckpointSaver {
         strategy: PruneStrategy,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_strategy_names() {
+        for s in [PruneStrategy::KeepLatest, PruneStrategy::Delete] {
+            let json = serde_json::to_value(s).unwrap();
+            assert_eq!(json, serde_json::Value::from(s.as_str()));
+            assert_eq!(serde_json::from_value::<PruneStrategy>(json).unwrap(), s);
+            assert_eq!(s.as_str().parse::<PruneStrategy>().unwrap(), s);
+        }
+        assert!(serde_json::from_str::<PruneStrategy>("\"KeepLatest\"").is_err());
+    }
 }
