@@ -195,7 +195,6 @@ impl ThreadDag {
                 ));
                 continue;
             }
-            let meta = &h.metadata;
             let idx = dag.graph.add_node(DagNode {
                 checkpoint_id: h.checkpoint_id.clone(),
                 ns: h.checkpoint_ns.clone(),
@@ -210,11 +209,8 @@ impl ThreadDag {
                 is_head: false,
                 spawned_by: None,
                 subgraphs: Vec::new(),
-                step: meta.get("step").and_then(|s| s.as_i64()),
-                source: meta
-                    .get("source")
-                    .and_then(|s| s.as_str())
-                    .map(str::to_owned),
+                step: h.step(),
+                source: h.source().map(str::to_owned),
                 ts: h.ts.clone(),
                 flashback_action: meta
                     .pointer("/flashback/action")

@@ -74,12 +74,7 @@ pub(crate) async fn write_fork(
     change: impl FnOnce(&mut Checkpoint) -> Versions,
 ) -> Result<ForkResult, EngineError> {
     let header = &source.header;
-    let step = header
-        .metadata
-        .get("step")
-        .and_then(Json::as_i64)
-        .unwrap_or(-1)
-        + 1;
+    let step = header.step().unwrap_or(-1) + 1;
     let mut checkpoint = source.checkpoint.clone();
     checkpoint.id = uuid6(step);
     checkpoint.ts = utc_now_isoformat();

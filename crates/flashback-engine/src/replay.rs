@@ -108,13 +108,12 @@ pub async fn replay(
         .enumerate()
         .map(|(index, t)| {
             let next = lineage.get(index + 1);
-            let meta = &t.header.metadata;
             ReplayStep {
                 index,
                 checkpoint_id: t.header.checkpoint_id.clone(),
                 checkpoint_ns: t.header.checkpoint_ns.clone(),
-                step: meta.get("step").and_then(Json::as_i64),
-                source: meta.get("source").and_then(Json::as_str).map(str::to_owned),
+                step: t.header.step(),
+                source: t.header.source().map(str::to_owned),
                 ts: t.header.ts.clone(),
                 tasks: derive_tasks_with(t, &opts),
                 writes: t

@@ -230,13 +230,7 @@ fn packets(d: &Decoded) -> Vec<&Value> {
 pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskSet {
     let cp = &tuple.checkpoint;
     let parent_ns = tuple.header.checkpoint_ns.as_str();
-    let step = tuple
-        .header
-        .metadata
-        .get("step")
-        .and_then(Json::as_i64)
-        .unwrap_or(-1)
-        + 1;
+    let step = tuple.header.step().unwrap_or(-1) + 1;
     let mut warnings = Vec::new();
     let channels = Channels::new(cp);
     let task_ns = |name: &str| {

@@ -8,7 +8,7 @@
 //!
 //! Writing is separate and explicit: [`CheckpointSaver`] (`setup`, `put`, `put_writes`,
 //! `delete_thread`) stores rows byte-identical to the Python savers' — a
-//! [`sqlite_write::SqliteSaver`] opens its own read-write connection, and the Postgres store
+//! [`sqlite::SqliteSaver`] opens its own read-write connection, and the Postgres store
 //! writes only inside these methods, each in one transaction. [`open`] never writes;
 //! [`open_writable`] is for explicit actions such as a fork.
 //!
@@ -36,16 +36,22 @@ mod decode;
 pub mod error;
 pub mod maintenance;
 pub mod model;
+pub mod pgurl;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
 pub mod sqlite;
-pub mod sqlite_write;
+
+/// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
+pub mod sqlite_write {
+    pub use crate::sqlite::SqliteSaver;
+}
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use model::*;
+pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 
 use async_trait::async_trait;
@@ -95,11 +101,6 @@ pub trait CheckpointStore: Send + Sync {
     }
 }
 
-/// Whether a location names a Postgres database rather than a SQLite file.
-pub fn is_postgres_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
-}
-
 /// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.
 pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError> {
     if is_postgres_url(location) {
@@ -134,7 +135,7 @@ pub async fn open_writable(
             ));
         }
     }
-    Ok(Box::new(sqlite_write::SqliteSaver::open(location).await?))
+    Ok(Box::new(sqlite::SqliteSaver::open(location).await?))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

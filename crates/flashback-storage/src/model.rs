@@ -210,6 +210,52 @@ pub struct CheckpointHeader {
     pub metadata: serde_json::Value,
 }
 
+impl CheckpointHeader {
+    /// [`metadata_step`] of the metadata.
+    pub fn step(&self) -> Option<i64> {
+        metadata_step(&self.metadata)
+    }
+
+    /// [`metadata_source`] of the metadata.
+    pub fn source(&self) -> Option<&str> {
+        metadata_source(&self.metadata)
+    }
+
+    /// [`metadata_run_id`] of the metadata.
+    pub fn run_id(&self) -> Option<&str> {
+        metadata_run_id(&self.metadata)
+    }
+
+    /// [`metadata_flashback_action`] of the metadata.
+    pub fn flashback_action(&self) -> Option<&str> {
+        metadata_flashback_action(&self.metadata)
+    }
+}
+
+/// `metadata.step`, when it is an integer: the superstep that produced the checkpoint (`-1`
+/// for the first input checkpoint).
+pub fn metadata_step(metadata: &serde_json::Value) -> Option<i64> {
+    metadata.get("step").and_then(serde_json::Value::as_i64)
+}
+
+/// `metadata.source`, when it is a string: `input`, `loop`, `update` or `fork`.
+pub fn metadata_source(metadata: &serde_json::Value) -> Option<&str> {
+    metadata.get("source").and_then(serde_json::Value::as_str)
+}
+
+/// `metadata.run_id`, when it is a string.
+pub fn metadata_run_id(metadata: &serde_json::Value) -> Option<&str> {
+    metadata.get("run_id").and_then(serde_json::Value::as_str)
+}
+
+/// `metadata.flashback.action`, when it is a string: why Flashback wrote the checkpoint
+/// (`copy_fork`, `edit_fork`, `merge`, …).
+pub fn metadata_flashback_action(metadata: &serde_json::Value) -> Option<&str> {
+    metadata
+        .pointer("/flashback/action")
+        .and_then(serde_json::Value::as_str)
+}
+
 /// A full checkpoint: what Python's `get_tuple` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointTuple {
@@ -271,6 +317,42 @@ impl ListQuery {
         ListQuery {
             thread_id: Some(thread_id.to_owned()),
             ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_accessors() {
+        let header = |metadata| CheckpointHeader {
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+            checkpoint_id: "1".into(),
+            parent_checkpoint_id: None,
+            ts: String::new(),
+            metadata,
+        };
+        let h = header(json!({"step": -1, "source": "input", "run_id": "r1",
+                              "flashback": {"action": "merge"}}));
+        assert_eq!(h.step(), Some(-1));
+        assert_eq!(h.source(), Some("input"));
+        assert_eq!(h.run_id(), Some("r1"));
+        assert_eq!(h.flashback_action(), Some("merge"));
+        // Other JSON types are not the fact.
+        for odd in [
+            json!({"step": "3", "source": 1, "run_id": 7, "flashback": "merge"}),
+            json!({"step": 1.5, "flashback": {"action": null}}),
+            json!(null),
+        ] {
+            let h = header(odd);
+            assert_eq!(
+                (h.step(), h.source(), h.run_id(), h.flashback_action()),
+                (None, None, None, None)
+            );
         }
     }
 }

@@ -1,329 +1,21 @@
-//! The write side of [`PostgresStore`]: [`CheckpointSaver`] with the rows
-//! `langgraph-checkpoint-postgres` 3.2.0's `PostgresSaver` writes.
-//!
-//! ```text
-//!  setup()        migration 0, then every migration above the recorded version, each followed
-//!                 by INSERT INTO checkpoint_migrations (autocommit: 6–8 are CONCURRENTLY)
-//!  put(req)       one transaction:
-//!                   checkpoint_blobs  ← non-primitive values of channels in new_versions
-//!                                       (ON CONFLICT DO NOTHING: the first writer wins)
-//!                   checkpoints       ← JSONB document with the primitives inline
-//!                                       (ON CONFLICT DO UPDATE checkpoint, metadata)
-//!  put_writes     one statement: idx from WRITES_IDX_MAP or the position in the batch;
-//!                 DO UPDATE when every channel is special, else DO NOTHING
-//!  put_batch      one transaction: the statements of several puts, then of several put_writes
-//!  delete_thread  one transaction: the thread's rows of the three tables
-//! ```
-//!
-//! Writes use plain `BEGIN` (so a server or role with `default_transaction_read_only` refuses
-//! them, as it refuses Python's), never the read-only transactions of the read side.
+//! Row building for the write side (pure, before any statement runs): the rows of one `put`
+//! (the JSONB document with the primitives inline, the blobs) and of one `put_writes` batch.
 
-use super::{detect_schema, PostgresStore};
 use crate::model::{Checkpoint, Version, Versions};
-use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch};
+use crate::saver::{write_idx, PutRequest};
 use crate::StoreError;
-use async_trait::async_trait;
 use flashback_codec::{encode_typed, Decoded, Value};
 use serde_json::{Map, Value as Json};
-use sqlx::postgres::PgArguments;
-use sqlx::PgConnection;
-use sqlx::Postgres;
 use std::collections::{HashMap, HashSet};
 
-/// `MIGRATIONS` of `langgraph/checkpoint/postgres/base.py`; the index is the version.
-const MIGRATIONS: [&str; 10] = [
-    include_str!("../../../migrations/postgres/0000_checkpoint_migrations.sql"),
-    include_str!("../../../migrations/postgres/0001_checkpoints.sql"),
-    include_str!("../../../migrations/postgres/0002_checkpoint_blobs.sql"),
-    include_str!("../../../migrations/postgres/0003_checkpoint_writes.sql"),
-    include_str!("../../../migrations/postgres/0004_blobs_blob_nullable.sql"),
-    include_str!("../../../migrations/postgres/0005_noop.sql"),
-    include_str!("../../../migrations/postgres/0006_checkpoints_thread_id_idx.sql"),
-    include_str!("../../../migrations/postgres/0007_checkpoint_blobs_thread_id_idx.sql"),
-    include_str!("../../../migrations/postgres/0008_checkpoint_writes_thread_id_idx.sql"),
-    include_str!("../../../migrations/postgres/0009_writes_task_path.sql"),
-];
-
-/// `UPSERT_CHECKPOINT_BLOBS_SQL`, for all blobs of one put at once.
-const INSERT_BLOBS: &str = "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-     SELECT $1, $2, r.channel, r.version, r.type, r.blob \
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::bytea[]) AS r(channel, version, type, blob) \
-     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING";
-
-/// `UPSERT_CHECKPOINTS_SQL`.
-const UPSERT_CHECKPOINT: &str = "INSERT INTO checkpoints \
-     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-     VALUES ($1, $2, $3, $4, $5, $6) \
-     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) \
-     DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata";
-
-const DELETE_THREAD: [&str; 3] = [
-    "DELETE FROM checkpoints WHERE thread_id = $1",
-    "DELETE FROM checkpoint_blobs WHERE thread_id = $1",
-    "DELETE FROM checkpoint_writes WHERE thread_id = $1",
-];
-
-fn query(sql: &'static str) -> sqlx::query::Query<'static, Postgres, PgArguments> {
-    // Unprepared-cached, as the reads: works through transaction-pooling proxies.
-    sqlx::query(sql).persistent(false)
-}
-
-/// `UPSERT_CHECKPOINT_WRITES_SQL` / `INSERT_CHECKPOINT_WRITES_SQL` for a whole batch.
-fn writes_sql(replace: bool, task_path: bool) -> &'static str {
-    match (replace, task_path) {
-        (true, true) => "INSERT INTO checkpoint_writes \
-             (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-             SELECT $1, $2, $3, $4, $5, r.idx, r.channel, r.type, r.blob \
-             FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS r(idx, channel, type, blob) \
-             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET \
-             channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob",
-        (false, true) => "INSERT INTO checkpoint_writes \
-             (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-             SELECT $1, $2, $3, $4, $5, r.idx, r.channel, r.type, r.blob \
-             FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS r(idx, channel, type, blob) \
-             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-        (true, false) => "INSERT INTO checkpoint_writes \
-             (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-             SELECT $1, $2, $3, $4, r.idx, r.channel, r.type, r.blob \
-             FROM unnest($5::int4[], $6::text[], $7::text[], $8::bytea[]) AS r(idx, channel, type, blob) \
-             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET \
-             channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob",
-        (false, false) => "INSERT INTO checkpoint_writes \
-             (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-             SELECT $1, $2, $3, $4, r.idx, r.channel, r.type, r.blob \
-             FROM unnest($5::int4[], $6::text[], $7::text[], $8::bytea[]) AS r(idx, channel, type, blob) \
-             ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-    }
-}
-
-#[async_trait]
-impl CheckpointSaver for PostgresStore {
-    /// `PostgresSaver.setup()`: run migration 0, read the highest recorded version, then run
-    /// each later migration and record it, on one autocommit connection. A database recorded
-    /// at a version above 9 (a newer saver) is left alone. Afterwards the schema is detected
-    /// again ([`crate::CheckpointStore::schema`]).
-    ///
-    /// Unlike Python, a database holding the deprecated shallow saver's tables is refused:
-    /// the full saver's migrations would be recorded on top of them.
-    async fn setup(&self) -> Result<(), StoreError> {
-        if self.info().shallow {
-            return Err(StoreError::UnsupportedSchema {
-                found: format!(
-                    "{}: setup() of the full saver would mix its migrations into the shallow \
-                     saver's tables",
-                    self.info().description
-                ),
-            });
-        }
-        let mut conn = self.pool.acquire().await.map_err(|e| self.err(e))?;
-        sqlx::raw_sql(MIGRATIONS[0])
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
-        let current: Option<i32> =
-            sqlx::query_scalar("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1")
-                .persistent(false)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-        let next = usize::try_from(current.map_or(0, |v| i64::from(v) + 1)).unwrap_or(0);
-        for (v, migration) in MIGRATIONS.iter().enumerate().skip(next) {
-            sqlx::raw_sql(*migration)
-                .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-            query("INSERT INTO checkpoint_migrations (v) VALUES ($1)")
-                .bind(v as i32)
-                .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        let detected = detect_schema(&mut conn, &self.target).await?;
-        drop(conn);
-        if detected != *self.info() {
-            // Set once: after a setup the schema is final (migrations 0–9).
-            let _ = self.after_setup.set(detected);
-        }
-        Ok(())
-    }
-
-    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        self.check_not_shallow()?;
-        let rows = PutRows::new(&req)?;
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        self.put_tx(&mut tx, &req, &rows).await?;
-        tx.commit().await.map_err(|e| self.err(e))
-    }
-
-    async fn put_writes(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: &str,
-        task_id: &str,
-        task_path: &str,
-        writes: &[(String, Decoded)],
-    ) -> Result<(), StoreError> {
-        let batch = WriteBatch {
-            thread_id,
-            checkpoint_ns,
-            checkpoint_id,
-            task_id,
-            task_path,
-            writes,
-        };
-        let Some(rows) = batch_rows(&batch)? else {
-            return Ok(());
-        };
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        self.put_writes_tx(&mut tx, &batch, &rows).await?;
-        tx.commit().await.map_err(|e| self.err(e))
-    }
-
-    async fn put_batch(
-        &self,
-        puts: &[PutRequest<'_>],
-        writes: &[WriteBatch<'_>],
-    ) -> Result<(), StoreError> {
-        if !puts.is_empty() {
-            self.check_not_shallow()?;
-        }
-        // Everything that can be refused is checked before BEGIN.
-        let put_rows = puts
-            .iter()
-            .map(PutRows::new)
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut write_rows = Vec::with_capacity(writes.len());
-        for batch in writes {
-            if let Some(rows) = batch_rows(batch)? {
-                write_rows.push((batch, rows));
-            }
-        }
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for (req, rows) in puts.iter().zip(&put_rows) {
-            self.put_tx(&mut tx, req, rows).await?;
-        }
-        for (batch, rows) in &write_rows {
-            self.put_writes_tx(&mut tx, batch, rows).await?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))
-    }
-
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
-        check_text("thread_id", thread_id)?;
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for sql in DELETE_THREAD {
-            query(sql)
-                .bind(thread_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))
-    }
-}
-
-impl PostgresStore {
-    fn check_not_shallow(&self) -> Result<(), StoreError> {
-        if self.info().shallow {
-            return Err(StoreError::UnsupportedSchema {
-                found: format!(
-                    "{}: writing checkpoints in the shallow saver's layout is not supported",
-                    self.info().description
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// The statements of one `put`, inside the caller's transaction.
-    async fn put_tx(
-        &self,
-        conn: &mut PgConnection,
-        req: &PutRequest<'_>,
-        rows: &PutRows,
-    ) -> Result<(), StoreError> {
-        if !rows.channels.is_empty() {
-            query(INSERT_BLOBS)
-                .bind(req.thread_id)
-                .bind(req.checkpoint_ns)
-                .bind(&rows.channels)
-                .bind(&rows.versions)
-                .bind(&rows.types)
-                .bind(&rows.blobs)
-                .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        query(UPSERT_CHECKPOINT)
-            .bind(req.thread_id)
-            .bind(req.checkpoint_ns)
-            .bind(req.checkpoint.id.as_str())
-            .bind(req.parent_checkpoint_id)
-            .bind(&rows.checkpoint)
-            .bind(&rows.metadata)
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
-        Ok(())
-    }
-
-    /// The statement of one `put_writes`, inside the caller's transaction.
-    async fn put_writes_tx(
-        &self,
-        conn: &mut PgConnection,
-        batch: &WriteBatch<'_>,
-        rows: &WriteRows,
-    ) -> Result<(), StoreError> {
-        let has_task_path = self.info().has_task_path;
-        let mut q = query(writes_sql(rows.replace, has_task_path))
-            .bind(batch.thread_id)
-            .bind(batch.checkpoint_ns)
-            .bind(batch.checkpoint_id)
-            .bind(batch.task_id);
-        if has_task_path {
-            q = q.bind(batch.task_path);
-        }
-        q.bind(&rows.idx)
-            .bind(&rows.channels)
-            .bind(&rows.types)
-            .bind(&rows.blobs)
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
-        Ok(())
-    }
-}
-
-/// The rows of one `put_writes` batch, checked; `None` when there is nothing to write.
-fn batch_rows(batch: &WriteBatch<'_>) -> Result<Option<WriteRows>, StoreError> {
-    for (what, text) in [
-        ("thread_id", batch.thread_id),
-        ("checkpoint_ns", batch.checkpoint_ns),
-        ("checkpoint_id", batch.checkpoint_id),
-        ("task_id", batch.task_id),
-        ("task_path", batch.task_path),
-    ] {
-        check_text(what, text)?;
-    }
-    if batch.writes.is_empty() {
-        return Ok(None);
-    }
-    let replace = writes_replace(batch.writes);
-    WriteRows::new(batch.writes, replace).map(Some)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Row building (pure, before any statement runs)
-
 /// The rows of one `put`.
-struct PutRows {
-    channels: Vec<String>,
-    versions: Vec<String>,
-    types: Vec<String>,
-    blobs: Vec<Option<Vec<u8>>>,
-    checkpoint: Json,
-    metadata: Json,
+pub(super) struct PutRows {
+    pub(super) channels: Vec<String>,
+    pub(super) versions: Vec<String>,
+    pub(super) types: Vec<String>,
+    pub(super) blobs: Vec<Option<Vec<u8>>>,
+    pub(super) checkpoint: Json,
+    pub(super) metadata: Json,
 }
 
 /// Where `put` stores a channel value.
@@ -337,7 +29,7 @@ enum Placement {
 }
 
 impl PutRows {
-    fn new(req: &PutRequest<'_>) -> Result<PutRows, StoreError> {
+    pub(super) fn new(req: &PutRequest<'_>) -> Result<PutRows, StoreError> {
         let cp = req.checkpoint;
         for (what, text) in [
             ("thread_id", req.thread_id),
@@ -609,7 +301,7 @@ fn nul_path(v: &Json) -> Option<Vec<String>> {
 }
 
 /// Postgres `text` cannot hold NUL characters.
-fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
+pub(super) fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
     if text.contains('\0') {
         Err(StoreError::InvalidInput(format!(
             "{what} {text:?} contains a NUL character, which Postgres text cannot store"
@@ -620,13 +312,13 @@ fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
 }
 
 /// The rows of one `put_writes` batch.
-struct WriteRows {
+pub(super) struct WriteRows {
     /// DO UPDATE (every channel special) rather than DO NOTHING.
-    replace: bool,
-    idx: Vec<i32>,
-    channels: Vec<String>,
-    types: Vec<String>,
-    blobs: Vec<Vec<u8>>,
+    pub(super) replace: bool,
+    pub(super) idx: Vec<i32>,
+    pub(super) channels: Vec<String>,
+    pub(super) types: Vec<String>,
+    pub(super) blobs: Vec<Vec<u8>>,
 }
 
 impl WriteRows {
@@ -634,7 +326,10 @@ impl WriteRows {
     /// (a special channel written twice) the first row wins with DO NOTHING and the last with
     /// DO UPDATE; one multi-row statement must not touch a row twice, so the batch keeps only
     /// that row of each idx.
-    fn new(writes: &[(String, Decoded)], replace: bool) -> Result<WriteRows, StoreError> {
+    pub(super) fn new(
+        writes: &[(String, Decoded)],
+        replace: bool,
+    ) -> Result<WriteRows, StoreError> {
         let mut rows: Vec<(i32, &str, &Decoded)> = Vec::with_capacity(writes.len());
         for (position, (channel, value)) in writes.iter().enumerate() {
             check_text("channel", channel)?;

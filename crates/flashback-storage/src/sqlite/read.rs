@@ -1,208 +1,22 @@
-//! SQLite files written by `langgraph-checkpoint-sqlite`, opened read-only.
+//! The read side of [`SqliteStore`]: Python's `search_where` queries, row decoding and the
+//! pending writes of the listed checkpoints.
 
+use super::{open_read_only, query_err, SqliteStore};
 use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack};
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 /// Below this many listed checkpoints, writes are fetched per checkpoint; above, in one query.
 const BULK_WRITES_THRESHOLD: usize = 16;
 
 /// Checkpoints decoded together on one worker, sharing a decode cache.
 const BATCH: usize = 64;
-
-/// A read-only connection to a LangGraph SQLite checkpoint file.
-pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
-    schema: SchemaInfo,
-    path: String,
-}
-
-fn query_err(e: rusqlite::Error) -> StoreError {
-    StoreError::Query(e.to_string())
-}
-
-impl SqliteStore {
-    /// Open `path` read-only and detect its schema. The file is never created or modified.
-    pub async fn open(path: &str) -> Result<SqliteStore, StoreError> {
-        let path = path.to_owned();
-        tokio::task::spawn_blocking(move || Self::open_blocking(&path))
-            .await
-            .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
-    }
-
-    /// Blocking variant of [`SqliteStore::open`].
-    pub fn open_blocking(path: &str) -> Result<SqliteStore, StoreError> {
-        let p = Path::new(path);
-        if !p.exists() {
-            return Err(StoreError::NotFound(format!("no such file: {path}")));
-        }
-        if p.is_dir() {
-            return Err(StoreError::NotADatabase {
-                path: path.into(),
-                detail: "it is a directory".into(),
-            });
-        }
-        let conn = open_read_only(p).map_err(|e| StoreError::NotADatabase {
-            path: path.into(),
-            detail: e.to_string(),
-        })?;
-        let schema = detect_schema(&conn, path)?;
-        Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
-            schema,
-            path: path.into(),
-        })
-    }
-
-    /// The file path.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Connection, &SchemaInfo) -> Result<T, StoreError> + Send + 'static,
-    {
-        let conn = Arc::clone(&self.conn);
-        let schema = self.schema.clone();
-        tokio::task::spawn_blocking(move || {
-            let guard = conn
-                .lock()
-                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
-            f(&guard, &schema)
-        })
-        .await
-        .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
-    }
-}
-
-/// A read-only connection: never creates, never writes, never changes the journal mode.
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    // Memory-map reads (a per-connection setting; nothing is written to the file): loading
-    // a long history reads every page, and mmap saves a copy per page. The pragma answers
-    // with the size granted (0 where mmap is unavailable, which is fine).
-    let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
-    // Sorts (ORDER BY checkpoint_id) stay in memory rather than in temporary files.
-    conn.execute_batch("PRAGMA temp_store = MEMORY")?;
-    Ok(conn)
-}
-
-/// `SQLITE_READONLY_ROLLBACK`: a hot journal (left by a write that was killed) that only a
-/// read-write connection may roll back.
-const READONLY_ROLLBACK: i32 = 776;
-
-fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
-    let not_db = |e: rusqlite::Error| match &e {
-        rusqlite::Error::SqliteFailure(f, _) if f.extended_code == READONLY_ROLLBACK => {
-            StoreError::InvalidInput(format!(
-                "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
-                 Flashback reads files read-only and cannot roll it back: open the file once \
-                 for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
-                 quick_check\"`) to restore its last committed state"
-            ))
-        }
-        _ => StoreError::NotADatabase {
-            path: path.into(),
-            detail: e.to_string(),
-        },
-    };
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .map_err(not_db)?;
-    let tables: Vec<String> = stmt
-        .query_map([], |r| r.get(0))
-        .map_err(not_db)?
-        .collect::<Result<_, _>>()
-        .map_err(not_db)?;
-    let columns = |table: &str| -> Result<Vec<String>, StoreError> {
-        let mut stmt = conn
-            .prepare(&format!("PRAGMA table_info({table})"))
-            .map_err(query_err)?;
-        let cols = stmt
-            .query_map([], |r| r.get::<_, String>(1))
-            .map_err(query_err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(query_err)?;
-        Ok(cols)
-    };
-    let has = |t: &str| tables.iter().any(|x| x == t);
-    if !has("checkpoints") || !has("writes") {
-        let found = if tables.is_empty() {
-            "an empty SQLite database (no tables)".to_string()
-        } else {
-            format!("tables {}", tables.join(", "))
-        };
-        return Err(StoreError::UnsupportedSchema {
-            found: format!(
-                "{found}; a LangGraph SQLite checkpoint database has tables `checkpoints` and `writes`"
-            ),
-        });
-    }
-    let cp_cols = columns("checkpoints")?;
-    let w_cols = columns("writes")?;
-    let need_cp = [
-        "thread_id",
-        "checkpoint_ns",
-        "checkpoint_id",
-        "parent_checkpoint_id",
-        "type",
-        "checkpoint",
-        "metadata",
-    ];
-    let need_w = [
-        "thread_id",
-        "checkpoint_ns",
-        "checkpoint_id",
-        "task_id",
-        "idx",
-        "channel",
-        "type",
-        "value",
-    ];
-    let missing: Vec<String> = need_cp
-        .iter()
-        .filter(|c| !cp_cols.iter().any(|x| x == *c))
-        .map(|c| format!("checkpoints.{c}"))
-        .chain(
-            need_w
-                .iter()
-                .filter(|c| !w_cols.iter().any(|x| x == *c))
-                .map(|c| format!("writes.{c}")),
-        )
-        .collect();
-    if !missing.is_empty() {
-        return Err(StoreError::UnsupportedSchema {
-            found: format!(
-                "columns missing: {} (checkpoints has {}; writes has {})",
-                missing.join(", "),
-                cp_cols.join(", "),
-                w_cols.join(", ")
-            ),
-        });
-    }
-    let has_task_path = w_cols.iter().any(|c| c == "task_path");
-    Ok(SchemaInfo {
-        backend: Backend::Sqlite,
-        has_task_path,
-        migration_version: None,
-        shallow: false,
-        description: if has_task_path {
-            "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".into()
-        } else {
-            "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".into()
-        },
-    })
-}
 
 /// Build `WHERE …` and its parameters with the semantics of Python's `search_where`.
 fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), StoreError> {

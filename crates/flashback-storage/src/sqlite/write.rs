@@ -4,24 +4,24 @@
 //! read-write connection that is opened only by [`SqliteSaver`], so merely browsing a file can
 //! never write to it.
 
+use super::SqliteStore;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::{
     checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch,
 };
-use crate::sqlite::SqliteStore;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, msgpack, Decoded};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
-const SETUP_SQL: &str = include_str!("../../../migrations/sqlite/0001_setup.sql");
-const TASK_PATH_SQL: &str = include_str!("../../../migrations/sqlite/0002_writes_task_path.sql");
+const SETUP_SQL: &str = include_str!("../../../../migrations/sqlite/0001_setup.sql");
+const TASK_PATH_SQL: &str = include_str!("../../../../migrations/sqlite/0002_writes_task_path.sql");
 
 /// A SQLite error from a write: a read-only file or directory is the user's problem to fix
 /// (`InvalidInput`), anything else a failed query.
-pub(crate) fn write_err(e: rusqlite::Error) -> StoreError {
+pub(super) fn write_err(e: rusqlite::Error) -> StoreError {
     match &e {
         rusqlite::Error::SqliteFailure(f, _)
             if matches!(

@@ -1,0 +1,144 @@
+//! The rest of `BaseCheckpointSaver`: `copy_thread`, `delete_for_runs` and `prune`, for the
+//! SQLite and Postgres savers, plus [`copy_thread_between`] to copy a thread from one database
+//! to another (SQLite ↔ Postgres).
+//!
+//! ```text
+//!  copy_thread(src, dst)     one transaction: every checkpoint (all namespaces), write and
+//!                            (Postgres) blob of src, byte for byte, under dst; dst must be empty
+//!  delete_for_runs(runs)     one transaction: checkpoints whose metadata.run_id is in runs, their
+//!                            writes, and (Postgres) the blobs no remaining checkpoint references
+//!  prune(threads, strategy)  one transaction (REPEATABLE READ on Postgres), like
+//!                            langgraph-checkpoint-postgres 3.2.0's `prune`:
+//!                              Delete      every row of the threads
+//!                              KeepLatest  per namespace the latest checkpoint (+ its parent when
+//!                                          it predates v4 and the parent holds pending sends),
+//!                                          their writes and the blobs still referenced; kept rows
+//!                                          whose parent goes get parent_checkpoint_id = NULL; a
+//!                                          subgraph call's namespace (with ':') goes with the
+//!                                          root checkpoint it started from; DeltaChannel threads
+//!                                          are refused
+//!                            dry_run: the same report, computed in a read-only transaction
+//! ```
+//!
+//! Python's OSS savers implement only Postgres `prune` (3.2.0); `copy_thread` and
+//! `delete_for_runs` follow the langgraph-checkpoint-conformance 0.0.2 expectations.
+//! Every operation first computes a plan from the rows it reads (the same code for both
+//! backends), so a dry run reports exactly what a real run deletes.
+
+use crate::saver::CheckpointSaver;
+use crate::StoreError;
+use async_trait::async_trait;
+
+mod copy;
+pub(crate) mod plan;
+
+pub use copy::copy_thread_between;
+
+/// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
+/// writes to it.
+pub(crate) const TASKS: &str = "__pregel_tasks";
+
+/// What `prune` does with each thread; serialized as Python names it (`keep_latest`,
+/// `delete`), the same text as [`PruneStrategy::as_str`] and [`std::str::FromStr`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum PruneStrategy {
+    /// Keep the latest checkpoint of each namespace (Python's `"keep_latest"`).
+    KeepLatest,
+    /// Delete every row of the threads (Python's `"delete"`).
+    Delete,
+}
+
+impl PruneStrategy {
+    /// Python's name for the strategy.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PruneStrategy::KeepLatest => "keep_latest",
+            PruneStrategy::Delete => "delete",
+        }
+    }
+}
+
+impl std::str::FromStr for PruneStrategy {
+    type Err = StoreError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "keep_latest" => Ok(PruneStrategy::KeepLatest),
+            "delete" => Ok(PruneStrategy::Delete),
+            other => Err(StoreError::InvalidInput(format!(
+                "unknown prune strategy {other:?} (expected \"keep_latest\" or \"delete\")"
+            ))),
+        }
+    }
+}
+
+/// What a `prune` or `delete_for_runs` deletes (dry run) or deleted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PruneReport {
+    /// The checkpoints deleted, as `(thread_id, checkpoint_ns, checkpoint_id)`, sorted.
+    pub checkpoints: Vec<(String, String, String)>,
+    /// Pending-write rows deleted.
+    pub writes: u64,
+    /// Blob rows deleted (always 0 on SQLite, which has no blob table).
+    pub blobs: u64,
+    /// Kept checkpoints whose `parent_checkpoint_id` is set to NULL (their parent went).
+    pub parents_cleared: u64,
+    /// Whether nothing was written (the report says what a real run would do).
+    pub dry_run: bool,
+}
+
+/// What a `copy_thread` copied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CopyReport {
+    /// Checkpoint rows copied.
+    pub checkpoints: u64,
+    /// Pending-write rows copied.
+    pub writes: u64,
+    /// Blob rows copied (Postgres; 0 on SQLite).
+    pub blobs: u64,
+}
+
+/// The saver operations beyond [`CheckpointSaver`]: `copy_thread`, `delete_for_runs`, `prune`.
+#[async_trait]
+pub trait SaverMaintenance: CheckpointSaver {
+    /// Copy every checkpoint (all namespaces), write and blob of `source` to the thread
+    /// `target`, ids and parents unchanged, in one transaction. `target` must hold no rows
+    /// ([`StoreError::InvalidInput`] otherwise). An empty or missing `source` copies nothing.
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError>;
+
+    /// Delete the checkpoints whose `metadata.run_id` is one of `run_ids` (every thread and
+    /// namespace), their writes, and the blobs no remaining checkpoint references, in one
+    /// transaction. The remaining checkpoints are not modified (a child of a deleted
+    /// checkpoint keeps its `parent_checkpoint_id`). An empty list does nothing.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError>;
+
+    /// Prune the threads (see the module docs), in one transaction. `KeepLatest` refuses
+    /// threads that use a DeltaChannel ([`StoreError::InvalidInput`], nothing is pruned).
+    /// With `dry_run`, nothing is written and the report says what would be deleted.
+    async fn prune(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_strategy_names() {
+        for s in [PruneStrategy::KeepLatest, PruneStrategy::Delete] {
+            let json = serde_json::to_value(s).unwrap();
+            assert_eq!(json, serde_json::Value::from(s.as_str()));
+            assert_eq!(serde_json::from_value::<PruneStrategy>(json).unwrap(), s);
+            assert_eq!(s.as_str().parse::<PruneStrategy>().unwrap(), s);
+        }
+        assert!(serde_json::from_str::<PruneStrategy>("\"KeepLatest\"").is_err());
+    }
+}

@@ -1,0 +1,356 @@
+//! The plan (backend-neutral): what a `prune` or `delete_for_runs` deletes, computed from the
+//! rows read, so that a dry run reports exactly what a real run deletes.
+
+use super::PruneReport;
+use crate::StoreError;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Metadata keys a DeltaChannel graph leaves (LangGraph Python and JS).
+const DELTA_METADATA_KEYS: [&str; 2] = ["counters_since_delta_snapshot", "delta_writes_versioned"];
+
+/// One checkpoint row, as much as planning needs.
+#[derive(Debug, Clone)]
+pub(crate) struct CpRow {
+    pub(crate) thread: String,
+    pub(crate) ns: String,
+    pub(crate) id: String,
+    pub(crate) parent: Option<String>,
+    /// `checkpoint["v"]`, when it is an integer.
+    pub(crate) v: Option<i64>,
+    /// `metadata["parents"][""]`: the root checkpoint a subgraph call started from.
+    pub(crate) root: Option<String>,
+    /// `metadata["run_id"]` as text.
+    pub(crate) run_id: Option<String>,
+    /// `channel_versions` as the texts Postgres joins blobs on (empty on SQLite).
+    pub(crate) versions: Vec<(String, String)>,
+}
+
+/// Per `(thread, ns, checkpoint_id)`: the number of write rows and whether one is a Send.
+pub(crate) type WriteCounts = HashMap<(String, String, String), (u64, bool)>;
+/// Blob keys `(thread, ns, channel, version)`.
+pub(crate) type BlobKey = (String, String, String, String);
+
+/// Everything read about the threads concerned.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    pub(crate) rows: Vec<CpRow>,
+    pub(crate) writes: WriteCounts,
+    pub(crate) blobs: HashSet<BlobKey>,
+}
+
+/// What to select for deletion.
+pub(crate) enum Select<'a> {
+    Delete,
+    KeepLatest,
+    Runs(&'a HashSet<String>),
+}
+
+/// The statements a plan runs, and the report it produces.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    pub(crate) report: PruneReport,
+    /// Whole threads (strategy `Delete`).
+    pub(crate) threads: Vec<String>,
+    /// Whole namespaces `(thread, ns)` (subgraph calls).
+    pub(crate) namespaces: Vec<(String, String)>,
+    /// Single checkpoints `(thread, ns, id)` with their writes.
+    pub(crate) checkpoints: Vec<(String, String, String)>,
+    /// Kept checkpoints whose parent is cleared.
+    pub(crate) parents: Vec<(String, String, String)>,
+    /// Blob rows.
+    pub(crate) blobs: Vec<BlobKey>,
+}
+
+impl Plan {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.threads.is_empty()
+            && self.namespaces.is_empty()
+            && self.checkpoints.is_empty()
+            && self.parents.is_empty()
+            && self.blobs.is_empty()
+    }
+}
+
+pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> Plan {
+    let mut plan = Plan::default();
+    if let Select::Delete = select {
+        let set: HashSet<&str> = threads.iter().map(String::as_str).collect();
+        plan.threads = threads.to_vec();
+        plan.report.checkpoints = snap
+            .rows
+            .iter()
+            .filter(|r| set.contains(r.thread.as_str()))
+            .map(|r| (r.thread.clone(), r.ns.clone(), r.id.clone()))
+            .collect();
+        plan.report.writes = snap
+            .writes
+            .iter()
+            .filter(|((t, _, _), _)| set.contains(t.as_str()))
+            .map(|(_, (n, _))| *n)
+            .sum();
+        plan.report.blobs = snap
+            .blobs
+            .iter()
+            .filter(|(t, ..)| set.contains(t.as_str()))
+            .count() as u64;
+        plan.report.checkpoints.sort();
+        return plan;
+    }
+
+    // Rows by (thread, ns), in a stable order.
+    let mut by_ns: BTreeMap<(&str, &str), Vec<&CpRow>> = BTreeMap::new();
+    for r in &snap.rows {
+        by_ns.entry((&r.thread, &r.ns)).or_default().push(r);
+    }
+
+    // Which rows of each namespace stay; whole namespaces that go.
+    let mut kept: HashMap<(&str, &str), HashSet<&str>> = HashMap::new();
+    let mut calls: HashSet<(&str, &str)> = HashSet::new();
+    match select {
+        Select::Runs(runs) => {
+            for (key, rows) in &by_ns {
+                let stay = rows
+                    .iter()
+                    .filter(|r| !r.run_id.as_ref().is_some_and(|id| runs.contains(id)))
+                    .map(|r| r.id.as_str())
+                    .collect();
+                kept.insert(*key, stay);
+            }
+        }
+        _ => {
+            let mut roots: HashMap<(&str, &str), Option<&str>> = HashMap::new();
+            for (key @ (thread, ns), rows) in &by_ns {
+                let Some(head) = rows.iter().max_by(|a, b| a.id.cmp(&b.id)) else {
+                    continue;
+                };
+                let mut stay = HashSet::from([head.id.as_str()]);
+                if head.v.is_some_and(|v| v < 4) {
+                    if let Some(p) = head.parent.as_deref() {
+                        let wkey = ((*thread).to_owned(), (*ns).to_owned(), p.to_owned());
+                        if snap.writes.get(&wkey).is_some_and(|(_, sends)| *sends) {
+                            stay.insert(p);
+                        }
+                    }
+                }
+                kept.insert(*key, stay);
+                roots.insert(*key, head.root.as_deref());
+            }
+            for (key @ (thread, ns), root) in &roots {
+                let Some(root) = root else { continue };
+                let root_key = (*thread, "");
+                let root_saved = by_ns
+                    .get(&root_key)
+                    .is_some_and(|rows| rows.iter().any(|r| r.id == *root));
+                let root_kept = kept.get(&root_key).is_some_and(|k| k.contains(root));
+                if ns.contains(':') && root_saved && !root_kept {
+                    calls.insert(*key);
+                }
+            }
+        }
+    }
+
+    for (key @ (thread, ns), rows) in &by_ns {
+        if calls.contains(key) {
+            plan.namespaces
+                .push(((*thread).to_owned(), (*ns).to_owned()));
+            for r in rows {
+                plan.report
+                    .checkpoints
+                    .push((r.thread.clone(), r.ns.clone(), r.id.clone()));
+            }
+            plan.report.writes += snap
+                .writes
+                .iter()
+                .filter(|((t, n, _), _)| t == thread && n == ns)
+                .map(|(_, (c, _))| *c)
+                .sum::<u64>();
+            for b in &snap.blobs {
+                if b.0 == *thread && b.1 == *ns {
+                    plan.blobs.push(b.clone());
+                }
+            }
+            continue;
+        }
+        let stay = kept.get(key).cloned().unwrap_or_default();
+        let (gone, remain): (Vec<&CpRow>, Vec<&CpRow>) =
+            rows.iter().partition(|r| !stay.contains(r.id.as_str()));
+        if !matches!(select, Select::Runs(_)) {
+            for r in &remain {
+                if r.parent.as_deref().is_some_and(|p| !stay.contains(p)) {
+                    plan.parents
+                        .push((r.thread.clone(), r.ns.clone(), r.id.clone()));
+                }
+            }
+        }
+        if gone.is_empty() {
+            continue;
+        }
+        let referenced: HashSet<(&str, &str)> = remain
+            .iter()
+            .flat_map(|r| r.versions.iter().map(|(c, v)| (c.as_str(), v.as_str())))
+            .collect();
+        let mut freed: HashSet<(&str, &str)> = HashSet::new();
+        for r in &gone {
+            let key = (r.thread.clone(), r.ns.clone(), r.id.clone());
+            plan.report.writes += snap.writes.get(&key).map_or(0, |(c, _)| *c);
+            plan.report.checkpoints.push(key.clone());
+            plan.checkpoints.push(key);
+            freed.extend(r.versions.iter().map(|(c, v)| (c.as_str(), v.as_str())));
+        }
+        for (channel, version) in freed.difference(&referenced) {
+            let b = (
+                (*thread).to_owned(),
+                (*ns).to_owned(),
+                (*channel).to_owned(),
+                (*version).to_owned(),
+            );
+            if snap.blobs.contains(&b) {
+                plan.blobs.push(b);
+            }
+        }
+    }
+    plan.blobs.sort();
+    plan.parents.sort();
+    plan.report.checkpoints.sort();
+    plan.report.blobs = plan.blobs.len() as u64;
+    plan.report.parents_cleared = plan.parents.len() as u64;
+    plan
+}
+
+pub(crate) fn delta_error(threads: &BTreeMap<String, ()>) -> StoreError {
+    let names: Vec<&str> = threads.keys().map(String::as_str).collect();
+    StoreError::InvalidInput(format!(
+        "keep_latest can't prune threads that use a DeltaChannel (their latest values are \
+         rebuilt from older checkpoints' writes): {}; nothing was pruned",
+        names.join(", ")
+    ))
+}
+
+pub(crate) fn check_threads(thread_ids: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    thread_ids
+        .iter()
+        .filter(|t| seen.insert(t.as_str()))
+        .cloned()
+        .collect()
+}
+
+pub(crate) fn copy_args(source: &str, target: &str) -> Result<(), StoreError> {
+    if source == target {
+        return Err(StoreError::InvalidInput(format!(
+            "copy_thread: source and target are the same thread {source:?}"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn not_empty(target: &str) -> StoreError {
+    StoreError::InvalidInput(format!(
+        "copy_thread: the target thread {target:?} already holds checkpoints or writes; \
+         copy into a new thread id (or delete it first)"
+    ))
+}
+
+/// `metadata` fields planning needs: the root parent, the run id, and whether DeltaChannel
+/// keys are present.
+pub(crate) fn metadata_fields(
+    metadata: &serde_json::Value,
+) -> (Option<String>, Option<String>, bool) {
+    let root = metadata
+        .get("parents")
+        .and_then(|p| p.get(""))
+        .and_then(|r| r.as_str())
+        .map(str::to_owned);
+    let run_id = metadata.get("run_id").and_then(|r| match r {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    });
+    let delta = metadata
+        .as_object()
+        .is_some_and(|m| DELTA_METADATA_KEYS.iter().any(|k| m.contains_key(*k)));
+    (root, run_id, delta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ns: &str, id: &str, parent: Option<&str>, root: Option<&str>) -> CpRow {
+        CpRow {
+            thread: "t".into(),
+            ns: ns.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            v: Some(4),
+            root: root.map(Into::into),
+            run_id: None,
+            versions: vec![("a".into(), format!("v{id}"))],
+        }
+    }
+
+    #[test]
+    fn keep_latest_plan() {
+        let mut snap = Snapshot {
+            rows: vec![
+                row("", "1", None, None),
+                row("", "2", Some("1"), None),
+                row("", "3", Some("2"), None),
+                // A call started from root checkpoint 2 (deleted): goes entirely.
+                row("sub:x", "5", None, Some("2")),
+                // A call started from the kept head: keeps its latest.
+                row("sub:y", "6", None, Some("3")),
+                row("sub:y", "7", Some("6"), Some("3")),
+                // A persistent subgraph (no ':'): keeps its latest.
+                row("persist", "8", None, Some("1")),
+                row("persist", "9", Some("8"), Some("2")),
+            ],
+            ..Default::default()
+        };
+        snap.writes
+            .insert(("t".into(), "".into(), "1".into()), (3, false));
+        snap.writes
+            .insert(("t".into(), "".into(), "3".into()), (2, false));
+        snap.writes
+            .insert(("t".into(), "sub:x".into(), "zz".into()), (4, false));
+        for (ns, id) in [
+            ("", "1"),
+            ("", "2"),
+            ("", "3"),
+            ("sub:x", "5"),
+            ("persist", "8"),
+        ] {
+            snap.blobs
+                .insert(("t".into(), ns.into(), "a".into(), format!("v{id}")));
+        }
+        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
+        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "8", "5", "6"]);
+        assert_eq!(p.namespaces, [("t".to_string(), "sub:x".to_string())]);
+        assert_eq!(p.report.writes, 3 + 4);
+        assert_eq!(p.report.blobs, 4); // v1, v2, v5 (whole ns), v8
+        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(cleared, ["3", "9", "7"]);
+    }
+
+    #[test]
+    fn pre_v4_head_keeps_parent_with_sends() {
+        let mut head = row("", "2", Some("1"), None);
+        head.v = Some(3);
+        let mut snap = Snapshot {
+            rows: vec![
+                row("", "0", None, None),
+                row("", "1", Some("0"), None),
+                head,
+            ],
+            ..Default::default()
+        };
+        snap.writes
+            .insert(("t".into(), "".into(), "1".into()), (1, true));
+        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
+        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(ids, ["0"]);
+        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(cleared, ["1"]);
+    }
+}

@@ -1,0 +1,469 @@
+//! [`SaverMaintenance`] for [`PostgresStore`]: `copy_thread`, `delete_for_runs` and `prune`,
+//! each in one `REPEATABLE READ` transaction.
+
+use super::PostgresStore;
+use crate::maintenance::plan::{
+    check_threads, copy_args, delta_error, not_empty, plan, CpRow, Plan, Select, Snapshot,
+};
+use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
+use crate::model::SchemaInfo;
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use sqlx::postgres::{PgArguments, PgPool};
+use sqlx::{Postgres, Row as _, Transaction};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+const BEGIN_WRITE: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
+const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+fn err(e: sqlx::Error) -> StoreError {
+    StoreError::Query(e.to_string())
+}
+
+fn query(sql: &'static str) -> sqlx::query::Query<'static, Postgres, PgArguments> {
+    sqlx::query(sql).persistent(false)
+}
+
+fn shallow_error(schema: &SchemaInfo) -> StoreError {
+    StoreError::UnsupportedSchema {
+        found: format!(
+            "{}: copy_thread, delete_for_runs and prune need the full saver's tables",
+            schema.description
+        ),
+    }
+}
+
+#[async_trait]
+impl SaverMaintenance for PostgresStore {
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
+        copy(self.pool(), self.schema(), source, target).await
+    }
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
+        maintain(self.pool(), self.schema(), Job::Runs(run_ids), false).await
+    }
+    async fn prune(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError> {
+        maintain(
+            self.pool(),
+            self.schema(),
+            Job::Prune(thread_ids, strategy),
+            dry_run,
+        )
+        .await
+    }
+}
+
+async fn copy(
+    pool: &PgPool,
+    schema: &SchemaInfo,
+    source: &str,
+    target: &str,
+) -> Result<CopyReport, StoreError> {
+    copy_args(source, target)?;
+    if schema.shallow {
+        return Err(shallow_error(schema));
+    }
+    let mut tx = pool.begin_with(BEGIN_WRITE).await.map_err(err)?;
+    let busy: bool = query(
+        "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1) \
+         OR EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = $1) \
+         OR EXISTS (SELECT 1 FROM checkpoint_writes WHERE thread_id = $1)",
+    )
+    .bind(target)
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(err)?
+    .try_get(0)
+    .map_err(err)?;
+    if busy {
+        let _ = tx.rollback().await;
+        return Err(not_empty(target));
+    }
+    let checkpoints = query(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+         SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+         FROM checkpoints WHERE thread_id = $1",
+    )
+    .bind(source)
+    .bind(target)
+    .execute(&mut *tx)
+    .await
+    .map_err(err)?
+    .rows_affected();
+    let blobs = query(
+        "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+         SELECT $2, checkpoint_ns, channel, version, type, blob \
+         FROM checkpoint_blobs WHERE thread_id = $1",
+    )
+    .bind(source)
+    .bind(target)
+    .execute(&mut *tx)
+    .await
+    .map_err(err)?
+    .rows_affected();
+    let writes_sql = if schema.has_task_path {
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob \
+         FROM checkpoint_writes WHERE thread_id = $1"
+    } else {
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+         SELECT $2, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob \
+         FROM checkpoint_writes WHERE thread_id = $1"
+    };
+    let writes = query(writes_sql)
+        .bind(source)
+        .bind(target)
+        .execute(&mut *tx)
+        .await
+        .map_err(err)?
+        .rows_affected();
+    tx.commit().await.map_err(err)?;
+    Ok(CopyReport {
+        checkpoints,
+        writes,
+        blobs,
+    })
+}
+
+enum Job<'a> {
+    Runs(&'a [String]),
+    Prune(&'a [String], PruneStrategy),
+}
+
+async fn maintain(
+    pool: &PgPool,
+    schema: &SchemaInfo,
+    job: Job<'_>,
+    dry_run: bool,
+) -> Result<PruneReport, StoreError> {
+    let empty = PruneReport {
+        dry_run,
+        ..Default::default()
+    };
+    let ids = match &job {
+        Job::Runs(ids) | Job::Prune(ids, _) => check_threads(ids),
+    };
+    if ids.is_empty() {
+        return Ok(empty);
+    }
+    if schema.shallow {
+        return Err(shallow_error(schema));
+    }
+    let mut tx = pool
+        .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
+        .await
+        .map_err(err)?;
+    let result = maintain_in(&mut tx, job, ids, dry_run).await;
+    match result {
+        Ok(Some(report)) => {
+            tx.commit().await.map_err(err)?;
+            Ok(report)
+        }
+        Ok(None) => {
+            let _ = tx.rollback().await;
+            Ok(empty)
+        }
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
+async fn maintain_in(
+    tx: &mut Transaction<'static, Postgres>,
+    job: Job<'_>,
+    ids: Vec<String>,
+    dry_run: bool,
+) -> Result<Option<PruneReport>, StoreError> {
+    let runs: HashSet<String>;
+    let (threads, select) = match job {
+        Job::Runs(_) => {
+            runs = ids.iter().cloned().collect();
+            let threads: Vec<String> = query(
+                "SELECT DISTINCT thread_id FROM checkpoints \
+                 WHERE metadata ->> 'run_id' = ANY($1) ORDER BY thread_id",
+            )
+            .bind(&ids)
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(err)?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
+            (threads, Select::Runs(&runs))
+        }
+        Job::Prune(_, PruneStrategy::Delete) => (ids, Select::Delete),
+        Job::Prune(_, PruneStrategy::KeepLatest) => {
+            let delta: BTreeMap<String, ()> = query(
+                "SELECT DISTINCT c.thread_id FROM checkpoints c \
+                 WHERE c.thread_id = ANY($1) AND ( \
+                   c.metadata -> 'counters_since_delta_snapshot' IS NOT NULL \
+                   OR c.metadata -> 'delta_writes_versioned' IS NOT NULL \
+                   OR EXISTS ( \
+                     SELECT 1 FROM jsonb_each(c.checkpoint -> 'channel_values') AS v \
+                     WHERE v.value = 'true'::jsonb AND EXISTS ( \
+                       SELECT 1 FROM checkpoint_blobs b \
+                       WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+                       AND b.channel = v.key \
+                       AND b.version = c.checkpoint -> 'channel_versions' ->> v.key)))",
+            )
+            .bind(&ids)
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(err)?
+            .iter()
+            .map(|r| r.try_get::<String, _>(0).map(|t| (t, ())))
+            .collect::<Result<_, _>>()
+            .map_err(err)?;
+            if !delta.is_empty() {
+                return Err(delta_error(&delta));
+            }
+            (ids, Select::KeepLatest)
+        }
+    };
+    if threads.is_empty() {
+        return Ok(None);
+    }
+    let snap = snapshot(tx, &threads, !matches!(select, Select::Delete)).await?;
+    let plan = plan(&snap, &threads, &select);
+    if dry_run || plan.is_empty() {
+        return Ok(Some(PruneReport {
+            dry_run,
+            ..plan.report
+        }));
+    }
+    apply(tx, &plan).await.map(Some)
+}
+
+async fn snapshot(
+    tx: &mut Transaction<'static, Postgres>,
+    threads: &[String],
+    versions: bool,
+) -> Result<Snapshot, StoreError> {
+    let mut snap = Snapshot::default();
+    let rows = query(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, \
+         checkpoint ->> 'v', metadata -> 'parents' ->> '', metadata ->> 'run_id' \
+         FROM checkpoints WHERE thread_id = ANY($1)",
+    )
+    .bind(threads)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(err)?;
+    let mut index: HashMap<(String, String, String), usize> = HashMap::new();
+    for r in &rows {
+        let v: Option<String> = r.try_get(4).map_err(err)?;
+        let row = CpRow {
+            thread: r.try_get(0).map_err(err)?,
+            ns: r.try_get(1).map_err(err)?,
+            id: r.try_get(2).map_err(err)?,
+            parent: r.try_get(3).map_err(err)?,
+            v: v.and_then(|v| v.parse().ok()),
+            root: r.try_get(5).map_err(err)?,
+            run_id: r.try_get(6).map_err(err)?,
+            versions: Vec::new(),
+        };
+        index.insert(
+            (row.thread.clone(), row.ns.clone(), row.id.clone()),
+            snap.rows.len(),
+        );
+        snap.rows.push(row);
+    }
+    if versions {
+        let rows = query(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, v.key, v.value \
+             FROM checkpoints c \
+             CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v \
+             WHERE c.thread_id = ANY($1)",
+        )
+        .bind(threads)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(err)?;
+        for r in &rows {
+            let key: (String, String, String) = (
+                r.try_get(0).map_err(err)?,
+                r.try_get(1).map_err(err)?,
+                r.try_get(2).map_err(err)?,
+            );
+            let channel: String = r.try_get(3).map_err(err)?;
+            let version: Option<String> = r.try_get(4).map_err(err)?;
+            if let (Some(i), Some(version)) = (index.get(&key), version) {
+                snap.rows[*i].versions.push((channel, version));
+            }
+        }
+    }
+    let rows = query(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, count(*), bool_or(channel = $2) \
+         FROM checkpoint_writes WHERE thread_id = ANY($1) \
+         GROUP BY thread_id, checkpoint_ns, checkpoint_id",
+    )
+    .bind(threads)
+    .bind(TASKS)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(err)?;
+    for r in &rows {
+        let n: i64 = r.try_get(3).map_err(err)?;
+        let sends: Option<bool> = r.try_get(4).map_err(err)?;
+        snap.writes.insert(
+            (
+                r.try_get(0).map_err(err)?,
+                r.try_get(1).map_err(err)?,
+                r.try_get(2).map_err(err)?,
+            ),
+            (n.max(0) as u64, sends.unwrap_or(false)),
+        );
+    }
+    let rows = query(
+        "SELECT thread_id, checkpoint_ns, channel, version FROM checkpoint_blobs \
+         WHERE thread_id = ANY($1)",
+    )
+    .bind(threads)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(err)?;
+    for r in &rows {
+        snap.blobs.insert((
+            r.try_get(0).map_err(err)?,
+            r.try_get(1).map_err(err)?,
+            r.try_get(2).map_err(err)?,
+            r.try_get(3).map_err(err)?,
+        ));
+    }
+    Ok(snap)
+}
+
+fn column<T: Clone, const N: usize>(keys: &[[T; N]], i: usize) -> Vec<T> {
+    keys.iter().map(|k| k[i].clone()).collect()
+}
+
+async fn apply(
+    tx: &mut Transaction<'static, Postgres>,
+    plan: &Plan,
+) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport {
+        checkpoints: plan.report.checkpoints.clone(),
+        ..Default::default()
+    };
+    if !plan.threads.is_empty() {
+        query("DELETE FROM checkpoints WHERE thread_id = ANY($1)")
+            .bind(&plan.threads)
+            .execute(&mut **tx)
+            .await
+            .map_err(err)?;
+        report.blobs += query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)")
+            .bind(&plan.threads)
+            .execute(&mut **tx)
+            .await
+            .map_err(err)?
+            .rows_affected();
+        report.writes += query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)")
+            .bind(&plan.threads)
+            .execute(&mut **tx)
+            .await
+            .map_err(err)?
+            .rows_affected();
+    }
+    if !plan.namespaces.is_empty() {
+        let keys: Vec<[String; 2]> = plan
+            .namespaces
+            .iter()
+            .map(|(t, n)| [t.clone(), n.clone()])
+            .collect();
+        let (t, n) = (column(&keys, 0), column(&keys, 1));
+        query(
+            "DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[]))",
+        )
+        .bind(&t)
+        .bind(&n)
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?;
+        report.writes += query(
+            "DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[]))",
+        )
+        .bind(&t)
+        .bind(&n)
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?
+        .rows_affected();
+    }
+    if !plan.checkpoints.is_empty() {
+        let keys: Vec<[String; 3]> = plan
+            .checkpoints
+            .iter()
+            .map(|(t, n, i)| [t.clone(), n.clone(), i.clone()])
+            .collect();
+        let (t, n, i) = (column(&keys, 0), column(&keys, 1), column(&keys, 2));
+        report.writes += query(
+            "DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))",
+        )
+        .bind(&t)
+        .bind(&n)
+        .bind(&i)
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?
+        .rows_affected();
+        query(
+            "DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))",
+        )
+        .bind(&t)
+        .bind(&n)
+        .bind(&i)
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?;
+    }
+    if !plan.parents.is_empty() {
+        let keys: Vec<[String; 3]> = plan
+            .parents
+            .iter()
+            .map(|(t, n, i)| [t.clone(), n.clone(), i.clone()])
+            .collect();
+        report.parents_cleared += query(
+            "UPDATE checkpoints SET parent_checkpoint_id = NULL \
+             WHERE (thread_id, checkpoint_ns, checkpoint_id) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))",
+        )
+        .bind(column(&keys, 0))
+        .bind(column(&keys, 1))
+        .bind(column(&keys, 2))
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?
+        .rows_affected();
+    }
+    if !plan.blobs.is_empty() {
+        let keys: Vec<[String; 4]> = plan
+            .blobs
+            .iter()
+            .map(|(t, n, c, v)| [t.clone(), n.clone(), c.clone(), v.clone()])
+            .collect();
+        report.blobs += query(
+            "DELETE FROM checkpoint_blobs WHERE (thread_id, checkpoint_ns, channel, version) IN \
+             (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))",
+        )
+        .bind(column(&keys, 0))
+        .bind(column(&keys, 1))
+        .bind(column(&keys, 2))
+        .bind(column(&keys, 3))
+        .execute(&mut **tx)
+        .await
+        .map_err(err)?
+        .rows_affected();
+    }
+    Ok(report)
+}

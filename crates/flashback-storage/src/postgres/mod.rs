@@ -1,0 +1,201 @@
+//! PostgreSQL databases written by `langgraph-checkpoint-postgres`, read with sqlx.
+//!
+//! Every read runs in a `READ ONLY` (and `REPEATABLE READ`, so the few queries of one call see
+//! one snapshot) transaction that is rolled back at the end: browsing never writes. Writing
+//! is only the explicit [`crate::CheckpointSaver`] operations (`write.rs`), each in
+//! its own read-write transaction.
+//!
+//! ```text
+//!  list_tuples(query) / get_tuple(…)            (a fixed number of queries, whatever the rows)
+//!   ├─ checkpoint rows: Python's WHERE / ORDER BY checkpoint_id DESC / LIMIT
+//!   │     └──▶ blocking thread: parse the JSONB documents (inline values, versions)
+//!   ├─ pending writes of all listed checkpoints (one query)
+//!   ├─ pre-v4 rows only: the parents' `__pregel_tasks` writes (pending sends)
+//!   │     └──▶ blocking thread: decode and group the writes and sends
+//!   ├─ rare: exact `jsonb_each_text` texts of non-string, non-integer versions
+//!   └─ the distinct (thread, ns, channel, version) blobs the rows reference, in ≤ 4 slices
+//!         └──▶ blocking threads: decode each blob ONCE, shared as `Arc<Decoded>`
+//!  then assemble the tuples (blocking thread).
+//! ```
+//!
+//! Channel values follow Python's `_load_checkpoint_tuple`: the inline JSONB
+//! `channel_values` (primitives; absent on pre-July-2025 rows) overlaid by the blobs reached
+//! through the checkpoint's own `channel_versions`, skipping `empty` blob rows.
+//!
+//! The deprecated shallow saver's layout (no `checkpoints.checkpoint_id`, blobs keyed without
+//! version) is read too: one checkpoint per thread and namespace, id from `checkpoint->>'id'`,
+//! no parent, values from the blobs only (as `ShallowPostgresSaver` does).
+
+use crate::model::{Backend, SchemaInfo};
+use crate::StoreError;
+use schema::{detect_schema, UNKNOWN_LAYOUT};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::{Connection as _, Postgres};
+use std::str::FromStr as _;
+use std::time::Duration;
+use target::Target;
+
+mod assemble;
+mod maintenance;
+mod read;
+mod rows;
+mod schema;
+mod sql;
+mod target;
+mod write;
+mod write_rows;
+
+/// Connections in the pool.
+const MAX_CONNECTIONS: u32 = 4;
+/// How long connecting (or waiting for a pooled connection) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How every read starts.
+const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+/// The blobs of one `list_tuples` call are fetched in up to this many queries, so that
+/// decoding the first slices overlaps with fetching the next.
+const BLOB_QUERIES: usize = 4;
+/// ... but never in slices smaller than this.
+const MIN_BLOB_SLICE: usize = 256;
+/// The channel holding Sends (`langgraph.checkpoint.serde.types.TASKS`).
+const TASKS: &str = "__pregel_tasks";
+
+/// A LangGraph Postgres checkpoint database, read through a small connection pool.
+pub struct PostgresStore {
+    pool: PgPool,
+    /// The schema detected on connect (a placeholder when [`PostgresStore::connect_for_setup`]
+    /// found no checkpoint tables).
+    schema: SchemaInfo,
+    /// The schema detected after [`CheckpointSaver::setup`](crate::CheckpointSaver::setup)
+    /// changed it; it takes precedence over `schema`.
+    after_setup: std::sync::OnceLock<SchemaInfo>,
+    target: Target,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.target.describe())
+            .field("schema", self.info())
+            .finish()
+    }
+}
+
+impl PostgresStore {
+    /// The connection pool (maintenance operations run their own statements on it).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Connect to `url` (`postgres://` or `postgresql://`), check that it holds LangGraph
+    /// checkpoint tables in the connection's `search_path`, and detect their generation.
+    ///
+    /// Errors: unreachable server → [`StoreError::Connection`]; bad password or unknown role →
+    /// [`StoreError::Auth`]; no such database → [`StoreError::NotFound`]; no (or unknown)
+    /// checkpoint tables → [`StoreError::UnsupportedSchema`]. Messages never contain the
+    /// password.
+    pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        Self::open(url, false).await
+    }
+
+    /// Connect for writing to a database that may still be empty: like [`Self::connect`],
+    /// except that missing checkpoint tables are not an error (tables of an unknown layout
+    /// still are: [`StoreError::UnsupportedSchema`]). Call
+    /// [`CheckpointSaver::setup`](crate::CheckpointSaver::setup) next to create (or upgrade)
+    /// the schema as Python's `PostgresSaver.setup()` does; the store's [`SchemaInfo`] is
+    /// detected again after it.
+    pub async fn connect_for_setup(url: &str) -> Result<PostgresStore, StoreError> {
+        Self::open(url, true).await
+    }
+
+    async fn open(url: &str, for_setup: bool) -> Result<PostgresStore, StoreError> {
+        let target = Target::from_url(url);
+        let mut options = PgConnectOptions::from_str(url).map_err(|e| {
+            StoreError::InvalidInput(target.redact(format!("invalid Postgres URL: {e}")))
+        })?;
+        if options.get_application_name().is_none() {
+            options = options.application_name("flashback");
+        }
+        let target = target.with_options(&options);
+
+        // A direct first connection, so that a refused port or a bad password is reported at
+        // once and precisely (the pool would retry refused connections until its timeout).
+        let mut conn =
+            match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await
+            {
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => return Err(target.error(e, true)),
+                Err(_) => {
+                    return Err(StoreError::Connection(format!(
+                        "timed out after {}s connecting to {}",
+                        CONNECT_TIMEOUT.as_secs(),
+                        target.server
+                    )))
+                }
+            };
+        let schema = detect_schema(&mut conn, &target).await;
+        let _ = conn.close().await;
+        let schema = match schema {
+            // Missing tables are what setup() creates; tables of an unknown layout stay an error.
+            Err(StoreError::UnsupportedSchema { found })
+                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) =>
+            {
+                SchemaInfo {
+                    backend: Backend::Postgres,
+                    has_task_path: true,
+                    migration_version: None,
+                    shallow: false,
+                    description: format!("postgres, not set up yet ({found})"),
+                }
+            }
+            other => other?,
+        };
+
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .min_connections(0)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .idle_timeout(Some(Duration::from_secs(120)))
+            .connect_lazy_with(options);
+        Ok(PostgresStore {
+            pool,
+            schema,
+            after_setup: std::sync::OnceLock::new(),
+            target,
+        })
+    }
+
+    /// The current schema (see [`CheckpointStore::schema`]).
+    fn info(&self) -> &SchemaInfo {
+        self.after_setup.get().unwrap_or(&self.schema)
+    }
+
+    /// Where the store is connected, without the password: `user@host:port/database`.
+    pub fn target(&self) -> String {
+        self.target.describe()
+    }
+
+    /// Close the pool's connections (they also close when the store is dropped).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn begin(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
+        self.pool
+            .begin_with(BEGIN_READ_ONLY)
+            .await
+            .map_err(|e| self.target.error(e, false))
+    }
+
+    fn err(&self, e: sqlx::Error) -> StoreError {
+        self.target.error(e, false)
+    }
+
+    /// The id expression of a checkpoint row (a column, or the JSON id for the shallow saver).
+    fn id_expr(&self) -> &'static str {
+        if self.info().shallow {
+            "(checkpoint->>'id')"
+        } else {
+            "checkpoint_id"
+        }
+    }
+}

@@ -1,0 +1,453 @@
+//! The read side of [`PostgresStore`]: Python's `list` queries and the loading of full
+//! tuples (see the diagram in the module documentation).
+
+use super::assemble::assemble;
+use super::rows::{
+    decode_blob_rows, decode_writes, joined, parse_metadata, parse_rows, BlobKey, Blobs, Doc,
+    RowIndex, RowKey,
+};
+use super::sql::{Arg, Sql};
+use super::{PostgresStore, BLOB_QUERIES, MIN_BLOB_SLICE, TASKS};
+use crate::model::*;
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use sqlx::postgres::{PgConnection, PgRow};
+use sqlx::Row as _;
+use std::collections::{HashMap, HashSet};
+
+impl PostgresStore {
+    /// Python's `_search_where` + `ORDER BY checkpoint_id DESC` + `LIMIT`.
+    fn list_sql(&self, select: &str, q: &ListQuery) -> Sql {
+        let id = self.id_expr();
+        let mut sql = Sql::new(select);
+        let mut wheres = Vec::new();
+        if let Some(t) = &q.thread_id {
+            wheres.push(format!("thread_id = {}", sql.arg(Arg::Text(t.clone()))));
+        }
+        if let Some(ns) = &q.checkpoint_ns {
+            wheres.push(format!(
+                "checkpoint_ns = {}",
+                sql.arg(Arg::Text(ns.clone()))
+            ));
+        }
+        if let Some(cid) = &q.checkpoint_id {
+            wheres.push(format!("{id} = {}", sql.arg(Arg::Text(cid.clone()))));
+        }
+        if !q.filter.is_empty() {
+            let filter = serde_json::Value::Object(q.filter.clone());
+            wheres.push(format!("metadata @> {}::jsonb", sql.arg(Arg::Json(filter))));
+        }
+        if let Some(before) = &q.before {
+            wheres.push(format!("{id} < {}", sql.arg(Arg::Text(before.clone()))));
+        }
+        if !wheres.is_empty() {
+            sql.text.push_str(" WHERE ");
+            sql.text.push_str(&wheres.join(" AND "));
+        }
+        sql.text.push_str(&format!(" ORDER BY {id} DESC"));
+        if let Some(limit) = q.limit {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let p = sql.arg(Arg::Int(limit));
+            sql.text.push_str(&format!(" LIMIT {p}"));
+        }
+        sql
+    }
+
+    /// `SELECT …` of full checkpoint rows (see [`RowKey`] and [`parse_rows`]).
+    fn tuple_select(&self) -> String {
+        let (id, parent) = if self.info().shallow {
+            ("checkpoint->>'id'", "NULL::text")
+        } else {
+            ("checkpoint_id", "parent_checkpoint_id")
+        };
+        format!(
+            "SELECT thread_id, checkpoint_ns, {id} AS checkpoint_id, {parent} AS parent_checkpoint_id, \
+             checkpoint::text AS checkpoint, metadata::text AS metadata, \
+             CASE jsonb_typeof(checkpoint->'v') WHEN 'number' THEN (checkpoint->>'v')::numeric < 4 \
+               ELSE true END AS pre_v4 \
+             FROM checkpoints"
+        )
+    }
+
+    /// Run a checkpoint-row query and load everything the rows need, in one read-only
+    /// transaction, with a fixed number of queries whatever the number of rows. CPU work
+    /// (parsing, decoding) runs on blocking threads, overlapped with the next query.
+    async fn load_tuples(&self, sql: Sql) -> Result<Vec<CheckpointTuple>, StoreError> {
+        let shallow = self.info().shallow;
+        let mut tx = self.begin().await?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        if rows.is_empty() {
+            let _ = tx.rollback().await;
+            return Ok(Vec::new());
+        }
+        let keys = rows
+            .iter()
+            .map(RowKey::from_row)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+
+        // Parse the documents while the writes are fetched; decode the writes while the
+        // blobs are fetched.
+        let parse_keys: Vec<String> = keys.iter().map(|k| k.checkpoint_id.clone()).collect();
+        let parsing = tokio::task::spawn_blocking(move || parse_rows(&rows, &parse_keys, shallow));
+        let write_rows = self.fetch_writes(&mut tx, &keys).await?;
+        let send_rows = self.fetch_sends(&mut tx, &keys).await?;
+        let row_index = RowIndex::new(&keys);
+        let decoding_writes =
+            tokio::task::spawn_blocking(move || decode_writes(&write_rows, &send_rows, &row_index));
+        let mut docs = joined(parsing).await??;
+        if !shallow {
+            self.fetch_exact_versions(&mut tx, &keys, &mut docs).await?;
+        }
+        // Blobs in a few slices, each decoded on a blocking thread while the next arrives.
+        let refs = self.blob_refs(&keys, &mut docs);
+        let slice = refs.len().div_ceil(BLOB_QUERIES).max(MIN_BLOB_SLICE);
+        let mut decoding = Vec::new();
+        for (n, part) in refs.chunks(slice).enumerate() {
+            let rows = self.fetch_blobs(&mut tx, part).await?;
+            let offset = n * slice;
+            decoding.push(tokio::task::spawn_blocking(move || {
+                decode_blob_rows(&rows, offset)
+            }));
+        }
+        let _ = tx.rollback().await;
+        let mut blobs: Blobs = vec![None; refs.len()];
+        for handle in decoding {
+            for (i, value) in joined(handle).await?? {
+                if let Some(slot) = blobs.get_mut(i) {
+                    *slot = value;
+                }
+            }
+        }
+        let (writes, sends) = joined(decoding_writes).await??;
+        joined(tokio::task::spawn_blocking(move || {
+            assemble(keys, docs, &blobs, writes, &sends, shallow)
+        }))
+        .await
+    }
+
+    /// Version texts the client cannot render exactly as Postgres' `jsonb_each_text` does
+    /// (non-integer numbers, non-scalars) are asked from the server. Rare: the savers write
+    /// string versions, the conformance suite integers.
+    async fn fetch_exact_versions(
+        &self,
+        tx: &mut PgConnection,
+        keys: &[RowKey],
+        docs: &mut [Doc],
+    ) -> Result<(), StoreError> {
+        let inexact: Vec<usize> = (0..docs.len()).filter(|&i| docs[i].inexact).collect();
+        if inexact.is_empty() {
+            return Ok(());
+        }
+        let ts = inexact.iter().map(|&i| keys[i].thread_id.clone()).collect();
+        let ns = inexact.iter().map(|&i| keys[i].ns.clone()).collect();
+        let cs = inexact
+            .iter()
+            .map(|&i| keys[i].checkpoint_id.clone())
+            .collect();
+        let rows = Sql::new(
+            "SELECT r.i, e.key, e.value \
+             FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
+             JOIN checkpoints k ON k.thread_id = r.t AND k.checkpoint_ns = r.n AND k.checkpoint_id = r.c \
+             CROSS JOIN LATERAL jsonb_each_text(CASE WHEN jsonb_typeof(k.checkpoint->'channel_versions') = 'object' \
+               THEN k.checkpoint->'channel_versions' ELSE '{}'::jsonb END) AS e",
+        )
+        .with(Arg::TextArray(ts))
+        .with(Arg::TextArray(ns))
+        .with(Arg::TextArray(cs))
+        .query()
+        .fetch_all(tx)
+        .await
+        .map_err(|e| self.err(e))?;
+        let mut texts: HashMap<(usize, String), Option<String>> = HashMap::new();
+        for r in &rows {
+            let i: i64 = r.try_get("i").map_err(|e| self.err(e))?;
+            let key: String = r.try_get("key").map_err(|e| self.err(e))?;
+            let value: Option<String> = r.try_get("value").map_err(|e| self.err(e))?;
+            if let Some(&doc) = usize::try_from(i - 1).ok().and_then(|i| inexact.get(i)) {
+                texts.insert((doc, key), value);
+            }
+        }
+        for &i in &inexact {
+            for (channel, text) in &mut docs[i].versions {
+                *text = texts.remove(&(i, channel.clone())).flatten();
+            }
+        }
+        Ok(())
+    }
+
+    /// The blobs the documents reference through their `channel_versions`: each distinct
+    /// `(thread, ns, channel, version)` once (shallow saver: `(thread, ns, channel)`). Each
+    /// document records the index of the blob behind each of its versions.
+    fn blob_refs(&self, keys: &[RowKey], docs: &mut [Doc]) -> Vec<BlobKey> {
+        let mut index: HashMap<(&str, &str, &str, &str), usize> = HashMap::new();
+        let mut refs = Vec::new();
+        let mut per_doc = Vec::with_capacity(docs.len());
+        for (key, doc) in keys.iter().zip(docs.iter()) {
+            let mut ids = Vec::with_capacity(doc.versions.len());
+            for (channel, version) in &doc.versions {
+                let version = match (self.info().shallow, version) {
+                    (true, _) => "",
+                    (false, Some(v)) => v.as_str(),
+                    // A JSON null version joins nothing in Python's SQL either.
+                    (false, None) => {
+                        ids.push(None);
+                        continue;
+                    }
+                };
+                let next = refs.len();
+                let id = *index
+                    .entry((&key.thread_id, &key.ns, channel, version))
+                    .or_insert(next);
+                if id == next {
+                    refs.push((
+                        key.thread_id.clone(),
+                        key.ns.clone(),
+                        channel.clone(),
+                        version.to_owned(),
+                    ));
+                }
+                ids.push(Some(id));
+            }
+            per_doc.push(ids);
+        }
+        drop(index);
+        for (doc, ids) in docs.iter_mut().zip(per_doc) {
+            doc.blob_ids = ids;
+        }
+        refs
+    }
+
+    /// The blob rows of `refs` (missing ones are simply absent).
+    async fn fetch_blobs(
+        &self,
+        tx: &mut PgConnection,
+        refs: &[BlobKey],
+    ) -> Result<Vec<PgRow>, StoreError> {
+        if refs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let column = |f: fn(&BlobKey) -> &String| {
+            Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
+        };
+        let sql = if self.info().shallow {
+            Sql::new(
+                "SELECT r.i - 1 AS i, b.type, b.blob \
+                 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
+                 JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n AND b.channel = r.c",
+            )
+            .with(column(|r| &r.0))
+            .with(column(|r| &r.1))
+            .with(column(|r| &r.2))
+        } else {
+            Sql::new(
+                "SELECT r.i - 1 AS i, b.type, b.blob \
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(t, n, c, v, i) \
+                 JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n \
+                 AND b.channel = r.c AND b.version = r.v",
+            )
+            .with(column(|r| &r.0))
+            .with(column(|r| &r.1))
+            .with(column(|r| &r.2))
+            .with(column(|r| &r.3))
+        };
+        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
+    }
+
+    /// The pending writes of every row, in one query.
+    async fn fetch_writes(
+        &self,
+        tx: &mut PgConnection,
+        keys: &[RowKey],
+    ) -> Result<Vec<PgRow>, StoreError> {
+        let task_path = if self.info().has_task_path {
+            "w.task_path"
+        } else {
+            "''::text"
+        };
+        let select = format!(
+            "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {task_path} AS task_path, \
+             w.idx::bigint AS idx, w.channel, w.type, w.blob FROM checkpoint_writes w"
+        );
+        let first = &keys[0];
+        let sql = if keys.iter().all(|k| k.thread_id == first.thread_id) {
+            // One thread (the usual case): an index range plus `= ANY`, much cheaper than
+            // probing the primary key once per checkpoint. Extra rows (same id in another
+            // namespace) are dropped when the writes are matched to their checkpoints.
+            let mut sql = Sql::new(&select);
+            let t = sql.arg(Arg::Text(first.thread_id.clone()));
+            sql.text.push_str(&format!(" WHERE w.thread_id = {t}"));
+            if keys.iter().all(|k| k.ns == first.ns) {
+                let n = sql.arg(Arg::Text(first.ns.clone()));
+                sql.text.push_str(&format!(" AND w.checkpoint_ns = {n}"));
+            }
+            let mut seen = HashSet::new();
+            let ids: Vec<String> = keys
+                .iter()
+                .filter(|k| seen.insert(k.checkpoint_id.as_str()))
+                .map(|k| k.checkpoint_id.clone())
+                .collect();
+            let c = sql.arg(Arg::TextArray(ids));
+            sql.text
+                .push_str(&format!(" AND w.checkpoint_id = ANY({c}::text[])"));
+            sql
+        } else {
+            let mut seen: HashSet<(&str, &str, &str)> = HashSet::new();
+            let (mut ts, mut ns, mut cs) = (Vec::new(), Vec::new(), Vec::new());
+            for key in keys {
+                if seen.insert((&key.thread_id, &key.ns, &key.checkpoint_id)) {
+                    ts.push(key.thread_id.clone());
+                    ns.push(key.ns.clone());
+                    cs.push(key.checkpoint_id.clone());
+                }
+            }
+            Sql::new(&format!(
+                "{select} JOIN unnest($1::text[], $2::text[], $3::text[]) AS r(t, n, c) \
+                 ON w.thread_id = r.t AND w.checkpoint_ns = r.n AND w.checkpoint_id = r.c"
+            ))
+            .with(Arg::TextArray(ts))
+            .with(Arg::TextArray(ns))
+            .with(Arg::TextArray(cs))
+        };
+        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
+    }
+
+    /// Pending sends of pre-v4 rows.
+    ///
+    /// Full saver (`SELECT_PENDING_SENDS_SQL`): the PARENT's `__pregel_tasks` writes, matched
+    /// by thread and checkpoint id only (no namespace filter, as in Python). Shallow saver:
+    /// every `__pregel_tasks` write of the thread and namespace. Ordered by
+    /// `task_path, task_id, idx`.
+    async fn fetch_sends(
+        &self,
+        tx: &mut PgConnection,
+        keys: &[RowKey],
+    ) -> Result<Vec<PgRow>, StoreError> {
+        let order = if self.info().has_task_path {
+            "w.task_path, w.task_id, w.idx"
+        } else {
+            "w.task_id, w.idx"
+        };
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
+        let (mut ts, mut ks) = (Vec::new(), Vec::new());
+        for row in keys.iter().filter(|r| r.pre_v4) {
+            let key = if self.info().shallow {
+                row.ns.as_str()
+            } else {
+                match row.parent.as_deref() {
+                    Some(p) if !p.is_empty() => p,
+                    _ => continue,
+                }
+            };
+            if seen.insert((&row.thread_id, key)) {
+                ts.push(row.thread_id.clone());
+                ks.push(key.to_owned());
+            }
+        }
+        if ts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let join = if self.info().shallow {
+            "w.checkpoint_ns"
+        } else {
+            "w.checkpoint_id"
+        };
+        let sql = Sql::new(&format!(
+            "SELECT w.thread_id, {join} AS key, w.type, w.blob \
+             FROM unnest($1::text[], $2::text[]) AS r(t, k) \
+             JOIN checkpoint_writes w ON w.thread_id = r.t AND {join} = r.k \
+             WHERE w.channel = '{TASKS}' \
+             ORDER BY w.thread_id, {join}, {order}"
+        ))
+        .with(Arg::TextArray(ts))
+        .with(Arg::TextArray(ks));
+        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for PostgresStore {
+    fn schema(&self) -> &SchemaInfo {
+        self.info()
+    }
+
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        let id = self.id_expr();
+        let sql = Sql::new(&format!(
+            "SELECT thread_id, array_agg(DISTINCT checkpoint_ns) AS namespaces, count(*) AS n, \
+             max({id}) FILTER (WHERE checkpoint_ns = '') AS latest \
+             FROM checkpoints GROUP BY thread_id"
+        ));
+        let mut tx = self.begin().await?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let _ = tx.rollback().await;
+        let mut threads = rows
+            .iter()
+            .map(|r| {
+                let mut namespaces: Vec<String> = r.try_get("namespaces")?;
+                namespaces.sort_by(|a, b| (!a.is_empty(), a).cmp(&(!b.is_empty(), b)));
+                let n: i64 = r.try_get("n")?;
+                Ok(ThreadInfo {
+                    thread_id: r.try_get("thread_id")?,
+                    namespaces,
+                    checkpoint_count: u64::try_from(n).unwrap_or(0),
+                    latest_checkpoint_id: r.try_get("latest")?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(|e| self.err(e))?;
+        threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+        Ok(threads)
+    }
+
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        let (id, parent) = if self.info().shallow {
+            ("checkpoint->>'id'", "NULL::text")
+        } else {
+            ("checkpoint_id", "parent_checkpoint_id")
+        };
+        let select = format!(
+            "SELECT thread_id, checkpoint_ns, {id} AS checkpoint_id, {parent} AS parent_checkpoint_id, \
+             checkpoint->>'ts' AS ts, metadata::text AS metadata FROM checkpoints"
+        );
+        let sql = self.list_sql(&select, query);
+        let mut tx = self.begin().await?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let _ = tx.rollback().await;
+        rows.iter()
+            .map(|r| {
+                let metadata: Option<String> = r.try_get("metadata")?;
+                Ok(CheckpointHeader {
+                    thread_id: r.try_get("thread_id")?,
+                    checkpoint_ns: r.try_get("checkpoint_ns")?,
+                    checkpoint_id: r
+                        .try_get::<Option<String>, _>("checkpoint_id")?
+                        .unwrap_or_default(),
+                    parent_checkpoint_id: r
+                        .try_get::<Option<String>, _>("parent_checkpoint_id")?
+                        .filter(|p| !p.is_empty()),
+                    ts: r.try_get::<Option<String>, _>("ts")?.unwrap_or_default(),
+                    metadata: parse_metadata(metadata.as_deref()),
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(|e| self.err(e))
+    }
+
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        let sql = self.list_sql(&self.tuple_select(), query);
+        self.load_tuples(sql).await
+    }
+}

@@ -1,0 +1,277 @@
+//! Fetched rows: their keys, the parsed checkpoint documents, decoded blobs, writes and
+//! sends (pure, run on blocking threads).
+
+use super::assemble::sends_value;
+use crate::decode::checkpoint_from_json;
+use crate::model::*;
+use crate::StoreError;
+use flashback_codec::{decode_typed, Decoded};
+use sqlx::postgres::PgRow;
+use sqlx::Row as _;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The identity of one fetched checkpoint row.
+pub(super) struct RowKey {
+    pub(super) thread_id: String,
+    pub(super) ns: String,
+    pub(super) checkpoint_id: String,
+    pub(super) parent: Option<String>,
+    /// `checkpoint.v < 4` (or no numeric `v`).
+    pub(super) pre_v4: bool,
+}
+
+impl RowKey {
+    pub(super) fn from_row(r: &PgRow) -> Result<RowKey, sqlx::Error> {
+        Ok(RowKey {
+            thread_id: r.try_get("thread_id")?,
+            ns: r.try_get("checkpoint_ns")?,
+            checkpoint_id: r
+                .try_get::<Option<String>, _>("checkpoint_id")?
+                .unwrap_or_default(),
+            parent: r.try_get("parent_checkpoint_id")?,
+            pre_v4: r.try_get::<Option<bool>, _>("pre_v4")?.unwrap_or(true),
+        })
+    }
+}
+
+/// A parsed checkpoint row.
+pub(super) struct Doc {
+    /// The document with its inline values (none for the shallow saver).
+    pub(super) checkpoint: Checkpoint,
+    pub(super) metadata: serde_json::Value,
+    /// `channel_versions` in stored order, each as Postgres' `jsonb_each_text` renders it
+    /// (`None` for JSON `null`, which joins no blob).
+    pub(super) versions: Vec<(String, Option<String>)>,
+    /// Some version text could not be rendered client-side (see `fetch_exact_versions`).
+    pub(super) inexact: bool,
+    /// For each entry of `versions`, the index of its blob reference (see `blob_refs`).
+    pub(super) blob_ids: Vec<Option<usize>>,
+}
+
+/// `(thread, ns, channel, version)`; the version is `""` for the shallow saver.
+pub(super) type BlobKey = (String, String, String, String);
+/// Decoded blobs by reference index; `None` for missing and `empty` rows (which Python
+/// skips).
+pub(super) type Blobs = Vec<Option<Arc<Decoded>>>;
+/// Pending writes per fetched row, in row order.
+pub(super) type Writes = Vec<Vec<PendingWrite>>;
+/// Decoded blobs of one query, by reference index.
+pub(super) type BlobSlice = Vec<(usize, Option<Arc<Decoded>>)>;
+/// `(thread, parent checkpoint id)` (full saver) or `(thread, ns)` (shallow saver).
+pub(super) type SendsKey = (String, String);
+
+/// Decoded pending sends of one key.
+pub(super) struct Sends {
+    /// Each Send (shallow saver: `checkpoint.pending_sends`).
+    pub(super) items: Vec<Arc<Decoded>>,
+    /// All of them as one list value (full saver: the `__pregel_tasks` channel value).
+    pub(super) as_list: Arc<Decoded>,
+}
+
+pub(super) async fn joined<T>(handle: tokio::task::JoinHandle<T>) -> Result<T, StoreError> {
+    handle
+        .await
+        .map_err(|e| StoreError::Query(format!("decoding task failed: {e}")))
+}
+
+fn row_err(e: sqlx::Error) -> StoreError {
+    StoreError::Query(e.to_string())
+}
+
+/// Parse the checkpoint and metadata documents of the rows.
+pub(super) fn parse_rows(
+    rows: &[PgRow],
+    ids: &[String],
+    shallow: bool,
+) -> Result<Vec<Doc>, StoreError> {
+    rows.iter()
+        .zip(ids)
+        .map(|(r, id)| {
+            let corrupt = |detail: String| StoreError::Corrupt {
+                checkpoint_id: id.clone(),
+                detail,
+            };
+            let text: Option<&str> = r.try_get("checkpoint").map_err(row_err)?;
+            let doc: serde_json::Value = serde_json::from_str(text.unwrap_or("null"))
+                .map_err(|e| corrupt(format!("checkpoint JSON: {e}")))?;
+            let mut checkpoint = checkpoint_from_json(&doc).map_err(corrupt)?;
+            if checkpoint.id.is_empty() {
+                checkpoint.id = id.clone();
+            }
+            if shallow {
+                // ShallowPostgresSaver: channel values come from the blobs only.
+                checkpoint.channel_values.clear();
+            }
+            let mut inexact = false;
+            let versions = match doc.get("channel_versions") {
+                Some(serde_json::Value::Object(map)) => map
+                    .iter()
+                    .map(|(channel, v)| {
+                        let text = match v {
+                            serde_json::Value::String(s) => Some(s.clone()),
+                            serde_json::Value::Null => None,
+                            serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => {
+                                Some(n.to_string())
+                            }
+                            _ => {
+                                inexact = true;
+                                None
+                            }
+                        };
+                        (channel.clone(), text)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let metadata: Option<&str> = r.try_get("metadata").map_err(row_err)?;
+            Ok(Doc {
+                checkpoint,
+                metadata: parse_metadata(metadata),
+                versions,
+                inexact,
+                blob_ids: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.
+pub(super) fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlice, StoreError> {
+    rows.iter()
+        .map(|r| {
+            let i: i64 = r.try_get("i").map_err(row_err)?;
+            let tag: &str = r
+                .try_get::<Option<&str>, _>("type")
+                .map_err(row_err)?
+                .unwrap_or("msgpack");
+            let value = if tag == "empty" {
+                None
+            } else {
+                let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
+                Some(Arc::new(decode_typed(tag, data)))
+            };
+            Ok((
+                offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
+                value,
+            ))
+        })
+        .collect()
+}
+
+/// Finds a fetched row's position from its `(thread, ns, checkpoint id)` without allocating.
+pub(super) struct RowIndex {
+    map: HashMap<String, usize>,
+    len: usize,
+}
+
+impl RowIndex {
+    pub(super) fn new(keys: &[RowKey]) -> RowIndex {
+        let mut map = HashMap::with_capacity(keys.len());
+        let mut buf = String::new();
+        for (i, k) in keys.iter().enumerate() {
+            Self::compose(&mut buf, &k.thread_id, &k.ns, &k.checkpoint_id);
+            map.entry(buf.clone()).or_insert(i);
+        }
+        RowIndex {
+            map,
+            len: keys.len(),
+        }
+    }
+
+    fn compose(buf: &mut String, thread: &str, ns: &str, id: &str) {
+        buf.clear();
+        for part in [thread, "\0", ns, "\0", id] {
+            buf.push_str(part);
+        }
+    }
+
+    pub(super) fn get(&self, buf: &mut String, thread: &str, ns: &str, id: &str) -> Option<usize> {
+        Self::compose(buf, thread, ns, id);
+        self.map.get(buf.as_str()).copied()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// A write's type tag (a NULL type is read as msgpack, like the SQLite store does).
+fn type_tag(r: &PgRow) -> Result<String, StoreError> {
+    Ok(r.try_get::<Option<String>, _>("type")
+        .map_err(row_err)?
+        .unwrap_or_else(|| "msgpack".into()))
+}
+
+/// Decode the pending writes (grouped per fetched row, sorted like Python) and the sends.
+pub(super) fn decode_writes(
+    write_rows: &[PgRow],
+    send_rows: &[PgRow],
+    index: &RowIndex,
+) -> Result<(Writes, HashMap<SendsKey, Sends>), StoreError> {
+    let mut writes: Writes = (0..index.len()).map(|_| Vec::new()).collect();
+    let mut buf = String::new();
+    for r in write_rows {
+        let thread: &str = r.try_get("thread_id").map_err(row_err)?;
+        let ns: &str = r.try_get("checkpoint_ns").map_err(row_err)?;
+        let id: &str = r.try_get("checkpoint_id").map_err(row_err)?;
+        // Rows of unlisted checkpoints (same id in another namespace) are not ours.
+        let Some(slot) = index.get(&mut buf, thread, ns, id) else {
+            continue;
+        };
+        let type_tag = type_tag(r)?;
+        let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
+        writes[slot].push(PendingWrite {
+            task_id: r.try_get("task_id").map_err(row_err)?,
+            task_path: r
+                .try_get::<Option<String>, _>("task_path")
+                .map_err(row_err)?
+                .unwrap_or_default(),
+            idx: r.try_get("idx").map_err(row_err)?,
+            channel: r.try_get("channel").map_err(row_err)?,
+            value: decode_typed(&type_tag, data),
+            type_tag,
+        });
+    }
+    for list in &mut writes {
+        sort_writes(list);
+    }
+
+    // In query order: already sorted by task_path, task_id, idx.
+    let mut grouped: HashMap<SendsKey, Vec<Decoded>> = HashMap::new();
+    for r in send_rows {
+        let tag = type_tag(r)?;
+        let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
+        let key = (
+            r.try_get("thread_id").map_err(row_err)?,
+            r.try_get("key").map_err(row_err)?,
+        );
+        grouped
+            .entry(key)
+            .or_default()
+            .push(decode_typed(&tag, data));
+    }
+    let sends = grouped
+        .into_iter()
+        .map(|(key, list)| {
+            let as_list = Arc::new(sends_value(&list));
+            let items = list.into_iter().map(Arc::new).collect();
+            (key, Sends { items, as_list })
+        })
+        .collect();
+    Ok((writes, sends))
+}
+
+/// Metadata JSON text (JSONB output); unreadable metadata becomes an `$error` object.
+pub(super) fn parse_metadata(raw: Option<&str>) -> serde_json::Value {
+    match raw {
+        None => serde_json::Value::Null,
+        Some(text) => serde_json::from_str(text).unwrap_or_else(|e| {
+            flashback_codec::view::error_view(
+                &format!("metadata is not valid JSON: {e}"),
+                "json",
+                text.as_bytes(),
+            )
+        }),
+    }
+}

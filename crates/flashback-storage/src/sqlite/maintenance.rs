@@ -1,0 +1,342 @@
+//! [`SaverMaintenance`] for [`SqliteSaver`]: `copy_thread`, `delete_for_runs` and `prune` on a
+//! connection of their own.
+
+use super::write::write_err as err;
+use super::SqliteSaver;
+use crate::maintenance::plan::{
+    check_threads, copy_args, delta_error, metadata_fields, not_empty, plan, CpRow, Plan, Select,
+    Snapshot,
+};
+use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{Decoded, Value};
+use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+/// A connection of our own to the saver's file (read-only for dry runs).
+fn open(path: &str, write: bool) -> Result<Connection, StoreError> {
+    let flags = if write {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(err)?;
+    conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+    Ok(conn)
+}
+
+async fn run<T, F>(path: &str, write: bool, f: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+{
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = open(&path, write)?;
+        let behavior = if write {
+            TransactionBehavior::Immediate
+        } else {
+            TransactionBehavior::Deferred
+        };
+        let tx = conn.transaction_with_behavior(behavior).map_err(err)?;
+        let out = f(&tx)?;
+        if write {
+            tx.commit().map_err(err)?;
+        }
+        Ok(out)
+    })
+    .await
+    .map_err(|e| StoreError::Query(format!("maintenance task failed: {e}")))?
+}
+
+fn copy(
+    tx: &Transaction<'_>,
+    source: &str,
+    target: &str,
+    task_path: bool,
+) -> Result<CopyReport, StoreError> {
+    let busy: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1) \
+             OR EXISTS (SELECT 1 FROM writes WHERE thread_id = ?1)",
+            [target],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if busy {
+        return Err(not_empty(target));
+    }
+    let checkpoints = tx
+        .execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             SELECT ?2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+             FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
+            params![source, target],
+        )
+        .map_err(err)?;
+    let cols = if task_path {
+        "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"
+    } else {
+        "checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value"
+    };
+    let writes = tx
+        .execute(
+            &format!(
+                "INSERT INTO writes (thread_id, {cols}) SELECT ?2, {cols} FROM writes \
+                 WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id, task_id, idx"
+            ),
+            params![source, target],
+        )
+        .map_err(err)?;
+    Ok(CopyReport {
+        checkpoints: checkpoints as u64,
+        writes: writes as u64,
+        blobs: 0,
+    })
+}
+
+/// The checkpoint rows and write counts of `threads`; the threads that use a DeltaChannel.
+fn snapshot(
+    tx: &Transaction<'_>,
+    threads: &[String],
+) -> Result<(Snapshot, BTreeMap<String, ()>), StoreError> {
+    let mut snap = Snapshot::default();
+    let mut delta = BTreeMap::new();
+    let mut cps = tx
+        .prepare(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+             FROM checkpoints WHERE thread_id = ?",
+        )
+        .map_err(err)?;
+    let mut writes = tx
+        .prepare(
+            "SELECT checkpoint_ns, checkpoint_id, count(*), max(channel = ?2) \
+             FROM writes WHERE thread_id = ?1 GROUP BY checkpoint_ns, checkpoint_id",
+        )
+        .map_err(err)?;
+    for thread in threads {
+        let mut rows = cps.query([thread]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let ns: String = r.get(0).map_err(err)?;
+            let id: String = r.get(1).map_err(err)?;
+            let parent: Option<String> = r.get(2).map_err(err)?;
+            let tag: Option<String> = r.get(3).map_err(err)?;
+            let doc: Option<Vec<u8>> = r.get(4).map_err(err)?;
+            let metadata: Option<Vec<u8>> = r.get(5).map_err(err)?;
+            let metadata = metadata
+                .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
+                .unwrap_or(serde_json::Value::Null);
+            let (root, run_id, delta_keys) = metadata_fields(&metadata);
+            let (v, snapshot) = document_facts(tag.as_deref(), doc.as_deref());
+            if delta_keys || snapshot {
+                delta.insert(thread.clone(), ());
+            }
+            snap.rows.push(CpRow {
+                thread: thread.clone(),
+                ns,
+                id,
+                parent,
+                v,
+                root,
+                run_id,
+                versions: Vec::new(),
+            });
+        }
+        let mut rows = writes.query(params![thread, TASKS]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let ns: String = r.get(0).map_err(err)?;
+            let id: String = r.get(1).map_err(err)?;
+            let n: i64 = r.get(2).map_err(err)?;
+            let sends: Option<i64> = r.get(3).map_err(err)?;
+            snap.writes.insert(
+                (thread.clone(), ns, id),
+                (n.max(0) as u64, sends.unwrap_or(0) != 0),
+            );
+        }
+    }
+    Ok((snap, delta))
+}
+
+/// `checkpoint["v"]` and whether a channel value is a `_DeltaSnapshot`.
+fn document_facts(tag: Option<&str>, doc: Option<&[u8]>) -> (Option<i64>, bool) {
+    match flashback_codec::decode_typed(tag.unwrap_or("msgpack"), doc) {
+        Decoded::Msgpack(Value::Map(entries)) => {
+            let mut v = None;
+            let mut snapshot = false;
+            for (k, val) in &entries {
+                match k.as_str() {
+                    Some("v") => v = val.as_i64(),
+                    Some("channel_values") => {
+                        if let Value::Map(values) = val {
+                            snapshot = values
+                                .iter()
+                                .any(|(_, x)| matches!(x, Value::DeltaSnapshot(_)));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (v, snapshot)
+        }
+        Decoded::Json { value, .. } => (value.get("v").and_then(|v| v.as_i64()), false),
+        _ => (None, false),
+    }
+}
+
+/// The threads holding a checkpoint of one of `runs`.
+fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<String>, StoreError> {
+    let mut stmt = tx
+        .prepare(
+            "SELECT DISTINCT thread_id, CAST(metadata AS TEXT) FROM checkpoints \
+             WHERE instr(CAST(metadata AS TEXT), '\"run_id\"') > 0 ORDER BY thread_id",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([]).map_err(err)?;
+    let mut out: Vec<String> = Vec::new();
+    while let Some(r) = rows.next().map_err(err)? {
+        let thread: String = r.get(0).map_err(err)?;
+        let metadata: Option<String> = r.get(1).map_err(err)?;
+        let metadata = metadata
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .unwrap_or(serde_json::Value::Null);
+        let (_, run_id, _) = metadata_fields(&metadata);
+        if run_id.is_some_and(|r| runs.contains(&r)) && out.last() != Some(&thread) {
+            out.push(thread);
+        }
+    }
+    Ok(out)
+}
+
+fn apply(tx: &Transaction<'_>, plan: &Plan) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport {
+        checkpoints: plan.report.checkpoints.clone(),
+        ..Default::default()
+    };
+    for t in &plan.threads {
+        tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [t])
+            .map_err(err)?;
+        report.writes += tx
+            .execute("DELETE FROM writes WHERE thread_id = ?", [t])
+            .map_err(err)? as u64;
+    }
+    for (t, ns) in &plan.namespaces {
+        tx.execute(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+            [t, ns],
+        )
+        .map_err(err)?;
+        report.writes += tx
+            .execute(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ?",
+                [t, ns],
+            )
+            .map_err(err)? as u64;
+    }
+    {
+        let mut del_writes = tx
+            .prepare(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            )
+            .map_err(err)?;
+        let mut del_cp = tx
+            .prepare(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            )
+            .map_err(err)?;
+        for (t, ns, id) in &plan.checkpoints {
+            report.writes += del_writes.execute([t, ns, id]).map_err(err)? as u64;
+            del_cp.execute([t, ns, id]).map_err(err)?;
+        }
+        let mut clear = tx
+            .prepare(
+                "UPDATE checkpoints SET parent_checkpoint_id = NULL \
+                 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            )
+            .map_err(err)?;
+        for (t, ns, id) in &plan.parents {
+            report.parents_cleared += clear.execute([t, ns, id]).map_err(err)? as u64;
+        }
+    }
+    Ok(report)
+}
+
+async fn sqlite_maintain(
+    saver: &SqliteSaver,
+    threads: Option<Vec<String>>,
+    runs: Option<HashSet<String>>,
+    strategy: PruneStrategy,
+    dry_run: bool,
+) -> Result<PruneReport, StoreError> {
+    run(saver.path(), !dry_run, move |tx| {
+        let threads = match (&threads, &runs) {
+            (Some(t), _) => t.clone(),
+            (None, Some(r)) => run_threads(tx, r)?,
+            (None, None) => Vec::new(),
+        };
+        if threads.is_empty() {
+            return Ok(PruneReport {
+                dry_run,
+                ..Default::default()
+            });
+        }
+        let (snap, delta) = snapshot(tx, &threads)?;
+        let select = match (&runs, strategy) {
+            (Some(r), _) => Select::Runs(r),
+            (None, PruneStrategy::Delete) => Select::Delete,
+            (None, PruneStrategy::KeepLatest) => {
+                if !delta.is_empty() {
+                    return Err(delta_error(&delta));
+                }
+                Select::KeepLatest
+            }
+        };
+        let plan = plan(&snap, &threads, &select);
+        if dry_run || plan.is_empty() {
+            return Ok(PruneReport {
+                dry_run,
+                ..plan.report
+            });
+        }
+        apply(tx, &plan)
+    })
+    .await
+}
+
+#[async_trait]
+impl SaverMaintenance for SqliteSaver {
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
+        copy_args(source, target)?;
+        let (source, target) = (source.to_owned(), target.to_owned());
+        let task_path = self.schema().has_task_path;
+        run(self.path(), true, move |tx| {
+            copy(tx, &source, &target, task_path)
+        })
+        .await
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
+        if run_ids.is_empty() {
+            return Ok(PruneReport::default());
+        }
+        let runs: HashSet<String> = run_ids.iter().cloned().collect();
+        sqlite_maintain(self, None, Some(runs), PruneStrategy::Delete, false).await
+    }
+
+    async fn prune(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError> {
+        let threads = check_threads(thread_ids);
+        if threads.is_empty() {
+            return Ok(PruneReport {
+                dry_run,
+                ..Default::default()
+            });
+        }
+        sqlite_maintain(self, Some(threads), None, strategy, dry_run).await
+    }
+}

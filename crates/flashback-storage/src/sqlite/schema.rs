@@ -1,0 +1,112 @@
+//! Schema detection: which generation of `langgraph-checkpoint-sqlite`'s tables a file holds.
+
+use super::query_err;
+use crate::model::{Backend, SchemaInfo};
+use crate::StoreError;
+use rusqlite::Connection;
+
+/// read-write connection may roll back.
+const READONLY_ROLLBACK: i32 = 776;
+
+pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
+    let not_db = |e: rusqlite::Error| match &e {
+        rusqlite::Error::SqliteFailure(f, _) if f.extended_code == READONLY_ROLLBACK => {
+            StoreError::InvalidInput(format!(
+                "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
+                 Flashback reads files read-only and cannot roll it back: open the file once \
+                 for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
+                 quick_check\"`) to restore its last committed state"
+            ))
+        }
+        _ => StoreError::NotADatabase {
+            path: path.into(),
+            detail: e.to_string(),
+        },
+    };
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .map_err(not_db)?;
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .map_err(not_db)?
+        .collect::<Result<_, _>>()
+        .map_err(not_db)?;
+    let columns = |table: &str| -> Result<Vec<String>, StoreError> {
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(query_err)?;
+        let cols = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(query_err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(query_err)?;
+        Ok(cols)
+    };
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    if !has("checkpoints") || !has("writes") {
+        let found = if tables.is_empty() {
+            "an empty SQLite database (no tables)".to_string()
+        } else {
+            format!("tables {}", tables.join(", "))
+        };
+        return Err(StoreError::UnsupportedSchema {
+            found: format!(
+                "{found}; a LangGraph SQLite checkpoint database has tables `checkpoints` and `writes`"
+            ),
+        });
+    }
+    let cp_cols = columns("checkpoints")?;
+    let w_cols = columns("writes")?;
+    let need_cp = [
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "parent_checkpoint_id",
+        "type",
+        "checkpoint",
+        "metadata",
+    ];
+    let need_w = [
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "idx",
+        "channel",
+        "type",
+        "value",
+    ];
+    let missing: Vec<String> = need_cp
+        .iter()
+        .filter(|c| !cp_cols.iter().any(|x| x == *c))
+        .map(|c| format!("checkpoints.{c}"))
+        .chain(
+            need_w
+                .iter()
+                .filter(|c| !w_cols.iter().any(|x| x == *c))
+                .map(|c| format!("writes.{c}")),
+        )
+        .collect();
+    if !missing.is_empty() {
+        return Err(StoreError::UnsupportedSchema {
+            found: format!(
+                "columns missing: {} (checkpoints has {}; writes has {})",
+                missing.join(", "),
+                cp_cols.join(", "),
+                w_cols.join(", ")
+            ),
+        });
+    }
+    let has_task_path = w_cols.iter().any(|c| c == "task_path");
+    Ok(SchemaInfo {
+        backend: Backend::Sqlite,
+        has_task_path,
+        migration_version: None,
+        shallow: false,
+        description: if has_task_path {
+            "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".into()
+        } else {
+            "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".into()
+        },
+    })
+}
