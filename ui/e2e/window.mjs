@@ -17,11 +17,12 @@
 // after the overall timeout.
 
 import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { die, which } from "./window/proc.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -36,24 +37,6 @@ const THREADS = 12; // threads in the demo database
 const FORKED_ROWS = 14; // checkpoints of its thread "forked"
 const EDITED = "edited in the real window";
 
-// Finds an executable on PATH (or an absolute path); null if missing.
-function which(cmd) {
-  const dirs = cmd.includes("/") ? [""] : (process.env.PATH || "").split(delimiter);
-  for (const dir of dirs) {
-    const p = dir ? join(dir, cmd) : cmd;
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {}
-  }
-  return null;
-}
-
-function die(msg) {
-  console.error(`window e2e: ${msg}`);
-  console.log("window: 0 passed, 1 failed");
-  process.exit(2);
-}
 if (!app) die("usage: node ui/e2e/window.mjs --app <flashback-app> [--out <dir>]");
 if (!existsSync(app)) die(`no app binary at ${app} (npm --prefix ui run build && cargo build -p flashback-app)`);
 const xvfbBin = which("Xvfb") || die("Xvfb not found (apt-get install xvfb xauth)");

@@ -127,11 +127,7 @@ pub fn checkpoint_detail(
         ts: cp.ts.clone(),
         step: step_of(&h.metadata),
         source: source_of(&h.metadata),
-        run_id: h
-            .metadata
-            .get("run_id")
-            .and_then(Json::as_str)
-            .map(str::to_owned),
+        run_id: h.run_id().map(str::to_owned),
         metadata: h.metadata.clone(),
         v: cp.v,
         values,

@@ -50,7 +50,7 @@ pub use flashback_engine::fork::ForkResult;
 pub use flashback_engine::merge::{ChannelRebuild, MergeMode, ThreeWay};
 pub use flashback_engine::replay::ReplayStep;
 pub use flashback_engine::{render_text, GraphRow, TaskSet, TaskStatus, ThreadStatus};
-pub use flashback_storage::maintenance::CopyReport;
+pub use flashback_storage::maintenance::{CopyReport, PruneStrategy};
 
 use appdb::AppDb;
 use flashback_storage::CheckpointStore;

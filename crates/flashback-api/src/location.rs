@@ -2,6 +2,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::types::DbKind;
+use flashback_storage::pgurl::PgUrl;
 
 /// A location split into what may be shown and stored, and the password.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,11 +25,13 @@ impl Location {
             ));
         }
         if flashback_storage::is_postgres_url(input) {
-            let (public, password) = split_password(input)?;
+            let url = pg_url(input)?;
             return Ok(Location {
                 kind: DbKind::Postgres,
-                public,
-                password,
+                public: url.without_password(),
+                password: url
+                    .password()
+                    .map_err(|e| ApiError::invalid(e.to_string()))?,
             });
         }
         if input.contains("://") {
@@ -51,7 +54,9 @@ impl Location {
     /// The location to connect with: the URL with `password` put back in.
     pub fn connect_string(&self, password: Option<&str>) -> String {
         match (self.kind, password) {
-            (DbKind::Postgres, Some(pw)) => with_password(&self.public, pw),
+            (DbKind::Postgres, Some(pw)) => {
+                pg_url(&self.public).map_or_else(|_| self.public.clone(), |u| u.with_password(pw))
+            }
             _ => self.public.clone(),
         }
     }
@@ -63,112 +68,14 @@ impl Location {
                 .file_name()
                 .map_or_else(|| self.public.clone(), |n| n.to_string_lossy().into_owned()),
             DbKind::Postgres => {
-                let rest = after_scheme(&self.public).1;
-                let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
-                let host = authority.rsplit('@').next().unwrap_or(authority);
-                let db = path
-                    .strip_prefix('/')
-                    .unwrap_or("")
-                    .split('?')
-                    .next()
-                    .unwrap_or("");
-                let db = if db.is_empty() { "postgres" } else { db };
-                format!("{db} @ {host}")
+                pg_url(&self.public).map_or_else(|_| self.public.clone(), |u| u.display_name())
             }
         }
     }
 }
 
-fn after_scheme(url: &str) -> (&str, &str) {
-    match url.find("://") {
-        Some(i) => (&url[..i + 3], &url[i + 3..]),
-        None => ("", url),
-    }
-}
-
-/// Split `postgres://user:pw@host/db?password=…` into the URL without the password and the
-/// password (percent-decoded).
-fn split_password(url: &str) -> ApiResult<(String, Option<String>)> {
-    let (scheme, rest) = after_scheme(url);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let mut password = None;
-    let authority = match authority.rfind('@') {
-        Some(at) => {
-            let (userinfo, host) = (&authority[..at], &authority[at..]);
-            match userinfo.split_once(':') {
-                Some((user, pw)) => {
-                    password = Some(percent_decode(pw)?);
-                    format!("{user}{host}")
-                }
-                None => authority.to_owned(),
-            }
-        }
-        None => authority.to_owned(),
-    };
-    // A `password=` query parameter goes too.
-    let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
-    let mut kept = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        match pair.split_once('=') {
-            Some(("password", v)) => password = Some(percent_decode(v)?),
-            _ => kept.push(pair),
-        }
-    }
-    let mut public = format!("{scheme}{authority}{path}");
-    if !kept.is_empty() {
-        public.push('?');
-        public.push_str(&kept.join("&"));
-    }
-    Ok((public, password))
-}
-
-fn with_password(public: &str, password: &str) -> String {
-    let (scheme, rest) = after_scheme(public);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let encoded = percent_encode(password);
-    match authority.rfind('@') {
-        Some(at) => format!(
-            "{scheme}{}:{encoded}{}{tail}",
-            &authority[..at],
-            &authority[at..]
-        ),
-        // No user: libpq's default user, with a password.
-        None => format!("{scheme}:{encoded}@{authority}{tail}"),
-    }
-}
-
-fn percent_encode(s: &str) -> String {
-    let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-fn percent_decode(s: &str) -> ApiResult<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| ApiError::invalid("the URL has a malformed %-escape"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| ApiError::invalid("the URL's password is not UTF-8"))
+fn pg_url(url: &str) -> ApiResult<PgUrl> {
+    PgUrl::parse(url).map_err(|e| ApiError::invalid(e.to_string()))
 }
 
 #[cfg(test)]

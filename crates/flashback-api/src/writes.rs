@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::summaries::{checkpoint_not_found, ensure_thread};
 use crate::types::{
     self, CheckpointKey, CopyRequest, DeleteReport, DeleteRequest, EditCheck, ForkRequest,
-    MergeRequest, PruneMode, PruneRequest, PruneSummary, ValidateEditRequest,
+    MergeRequest, PruneRequest, PruneSummary, ValidateEditRequest,
 };
 use crate::{Api, CopyReport, ForkResult};
 use flashback_engine::edit::edit_fork;
@@ -123,16 +123,13 @@ impl Api {
 
     /// Prune threads (or preview it). One transaction.
     pub async fn prune_threads(&self, req: PruneRequest) -> ApiResult<PruneSummary> {
-        use flashback_storage::maintenance::PruneStrategy;
         if req.thread_ids.is_empty() {
             return Err(ApiError::invalid("choose at least one thread to prune"));
         }
         let saver = self.writable(&req.db).await?;
-        let strategy = match req.strategy {
-            PruneMode::KeepLatest => PruneStrategy::KeepLatest,
-            PruneMode::Delete => PruneStrategy::Delete,
-        };
-        let r = saver.prune(&req.thread_ids, strategy, req.dry_run).await?;
+        let r = saver
+            .prune(&req.thread_ids, req.strategy, req.dry_run)
+            .await?;
         Ok(PruneSummary {
             checkpoints: r
                 .checkpoints

@@ -208,7 +208,7 @@ async fn delete_and_prune_preview_then_write() {
         .prune_threads(PruneRequest {
             db: db.db.clone(),
             thread_ids: vec!["long".into()],
-            strategy: PruneMode::KeepLatest,
+            strategy: PruneStrategy::KeepLatest,
             dry_run: true,
         })
         .await
@@ -226,7 +226,7 @@ async fn delete_and_prune_preview_then_write() {
     api.prune_threads(PruneRequest {
         db: db.db.clone(),
         thread_ids: vec!["long".into()],
-        strategy: PruneMode::KeepLatest,
+        strategy: PruneStrategy::KeepLatest,
         dry_run: false,
     })
     .await

@@ -353,11 +353,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             let req = PruneRequest {
                 db,
                 thread_ids: threads,
-                strategy: if strategy == "delete" {
-                    PruneMode::Delete
-                } else {
-                    PruneMode::KeepLatest
-                },
+                strategy: strategy.parse::<PruneStrategy>().map_err(ApiError::from)?,
                 dry_run: !yes,
             };
             let summary = api.prune_threads(req).await?;

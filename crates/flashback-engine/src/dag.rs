@@ -212,10 +212,7 @@ impl ThreadDag {
                 step: h.step(),
                 source: h.source().map(str::to_owned),
                 ts: h.ts.clone(),
-                flashback_action: meta
-                    .pointer("/flashback/action")
-                    .and_then(|a| a.as_str())
-                    .map(str::to_owned),
+                flashback_action: h.flashback_action().map(str::to_owned),
             });
             by_id.insert(h.checkpoint_id.clone(), idx);
             kept.push((idx, h));

@@ -20,18 +20,12 @@ pub(crate) fn count(n: impl TryInto<u32>) -> u32 {
     n.try_into().unwrap_or(u32::MAX)
 }
 
-/// `metadata.step` as an `i32`.
+/// `metadata.step` as an `i32` (the wire's step type).
 pub(crate) fn step_of(metadata: &Json) -> Option<i32> {
-    metadata
-        .get("step")
-        .and_then(Json::as_i64)
-        .and_then(|s| i32::try_from(s).ok())
+    flashback_storage::metadata_step(metadata).and_then(|s| i32::try_from(s).ok())
 }
 
 /// `metadata.source`.
 pub(crate) fn source_of(metadata: &Json) -> Option<String> {
-    metadata
-        .get("source")
-        .and_then(Json::as_str)
-        .map(str::to_owned)
+    flashback_storage::metadata_source(metadata).map(str::to_owned)
 }

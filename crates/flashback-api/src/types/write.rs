@@ -142,16 +142,6 @@ pub struct CopyRequest {
     pub to_db: Option<String>,
 }
 
-/// `keep_latest` or `delete`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum PruneMode {
-    /// Keep each namespace's latest checkpoint.
-    KeepLatest,
-    /// Delete everything of the threads.
-    Delete,
-}
-
 /// Prune threads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PruneRequest {
@@ -160,7 +150,7 @@ pub struct PruneRequest {
     /// Thread ids.
     pub thread_ids: Vec<String>,
     /// Strategy.
-    pub strategy: PruneMode,
+    pub strategy: flashback_storage::maintenance::PruneStrategy,
     /// Only say what would go.
     pub dry_run: bool,
 }

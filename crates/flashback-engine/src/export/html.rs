@@ -194,16 +194,10 @@ pub fn render_html(bundle: &Bundle) -> String {
                 None => format!("{} (not in this export)", esc(p)),
             },
         };
-        let step = cp
-            .metadata
-            .get("step")
+        let step = flashback_storage::metadata_step(&cp.metadata)
             .map(|s| s.to_string())
             .unwrap_or_default();
-        let source = cp
-            .metadata
-            .get("source")
-            .and_then(Json::as_str)
-            .unwrap_or_default();
+        let source = flashback_storage::metadata_source(&cp.metadata).unwrap_or_default();
         let _ = writeln!(
             h,
             "<tr><td><a href=\"#cp-{n}\">{n}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\"><a href=\"#cp-{n}\">{}</a></td><td class=\"mono\">{}</td><td class=\"mono\" title=\"{}\">{}</td></tr>",

@@ -785,13 +785,6 @@ export type OpenRequest = {
 	save_password?: boolean,
 };
 
-/**  `keep_latest` or `delete`. */
-export type PruneMode = 
-/**  Keep each namespace's latest checkpoint. */
-"keep_latest" | 
-/**  Delete everything of the threads. */
-"delete";
-
 /**  Prune threads. */
 export type PruneRequest = {
 	/**  Database handle. */
@@ -799,10 +792,20 @@ export type PruneRequest = {
 	/**  Thread ids. */
 	thread_ids: string[],
 	/**  Strategy. */
-	strategy: PruneMode,
+	strategy: PruneStrategy,
 	/**  Only say what would go. */
 	dry_run: boolean,
 };
+
+/**
+ *  What `prune` does with each thread; serialized as Python names it (`keep_latest`,
+ *  `delete`), the same text as [`PruneStrategy::as_str`] and [`std::str::FromStr`].
+ */
+export type PruneStrategy = 
+/**  Keep the latest checkpoint of each namespace (Python's `"keep_latest"`). */
+"keep_latest" | 
+/**  Delete every row of the threads (Python's `"delete"`). */
+"delete";
 
 /**  What a prune removes. */
 export type PruneSummary = {
