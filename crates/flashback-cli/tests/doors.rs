@@ -346,3 +346,27 @@ fn every_operation_has_a_cli_subcommand() {
         assert!(COMMANDS.contains(command), "{command} is an API command");
     }
 }
+
+#[test]
+fn the_cli_names_only_the_api() {
+    // The CLI is a door onto flashback-api: apart from `bridge` (the saver protocol for the
+    // interop tests), its sources name neither storage, engine nor codec.
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).expect("src") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("bridge.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        for layer in ["flashback_storage", "flashback_engine", "flashback_codec"] {
+            assert!(
+                !text.contains(layer),
+                "{} names {layer}: go through flashback_api",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "checked {checked} files");
+}
