@@ -394,7 +394,8 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
     }
 }
 
-/// Follow a job to its end: events to `on_event`, progress on stderr, Ctrl-C cancels it.
+/// Follow a job to its end: events to `on_event`, progress on stderr (when it is a terminal),
+/// Ctrl-C cancels it.
 /// Returns the job's result, or its error.
 async fn follow<T: serde::de::DeserializeOwned>(
     api: &Api,
@@ -405,6 +406,8 @@ async fn follow<T: serde::de::DeserializeOwned>(
     let mut last_label = String::new();
     let mut ctrl_c = std::pin::pin!(tokio::signal::ctrl_c());
     let mut cancelled = false;
+    // Progress is for a person watching; scripts reading stderr get only errors.
+    let show_progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     loop {
         let snap = api
             .job_poll(JobPollRequest {
@@ -414,7 +417,7 @@ async fn follow<T: serde::de::DeserializeOwned>(
             .await?;
         cursor = snap.cursor;
         snap.events.iter().for_each(&mut on_event);
-        if let Some(p) = &snap.progress {
+        if let Some(p) = snap.progress.as_ref().filter(|_| show_progress) {
             if p.label != last_label && !p.label.is_empty() {
                 eprintln!("flashback: {}…", p.label);
                 last_label.clone_from(&p.label);
