@@ -82,6 +82,8 @@ pub(super) struct Settings {
     pub(super) dir: Option<PathBuf>,
     /// The connection goes through a Unix socket.
     pub(super) socket: bool,
+    /// A libpq TLS parameter Flashback cannot honour, as `name` or `name=value`.
+    pub(super) unsupported: Option<String>,
 }
 
 impl Settings {
@@ -101,6 +103,19 @@ impl Settings {
         } else {
             std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".postgresql"))
         };
+        // Revocation lists and encrypted keys would be silently ignored by sqlx.
+        let unsupported = [
+            ("sslcrl", "PGSSLCRL"),
+            ("sslcrldir", "PGSSLCRLDIR"),
+            ("sslpassword", ""), // (no variable)
+            ("sslnegotiation", "PGSSLNEGOTIATION"),
+        ]
+        .into_iter()
+        .find_map(|(name, env)| match get(&[name], env)? {
+            value if name == "sslnegotiation" && value == "postgres" => None,
+            value if name == "sslnegotiation" => Some(format!("{name}={value}")),
+            _ => Some(name.to_owned()),
+        });
         Settings {
             mode: get(&["sslmode", "ssl-mode"], "PGSSLMODE"),
             root_cert: get(&["sslrootcert", "ssl-root-cert", "ssl-ca"], "PGSSLROOTCERT"),
@@ -108,6 +123,7 @@ impl Settings {
             key: get(&["sslkey", "ssl-key"], "PGSSLKEY"),
             dir: home,
             socket,
+            unsupported,
         }
     }
 }
@@ -178,6 +194,12 @@ impl TlsPlan {
         };
         if s.socket || asked == SslMode::Disable {
             return Ok(plan);
+        }
+        if let Some(what) = &s.unsupported {
+            return Err(format!(
+                "{what} is not supported (Flashback takes sslmode, sslrootcert, sslcert and an \
+                 unencrypted sslkey)"
+            ));
         }
         let default = |name: &str| s.dir.as_ref().map(|d| d.join(name));
         fn given(value: &Option<String>) -> Option<&str> {

@@ -201,6 +201,32 @@ fn settings_come_from_the_url() {
     let s = Settings::read("postgres://h/db?ssl-ca=system", true);
     assert_eq!(s.root_cert.as_deref(), Some("system"));
     assert!(s.socket);
+    assert_eq!(s.unsupported, None);
+    let unsupported = |url: &str| Settings::read(url, false).unsupported;
+    assert_eq!(
+        unsupported("postgres://h?sslcrl=/x.crl").as_deref(),
+        Some("sslcrl")
+    );
+    assert_eq!(
+        unsupported("postgres://h?sslnegotiation=direct").as_deref(),
+        Some("sslnegotiation=direct")
+    );
+    assert_eq!(unsupported("postgres://h?sslnegotiation=postgres"), None);
+    // Not silently ignored where TLS is used.
+    let s = Settings {
+        unsupported: Some("sslpassword".into()),
+        ..settings(Some("require"), None)
+    };
+    assert_eq!(
+        resolve_with(&s, &[]).unwrap_err(),
+        "sslpassword is not supported (Flashback takes sslmode, sslrootcert, sslcert and an \
+         unencrypted sslkey)"
+    );
+    let s = Settings {
+        unsupported: Some("sslcrl".into()),
+        ..settings(Some("disable"), None)
+    };
+    assert!(resolve_with(&s, &[]).is_ok());
 }
 
 #[test]
