@@ -29,7 +29,7 @@
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
 use schema::{detect_schema, UNKNOWN_LAYOUT};
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection as _, Postgres};
 use std::str::FromStr as _;
 use std::time::Duration;
@@ -42,6 +42,7 @@ mod rows;
 mod schema;
 mod sql;
 mod target;
+mod tls;
 mod write;
 mod write_rows;
 
@@ -115,14 +116,16 @@ impl PostgresStore {
         if options.get_application_name().is_none() {
             options = options.application_name("flashback");
         }
-        let target = target.with_options(&options);
+        let (tls, options) =
+            tls::plan(url, options).map_err(|e| StoreError::InvalidInput(target.redact(e)))?;
+        let target = target.with_options(&options).with_tls(&tls);
 
         // A direct first connection, so that a refused port or a bad password is reported at
         // once and precisely (the pool would retry refused connections until its timeout).
-        let mut conn =
-            match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options)).await
-            {
-                Ok(Ok(conn)) => conn,
+        // It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
+        let (mut conn, options) =
+            match tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(options)).await {
+                Ok(Ok(connected)) => connected,
                 Ok(Err(e)) => return Err(target.error(e, true)),
                 Err(_) => {
                     return Err(StoreError::Connection(format!(

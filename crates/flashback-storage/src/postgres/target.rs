@@ -1,5 +1,6 @@
 //! The connection target (for messages, never the password) and driver error mapping.
 
+use super::tls::{rustls_error, Roots, SslMode, TlsPlan};
 use super::CONNECT_TIMEOUT;
 use crate::pgurl::{percent_decode_lossy, PgUrl};
 use crate::StoreError;
@@ -14,6 +15,9 @@ pub(super) struct Target {
     user: String,
     /// Forms of the password to scrub from messages (raw and percent-decoded).
     secrets: Vec<String>,
+    /// The `sslmode` asked for and the trusted roots, for messages about TLS.
+    sslmode: SslMode,
+    roots: Roots,
 }
 
 impl Target {
@@ -42,6 +46,8 @@ impl Target {
             database: String::new(),
             user: String::new(),
             secrets,
+            sslmode: SslMode::Prefer,
+            roots: Roots::None,
         }
     }
 
@@ -55,6 +61,12 @@ impl Target {
             .unwrap_or(options.get_username())
             .to_owned();
         self.user = options.get_username().to_owned();
+        self
+    }
+
+    pub(super) fn with_tls(mut self, tls: &TlsPlan) -> Target {
+        self.sslmode = tls.asked;
+        self.roots = tls.roots.clone();
         self
     }
 
@@ -84,8 +96,10 @@ impl Target {
                 let message = db.message().to_owned();
                 match code.as_str() {
                     "28P01" | "28000" => StoreError::Auth(format!(
-                        "{server} rejected user {:?} for database {:?}: {message}",
-                        self.user, self.database
+                        "{server} rejected user {:?} for database {:?}: {message}{}",
+                        self.user,
+                        self.database,
+                        self.encryption_hint(&message)
                     )),
                     "42501" if connecting => StoreError::Auth(format!("{server}: {message}")),
                     "3D000" => StoreError::NotFound(format!(
@@ -98,8 +112,19 @@ impl Target {
                     c => StoreError::Query(format!("{message} (SQLSTATE {c})")),
                 }
             }
-            sqlx::Error::Io(io) => StoreError::Connection(format!("{server}: {io}")),
-            sqlx::Error::Tls(tls) => StoreError::Connection(format!("{server}: TLS: {tls}")),
+            sqlx::Error::Io(io) => match rustls_error(&io) {
+                Some(tls) => StoreError::Connection(format!("{server}: {}", self.tls_error(tls))),
+                None => StoreError::Connection(format!("{server}: {io}")),
+            },
+            sqlx::Error::Tls(tls) if tls.to_string().contains("does not support TLS") => {
+                StoreError::Connection(format!(
+                    "{server}: the server does not support TLS but sslmode={}",
+                    self.sslmode.name()
+                ))
+            }
+            sqlx::Error::Tls(tls) => {
+                StoreError::Connection(format!("{server}: TLS: {tls} ({})", self.tls_context()))
+            }
             sqlx::Error::PoolTimedOut => StoreError::Connection(format!(
                 "timed out after {}s waiting for a connection to {server}",
                 CONNECT_TIMEOUT.as_secs()
@@ -124,6 +149,101 @@ impl Target {
     }
 }
 
+impl Target {
+    /// `sslmode=…` and the trusted roots, for messages about TLS.
+    fn tls_context(&self) -> String {
+        let mode = self.sslmode.name();
+        match &self.roots {
+            Roots::None => format!("sslmode={mode}"),
+            Roots::System => format!("sslmode={mode}, sslrootcert=system"),
+            Roots::File(path) => format!("sslmode={mode}, sslrootcert={}", path.display()),
+        }
+    }
+
+    /// One line for a failed TLS handshake.
+    fn tls_error(&self, e: &rustls::Error) -> String {
+        use rustls::{AlertDescription as Alert, CertificateError as Cert, Error as E};
+        let context = self.tls_context();
+        match e {
+            // BadSignature: a trusted root bears the issuer's name but did not sign it.
+            E::InvalidCertificate(Cert::UnknownIssuer | Cert::BadSignature) => {
+                let hint = match self.roots {
+                    Roots::System => "; give sslrootcert=<the server's CA certificate file>",
+                    _ => "",
+                };
+                format!(
+                    "certificate verify failed: the server's certificate is self-signed or \
+                     issued by an unknown CA ({context}{hint})"
+                )
+            }
+            E::InvalidCertificate(Cert::NotValidForNameContext {
+                expected,
+                presented,
+            }) => format!(
+                "certificate verify failed: the server's certificate is for {}, not {} \
+                 ({context}; connect by a name it lists, or use sslmode=verify-ca)",
+                if presented.is_empty() {
+                    "no host name".to_owned()
+                } else {
+                    presented
+                        .iter()
+                        .map(|n| san(n))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                expected.to_str()
+            ),
+            E::InvalidCertificate(Cert::NotValidForName) => format!(
+                "certificate verify failed: the server's certificate is not for this host name \
+                 ({context}; connect by a name it lists, or use sslmode=verify-ca)"
+            ),
+            E::InvalidCertificate(other) => {
+                format!("certificate verify failed: {other} ({context})")
+            }
+            E::AlertReceived(Alert::CertificateRequired) => format!(
+                "TLS handshake failed: the server requires a client certificate \
+                 (give sslcert=… and sslkey=…; {context})"
+            ),
+            E::AlertReceived(
+                alert @ (Alert::UnknownCA
+                | Alert::BadCertificate
+                | Alert::CertificateUnknown
+                | Alert::CertificateExpired
+                | Alert::CertificateRevoked
+                | Alert::UnsupportedCertificate),
+            ) => format!(
+                "TLS handshake failed: the server rejected the client certificate \
+                 ({alert:?}; {context})"
+            ),
+            E::AlertReceived(Alert::ProtocolVersion) => format!(
+                "TLS handshake failed: the server speaks neither TLS 1.2 nor TLS 1.3 ({context})"
+            ),
+            other => format!("TLS handshake failed: {other} ({context})"),
+        }
+    }
+
+    /// A hint for pg_hba.conf refusing a connection for its encryption.
+    fn encryption_hint(&self, message: &str) -> String {
+        let plaintext_refused = message.ends_with("no encryption") || message.ends_with("SSL off");
+        if plaintext_refused && matches!(self.sslmode, SslMode::Disable) {
+            " (sslmode=disable, but the server requires TLS here: use sslmode=require or \
+             stronger)"
+                .to_owned()
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// A subject alternative name as rustls shows it (`DnsName("db.example")`, `IpAddress(…)`),
+/// without the wrapping.
+fn san(name: &str) -> &str {
+    let inner = |prefix: &str, suffix: &str| name.strip_prefix(prefix)?.strip_suffix(suffix);
+    inner("DnsName(\"", "\")")
+        .or_else(|| inner("IpAddress(", ")"))
+        .unwrap_or(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +262,88 @@ mod tests {
         let t = Target::from_url("postgres://u:abcd@h/d?sslmode=disable&password=wx%79z");
         assert_eq!(t.secrets, ["wx%79z", "wxyz", "abcd"]);
         assert_eq!(Target::from_url("u:abcd@h?password=q").secrets, ["q"]);
+    }
+
+    #[test]
+    fn tls_failures_are_one_clear_line() {
+        use rustls::{AlertDescription, CertificateError, Error as TlsError};
+        let plan = |mode: &str, root: Option<&str>| {
+            let settings = super::super::tls::Settings {
+                mode: Some(mode.to_owned()),
+                root_cert: root.map(str::to_owned),
+                ..Default::default()
+            };
+            TlsPlan::resolve(&settings, &|_| true).unwrap()
+        };
+        let target = |tls: &TlsPlan| {
+            let opts = PgConnectOptions::from_str("postgres://u:Secret-pw-99@db:5433/app").unwrap();
+            Target::from_url("postgres://u:Secret-pw-99@db:5433/app")
+                .with_options(&opts)
+                .with_tls(tls)
+        };
+        let handshake = |t: &Target, e: TlsError| {
+            let io = std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+            t.error(sqlx::Error::Io(io), true).to_string()
+        };
+        let full = target(&plan("verify-full", Some("/ca.pem")));
+        assert_eq!(
+            handshake(
+                &full,
+                TlsError::InvalidCertificate(CertificateError::UnknownIssuer)
+            ),
+            "cannot connect: db:5433: certificate verify failed: the server's certificate is \
+             self-signed or issued by an unknown CA (sslmode=verify-full, sslrootcert=/ca.pem)"
+        );
+        let system = target(&plan("verify-full", Some("system")));
+        assert!(handshake(&system, TlsError::InvalidCertificate(CertificateError::BadSignature))
+            .ends_with("(sslmode=verify-full, sslrootcert=system; give sslrootcert=<the server's CA certificate file>)"));
+        let expired = handshake(
+            &full,
+            TlsError::InvalidCertificate(CertificateError::Expired),
+        );
+        assert!(expired.contains("certificate verify failed: "), "{expired}");
+        let name = TlsError::InvalidCertificate(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("db").unwrap(),
+            presented: vec![
+                "DnsName(\"db.example\")".into(),
+                "IpAddress(10.0.0.1)".into(),
+            ],
+        });
+        assert_eq!(
+            handshake(&full, name),
+            "cannot connect: db:5433: certificate verify failed: the server's certificate is for \
+             db.example, 10.0.0.1, not db (sslmode=verify-full, sslrootcert=/ca.pem; connect by \
+             a name it lists, or use sslmode=verify-ca)"
+        );
+        let require = target(&plan("require", None));
+        let alert = handshake(
+            &require,
+            TlsError::AlertReceived(AlertDescription::CertificateRequired),
+        );
+        assert_eq!(
+            alert,
+            "cannot connect: db:5433: TLS handshake failed: the server requires a client \
+             certificate (give sslcert=… and sslkey=…; sslmode=require)"
+        );
+        let refused = require.error(sqlx::Error::Tls("server does not support TLS".into()), true);
+        assert_eq!(
+            refused.to_string(),
+            "cannot connect: db:5433: the server does not support TLS but sslmode=require"
+        );
+        // Not a TLS failure: an I/O error as before.
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        assert_eq!(
+            require.error(sqlx::Error::Io(io), true).to_string(),
+            "cannot connect: db:5433: refused"
+        );
+        let disable = target(&plan("disable", None));
+        assert!(disable
+            .encryption_hint("…, no encryption")
+            .starts_with(" (sslmode=disable, but the server requires TLS here"));
+        assert_eq!(require.encryption_hint("…, no encryption"), "");
+        assert_eq!(
+            disable.encryption_hint("password authentication failed"),
+            ""
+        );
     }
 }

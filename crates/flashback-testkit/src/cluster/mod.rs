@@ -12,6 +12,9 @@
 //! private file that is deleted right after), so that tests can exercise wrong credentials,
 //! which a trust cluster (or a local server with trust auth) accepts.
 //!
+//! [`Cluster::start_configured`] adds files to the data directory (a TLS certificate and key,
+//! a `pg_hba.conf` of its own) and server settings (`ssl=on`, …) before the server starts.
+//!
 //! Stopping: dropping a [`Cluster`] stops the server and deletes the directory. A process-wide
 //! cluster kept in a `static` is never dropped, so every cluster also has a watchdog: a small
 //! `sh` process that waits for the test process to exit (however it exits, even `kill -9`) and
@@ -32,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
 use cleanup::{spawn_watchdog, sweep_stale, temp_base};
-use programs::{as_user, locate_programs, path_arg, DbUser};
+use programs::{as_user, locate_programs, path_arg, shell_quote, DbUser};
 
 const DIR_PREFIX: &str = "flashback-testpg-";
 const OWNER_FILE: &str = "owner.pid";
@@ -68,6 +71,18 @@ struct StartOptions<'a> {
     /// `None`: trust authentication. `Some(password)`: `scram-sha-256` for local and TCP
     /// connections, with this password for the superuser `postgres`.
     password: Option<&'a str>,
+    config: Option<&'a ClusterConfig>,
+}
+
+/// Extra configuration of a throwaway trust cluster ([`Cluster::start_configured`]).
+#[derive(Debug, Default, Clone)]
+pub struct ClusterConfig {
+    /// Files written into the data directory after `initdb`, before the server starts: mode
+    /// 0600, owned by the user the server runs as. E.g. `server.crt` and `server.key` (the
+    /// default TLS certificate and key names), or `pg_hba.conf` (replacing initdb's).
+    pub data_files: Vec<(String, String)>,
+    /// Server settings, each given as `-c name=value` when starting (e.g. `ssl=on`).
+    pub settings: Vec<(String, String)>,
 }
 
 impl Cluster {
@@ -94,6 +109,33 @@ impl Cluster {
         }
         Self::start_with(&StartOptions {
             password: Some(password),
+            config: None,
+        })
+    }
+
+    /// Like [`Cluster::start`] (trust authentication, unless `config` brings a `pg_hba.conf`),
+    /// with `config`'s files in the data directory and its settings. File names must be plain
+    /// names (no `/`); setting names letters, digits, `_` and `.`.
+    pub fn start_configured(config: &ClusterConfig) -> Result<Cluster, String> {
+        for (name, _) in &config.data_files {
+            if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+                return Err(format!(
+                    "not a plain file name for the data directory: {name:?}"
+                ));
+            }
+        }
+        for (name, _) in &config.settings {
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.".contains(c))
+            {
+                return Err(format!("not a server setting name: {name:?}"));
+            }
+        }
+        Self::start_with(&StartOptions {
+            password: None,
+            config: Some(config),
         })
     }
 
@@ -133,6 +175,15 @@ impl Cluster {
         cluster.watchdog = spawn_watchdog(&cluster.dir);
 
         cluster.initdb(options.password)?;
+        let config = options.config.cloned().unwrap_or_default();
+        for (name, contents) in &config.data_files {
+            cluster.write_data_file(name, contents)?;
+        }
+        let settings: String = config
+            .settings
+            .iter()
+            .map(|(name, value)| format!(" -c {}", shell_quote(&format!("{name}={value}"))))
+            .collect();
 
         let data = cluster.data_dir();
         let mut last_error = String::new();
@@ -140,7 +191,7 @@ impl Cluster {
             let port = free_port()?;
             let options = format!(
                 "-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} \
-                 -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                 -c fsync=off -c synchronous_commit=off -c full_page_writes=off{settings}",
                 cluster.dir.display()
             );
             let started = cluster.run(
@@ -232,6 +283,18 @@ impl Cluster {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         drop(file);
         self.chown_to_db_user(path)
+    }
+
+    /// Writes (or replaces) `name` in the data directory: mode 0600, owned by the server's user.
+    fn write_data_file(&self, name: &str, contents: &str) -> Result<(), String> {
+        let path = self.data_dir().join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot replace {}: {e}", path.display()))
+            }
+            _ => {}
+        }
+        self.write_private(&path, contents)
     }
 
     /// Hands `path` to the `postgres` system user when running as root; no-op otherwise.

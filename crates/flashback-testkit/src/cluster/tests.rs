@@ -53,3 +53,21 @@ fn sweep_removes_dirs_of_dead_owners_only() {
     assert!(alive.exists());
     assert!(other.exists());
 }
+
+#[test]
+fn rejects_unusable_configurations() {
+    let file = |name: &str| ClusterConfig {
+        data_files: vec![(name.to_owned(), String::new())],
+        ..ClusterConfig::default()
+    };
+    for bad in ["", "../x", "a/b", ".hidden"] {
+        let err = Cluster::start_configured(&file(bad)).unwrap_err();
+        assert!(err.starts_with("not a plain file name"), "{err}");
+    }
+    let setting = ClusterConfig {
+        settings: vec![("ssl; rm".to_owned(), "on".to_owned())],
+        ..ClusterConfig::default()
+    };
+    let err = Cluster::start_configured(&setting).unwrap_err();
+    assert!(err.starts_with("not a server setting name"), "{err}");
+}
