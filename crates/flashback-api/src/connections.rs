@@ -134,8 +134,8 @@ impl Api {
     /// Open a SQLite file or a Postgres URL (read-only: nothing is written to it).
     pub async fn open_database(&self, req: OpenRequest) -> ApiResult<DbInfo> {
         let loc = Location::parse(&req.location)?;
-        if loc.kind == DbKind::Sqlite && !Path::new(&loc.public).exists() {
-            return Err(ApiError::not_found(format!("no such file: {}", loc.public)));
+        if loc.kind == DbKind::Sqlite {
+            crate::location::ensure_regular_file(Path::new(&loc.public))?;
         }
         let password = req
             .password

@@ -41,6 +41,7 @@ mod writes;
 pub use commands::COMMANDS;
 pub use error::{ApiError, ApiResult, ErrorCode};
 pub use location::Location;
+pub use reads::MAX_BUNDLE_BYTES;
 pub use types::*;
 // The engine's and storage's result types that commands return, so that the doors (the app,
 // `serve`, the CLI) name `flashback_api` only.

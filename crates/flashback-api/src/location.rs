@@ -26,6 +26,11 @@ impl Location {
         }
         if flashback_storage::is_postgres_url(input) {
             let url = pg_url(input)?;
+            if names_nothing(input) {
+                return Err(ApiError::invalid(format!(
+                    "{input:?} names no server and no database: use postgres://USER@HOST/DATABASE"
+                )));
+            }
             return Ok(Location {
                 kind: DbKind::Postgres,
                 public: url.without_password(),
@@ -72,6 +77,60 @@ impl Location {
             }
         }
     }
+}
+
+/// `postgres://` with nothing after it (or only `/`), and no `host=` or `dbname=` in the query:
+/// a slip, not a request for every default.
+fn names_nothing(url: &str) -> bool {
+    let rest = url.split_once("://").map_or("", |(_, rest)| rest);
+    let (target, query) = rest.split_once('?').unwrap_or((rest, ""));
+    target.trim_matches('/').is_empty()
+        && !query
+            .split('&')
+            .any(|kv| kv.starts_with("host=") || kv.starts_with("dbname="))
+}
+
+/// Refuse what cannot be a database file before anything opens it: a FIFO would block the
+/// open forever, a device or a directory is never a database.
+pub(crate) fn ensure_regular_file(path: &std::path::Path) -> ApiResult<std::fs::Metadata> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ApiError::not_found(format!("no such file: {}", path.display()))
+        } else {
+            ApiError::io(format!("cannot read {}: {e}", path.display()))
+        }
+    })?;
+    if meta.is_file() {
+        return Ok(meta);
+    }
+    let what = if meta.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&meta.file_type())
+    };
+    Err(ApiError::invalid(format!(
+        "{} is {what}, not a regular file",
+        path.display()
+    )))
+}
+
+#[cfg(unix)]
+fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "not a file"
 }
 
 fn pg_url(url: &str) -> ApiResult<PgUrl> {
@@ -126,5 +185,20 @@ mod tests {
         assert!(Location::parse("").is_err());
         assert!(Location::parse("mysql://x/y").is_err());
         assert!(Location::parse("postgres://u:%zz@h/d").is_err());
+        for nothing in [
+            "postgres://",
+            "postgresql:///",
+            "postgres://?sslmode=disable",
+        ] {
+            let e = Location::parse(nothing).expect_err(nothing);
+            assert_eq!(e.code, crate::ErrorCode::InvalidInput, "{nothing}");
+        }
+        for something in [
+            "postgres:///agents",
+            "postgres://?host=/tmp&dbname=x",
+            "postgres://h",
+        ] {
+            assert!(Location::parse(something).is_ok(), "{something}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Reads: threads, history, the graph, one checkpoint, diff, replay, rebuild, the merge
 //! preview and verifying an export. Nothing here writes.
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::summaries::{checkpoint_not_found, ensure_thread, thread_summaries};
 use crate::types::{
     CheckpointDetail, CheckpointRequest, DbRequest, DiffRequest, GraphRequest, HistoryEntry,
@@ -11,6 +11,8 @@ use crate::types::{
 use crate::{Api, ChannelRebuild, CheckpointDiff, ReplayStep, ThreeWay, VerifyReport};
 use flashback_codec::ViewOptions;
 use flashback_storage::{CheckpointStore, ListQuery};
+use std::io::Read;
+use std::path::Path;
 
 impl Api {
     /// Every thread with its status.
@@ -161,16 +163,61 @@ impl Api {
         .await?)
     }
 
-    /// Check an exported bundle (a file, or content).
+    /// Check an exported bundle (a file, or content), of at most [`MAX_BUNDLE_BYTES`].
     pub async fn verify_export(&self, req: VerifyRequest) -> ApiResult<VerifyReport> {
         let text = match (req.content, req.path) {
-            (Some(c), _) => c,
-            (None, Some(p)) => std::fs::read_to_string(&p)
-                .map_err(|e| ApiError::not_found(format!("cannot read {p}: {e}")))?,
+            (Some(c), _) => {
+                if c.len() as u64 > MAX_BUNDLE_BYTES {
+                    return Err(too_big("the bundle", c.len() as u64));
+                }
+                c
+            }
+            (None, Some(p)) => read_bundle(Path::new(&p))?,
             (None, None) => return Err(ApiError::invalid("give a path or the content")),
         };
         Ok(flashback_engine::export::verify(&text))
     }
+}
+
+/// The largest bundle `verify_export` reads (its JSON is parsed whole, so memory is a few times
+/// this).
+pub const MAX_BUNDLE_BYTES: u64 = 256 * 1024 * 1024;
+
+fn too_big(what: &str, size: u64) -> ApiError {
+    ApiError::invalid(format!(
+        "{what} is {} MB; Flashback verifies bundles of up to {} MB",
+        size.div_ceil(1024 * 1024),
+        MAX_BUNDLE_BYTES / (1024 * 1024)
+    ))
+}
+
+/// A bundle file: a regular file (a FIFO would block forever) of bounded size, read with the
+/// bound enforced (the file may grow between the check and the read).
+fn read_bundle(path: &Path) -> ApiResult<String> {
+    let meta = crate::location::ensure_regular_file(path).map_err(|e| match e.code {
+        ErrorCode::NotFound => {
+            ApiError::not_found(format!("cannot read {}: no such file", path.display()))
+        }
+        _ => e,
+    })?;
+    if meta.len() > MAX_BUNDLE_BYTES {
+        return Err(too_big(&path.display().to_string(), meta.len()));
+    }
+    let cannot = |e: std::io::Error| ApiError::io(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_BUNDLE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_BUNDLE_BYTES {
+        return Err(too_big(&path.display().to_string(), bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        ApiError::invalid(format!(
+            "{} is not text: not an exported bundle",
+            path.display()
+        ))
+    })
 }
 
 /// The namespaces of a thread, sorted (`""` first).

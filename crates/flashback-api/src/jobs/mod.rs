@@ -84,4 +84,15 @@ impl Api {
     pub async fn job_cancel(&self, req: JobRequest) -> ApiResult<()> {
         self.jobs.cancel(&req.job)
     }
+
+    /// Run `work` as a job of `kind`, as `start_export` and `start_rerun` run theirs. For tests
+    /// of the job machinery (a job that panics, one cancelled after it ended); no door reaches
+    /// it, and it is not a command.
+    #[doc(hidden)]
+    pub fn run_as_job<F>(&self, kind: JobKind, work: F) -> String
+    where
+        F: FnOnce() -> ApiResult<serde_json::Value> + Send + 'static,
+    {
+        self.jobs.spawn(kind, move |_| async move { work() })
+    }
 }

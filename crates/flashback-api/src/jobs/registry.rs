@@ -8,11 +8,33 @@ use crate::types::{JobEvent, JobKind, JobProgress, JobSnapshot, JobState};
 use serde_json::Value as Json;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 
 /// Finished jobs kept for polling.
 const KEEP_FINISHED: usize = 64;
+
+/// A lock that a panic elsewhere cannot make unusable: the data behind it is plain state that
+/// stays consistent (each update is one assignment).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn kind_name(kind: JobKind) -> &'static str {
+    match kind {
+        JobKind::Export => "export",
+        JobKind::Rerun => "re-run",
+    }
+}
+
+/// The text a panic was raised with (`panic!("…")`), if it is text.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .map_or_else(|| "a panic".to_owned(), |m| format!("panic: {m}"))
+}
 
 struct JobData {
     state: JobState,
@@ -37,9 +59,7 @@ pub struct JobHandle {
 
 impl JobHandle {
     fn update(&self, f: impl FnOnce(&mut JobData)) {
-        if let Ok(mut d) = self.job.data.lock() {
-            f(&mut d);
-        }
+        f(&mut lock(&self.job.data));
     }
 
     /// Report progress.
@@ -78,9 +98,13 @@ pub struct Jobs {
 
 impl Jobs {
     /// Start `work` in the background and return the job id.
+    ///
+    /// The work runs as a task of its own: if it panics, the job ends as
+    /// [`JobState::Failed`] with an `internal` error saying so (never "running" forever), and
+    /// the rest of the backend carries on.
     pub fn spawn<F, Fut>(self: &Arc<Self>, kind: JobKind, work: F) -> String
     where
-        F: FnOnce(JobHandle) -> Fut,
+        F: FnOnce(JobHandle) -> Fut + Send + 'static,
         Fut: Future<Output = ApiResult<Json>> + Send + 'static,
     {
         let id = uuid::Uuid::new_v4().simple().to_string();
@@ -96,25 +120,40 @@ impl Jobs {
             }),
             cancel: tx,
         });
-        if let Ok(mut jobs) = self.jobs.lock() {
-            jobs.insert(id.clone(), Arc::clone(&job));
-        }
+        lock(&self.jobs).insert(id.clone(), Arc::clone(&job));
         let handle = JobHandle {
             job: Arc::clone(&job),
             cancel: rx,
         };
-        let fut = work(handle.clone());
+        let work_handle = handle.clone();
+        let task = tokio::spawn(async move { work(work_handle).await });
         let registry = Arc::clone(self);
         let job_id = id.clone();
         tokio::spawn(async move {
-            let outcome = fut.await;
+            let outcome = match task.await {
+                Ok(outcome) => outcome,
+                Err(e) => Err(ApiError::new(
+                    ErrorCode::Internal,
+                    match e.try_into_panic() {
+                        Ok(payload) => format!(
+                            "the {} job failed unexpectedly ({}); nothing else was affected",
+                            kind_name(kind),
+                            panic_message(payload.as_ref())
+                        ),
+                        Err(_) => format!("the {} job was stopped", kind_name(kind)),
+                    },
+                )),
+            };
             let cancelled = handle.is_cancelled();
             handle.update(|d| match outcome {
                 Ok(result) => {
                     d.state = JobState::Succeeded;
                     d.result = Some(result);
                 }
-                Err(e) if e.code == ErrorCode::Cancelled || cancelled => {
+                Err(e)
+                    if e.code == ErrorCode::Cancelled
+                        || (cancelled && e.code != ErrorCode::Internal) =>
+                {
                     d.state = JobState::Cancelled;
                     d.error = Some(e);
                 }
@@ -129,32 +168,26 @@ impl Jobs {
     }
 
     fn retire(&self, id: String) {
-        let Ok(mut finished) = self.finished.lock() else {
-            return;
-        };
+        let mut finished = lock(&self.finished);
         finished.push_back(id);
         while finished.len() > KEEP_FINISHED {
-            if let (Some(old), Ok(mut jobs)) = (finished.pop_front(), self.jobs.lock()) {
-                jobs.remove(&old);
+            if let Some(old) = finished.pop_front() {
+                lock(&self.jobs).remove(&old);
             }
         }
     }
 
     fn get(&self, id: &str) -> ApiResult<Arc<Job>> {
-        self.jobs
-            .lock()
-            .ok()
-            .and_then(|j| j.get(id).cloned())
+        lock(&self.jobs)
+            .get(id)
+            .cloned()
             .ok_or_else(|| ApiError::not_found(format!("no job {id}")))
     }
 
     /// The job's state and the events after `cursor`.
     pub fn poll(&self, id: &str, cursor: u32) -> ApiResult<JobSnapshot> {
         let job = self.get(id)?;
-        let d = job
-            .data
-            .lock()
-            .map_err(|_| ApiError::new(ErrorCode::Internal, "job state lock poisoned"))?;
+        let d = lock(&job.data);
         let from = (cursor as usize).min(d.events.len());
         Ok(JobSnapshot {
             id: id.to_owned(),
@@ -168,7 +201,7 @@ impl Jobs {
         })
     }
 
-    /// Ask a job to stop (no effect on a finished job).
+    /// Ask a job to stop (no effect on a finished job: it keeps its state and result).
     pub fn cancel(&self, id: &str) -> ApiResult<()> {
         let job = self.get(id)?;
         job.cancel.send_replace(true);
