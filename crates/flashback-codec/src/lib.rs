@@ -29,6 +29,7 @@
 
 #![deny(missing_docs)]
 
+pub mod describe;
 pub mod legacy;
 pub mod msgpack;
 mod numpy;

@@ -99,7 +99,10 @@ fn decode_typed_inner(
             tag: t.to_owned(),
             data: bytes.to_vec(),
         },
-        other => error(format!("unknown serde type tag {other:?}")),
+        other => error(format!(
+            "unknown serde type tag {}",
+            crate::describe::quoted(other, crate::describe::MAX_NAME_CHARS)
+        )),
     }
 }
 

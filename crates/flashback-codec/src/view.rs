@@ -78,7 +78,8 @@ pub fn view(v: &Value, opts: ViewOptions) -> Json {
     }
 }
 
-fn float_view(f: f64) -> Json {
+/// A float: a JSON number, or `{"$type": "builtins.float", "$value": "nan" | "inf" | "-inf"}`.
+pub(crate) fn float_view(f: f64) -> Json {
     match Number::from_f64(f) {
         Some(n) => Json::Number(n),
         None => {

@@ -219,7 +219,7 @@ impl Row {
             Decoded::Error { message, .. } => return Err(corrupt(message)),
             other => {
                 return Err(corrupt(format!(
-                    "checkpoint column holds a {tag} value: {other:?}"
+                    "checkpoint column is not a msgpack document: {other}"
                 )))
             }
         };
