@@ -31,6 +31,10 @@ pub enum ErrorCode {
     Query,
     /// Reading or writing a file failed.
     Io,
+    /// Another process holds a lock on the database (SQLite "database is locked"): try again.
+    Locked,
+    /// The database cannot be written here (a read-only file or directory).
+    ReadOnly,
     /// The work was cancelled.
     Cancelled,
     /// The database handle is not open (the server restarted, or it was closed).
@@ -56,6 +60,8 @@ impl ErrorCode {
             | ErrorCode::Corrupt
             | ErrorCode::Query
             | ErrorCode::Io
+            | ErrorCode::Locked
+            | ErrorCode::ReadOnly
             | ErrorCode::Cancelled
             | ErrorCode::NotOpen
             | ErrorCode::Unauthorized
@@ -110,6 +116,8 @@ impl From<StoreError> for ApiError {
             StoreError::Query(_) => ErrorCode::Query,
             StoreError::Corrupt { .. } => ErrorCode::Corrupt,
             StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
+            StoreError::Locked(_) => ErrorCode::Locked,
+            StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
         };
         ApiError::new(code, e.to_string())
     }

@@ -34,6 +34,7 @@
 //!     parent_checkpoint_id: parent.map(Into::into),
 //!     ts: String::new(),
 //!     metadata: json!({"parents": parents}),
+//!     problem: None,
 //! };
 //! let headers = [
 //!     row("", "c1", None, json!({})),

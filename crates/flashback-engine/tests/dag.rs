@@ -92,6 +92,7 @@ fn py(ns: &str, id: &str, parent: Option<&str>, parents: serde_json::Value) -> C
         parent_checkpoint_id: parent.map(str::to_owned),
         ts: String::new(),
         metadata: json!({"source": "loop", "step": 0, "parents": parents}),
+        problem: None,
     }
 }
 

@@ -44,6 +44,7 @@ fn tuple(r: &Json) -> CheckpointTuple {
         parent_checkpoint_id: r["parent"].as_str().map(str::to_owned),
         ts: String::new(),
         metadata: r["metadata"].clone(),
+        problem: None,
     };
     let channel_values = r["channel_values"]
         .as_array()

@@ -57,6 +57,7 @@ fn tuple(py: Json, values: &[(&str, &str)], writes: &[(&str, &str, &str)]) -> Ch
             parent_checkpoint_id: None,
             ts: String::new(),
             metadata: json!({"source": "loop", "step": py["step"], "parents": {}}),
+            problem: None,
         },
         checkpoint: Checkpoint {
             v: 4,

@@ -29,6 +29,7 @@ impl B {
                     parent_checkpoint_id: None,
                     ts: String::new(),
                     metadata: json!({"step": step}),
+                    problem: None,
                 },
                 checkpoint: Checkpoint {
                     v: 4,

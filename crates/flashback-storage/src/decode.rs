@@ -1,8 +1,21 @@
 //! Turning stored checkpoint documents into [`Checkpoint`]s.
 
 use crate::model::{Checkpoint, Version, Versions};
-use flashback_codec::{Decoded, Value};
+use flashback_codec::{msgpack, Decoded, Value};
 use std::sync::Arc;
+
+/// A map key as a channel or node name: a string, or (a string that is not valid UTF-8) its
+/// escaped bytes, so that the entry is still shown. Other keys are not names: `None`.
+fn key_name(k: Value) -> Option<String> {
+    match k {
+        Value::Str(k) => Some(k.into_string()),
+        Value::RawExt(raw) if msgpack::is_invalid_str(&raw) => Some(format!(
+            "⟨invalid UTF-8 \"{}\"⟩",
+            crate::escape::escape_bytes(&raw.data)
+        )),
+        _ => None,
+    }
+}
 
 /// Build a [`Checkpoint`] from the msgpack document SQLite stores in `checkpoints.checkpoint`.
 pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> {
@@ -23,10 +36,7 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
                 if let Value::Map(values) = v {
                     cp.channel_values = values
                         .into_iter()
-                        .filter_map(|(k, v)| match k {
-                            Value::Str(k) => Some((k.into_string(), Arc::new(Decoded::from(v)))),
-                            _ => None,
-                        })
+                        .filter_map(|(k, v)| Some((key_name(k)?, Arc::new(Decoded::from(v)))))
                         .collect();
                 }
             }
@@ -35,10 +45,7 @@ pub(crate) fn checkpoint_from_msgpack(doc: Value) -> Result<Checkpoint, String> 
                 if let Value::Map(nodes) = v {
                     cp.versions_seen = nodes
                         .into_iter()
-                        .filter_map(|(k, v)| match k {
-                            Value::Str(k) => Some((k.into_string(), versions_from_msgpack(v))),
-                            _ => None,
-                        })
+                        .filter_map(|(k, v)| Some((key_name(k)?, versions_from_msgpack(v))))
                         .collect();
                 }
             }
@@ -83,10 +90,7 @@ fn versions_from_msgpack(v: Value) -> Versions {
                 Value::Float(f) => Version::Float(f),
                 _ => return None,
             };
-            match k {
-                Value::Str(k) => Some((k.into_string(), version)),
-                _ => None,
-            }
+            Some((key_name(k)?, version))
         })
         .collect()
 }
@@ -171,7 +175,13 @@ pub(crate) fn json_primitive(v: &serde_json::Value) -> Value {
     }
 }
 
-fn empty() -> Checkpoint {
+/// The one wording of a checkpoint document that cannot be read (both backends).
+pub(crate) fn unreadable_document(detail: String) -> String {
+    format!("the checkpoint document cannot be read: {detail}")
+}
+
+/// A checkpoint with nothing in it (what an unreadable document loads as).
+pub(crate) fn empty() -> Checkpoint {
     Checkpoint {
         v: 0,
         id: String::new(),

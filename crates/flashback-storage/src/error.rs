@@ -42,6 +42,14 @@ pub enum StoreError {
     /// The caller passed something unusable (e.g. an invalid metadata filter key).
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// Another process holds a lock that stops this read or write (SQLite `SQLITE_BUSY` /
+    /// `SQLITE_LOCKED`): worth trying again.
+    #[error("the database is locked by another process ({0}); try again")]
+    Locked(String),
+    /// The database (or the directory SQLite must write beside it) cannot be written, and the
+    /// operation needed to (SQLite `SQLITE_READONLY`).
+    #[error("the database is read-only here: {0}")]
+    ReadOnly(String),
 }
 
 impl StoreError {
@@ -56,6 +64,8 @@ impl StoreError {
             StoreError::Query(_) => "query",
             StoreError::Corrupt { .. } => "corrupt",
             StoreError::InvalidInput(_) => "invalid_input",
+            StoreError::Locked(_) => "locked",
+            StoreError::ReadOnly(_) => "read_only",
         }
     }
 }

@@ -34,6 +34,7 @@
 
 mod decode;
 pub mod error;
+mod escape;
 pub mod maintenance;
 pub mod model;
 pub mod pgurl;

@@ -208,6 +208,12 @@ pub struct CheckpointHeader {
     pub ts: String,
     /// Metadata as stored (JSON).
     pub metadata: serde_json::Value,
+    /// What could not be read in this row, when something could not: a key column that is not
+    /// valid text (the id is then shown escaped, e.g. `⟨BLOB x'74'⟩`), or a checkpoint
+    /// document that does not decode (the checkpoint then has no values). `None` for a sound
+    /// row. The rest of the thread is unaffected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 impl CheckpointHeader {
@@ -278,6 +284,11 @@ pub struct ThreadInfo {
     pub checkpoint_count: u64,
     /// The latest root-namespace checkpoint id (`max(checkpoint_id)`, as Python's "latest").
     pub latest_checkpoint_id: Option<String>,
+    /// What could not be read in the thread's keys: a thread id, namespace or latest checkpoint
+    /// id that is not valid text (shown escaped, e.g. `⟨BLOB x'74'⟩`; such a thread cannot be
+    /// looked up by its id). `None` when they are sound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// Which checkpoints to list; the same semantics as Python's `saver.list(config, filter=…,
@@ -335,6 +346,7 @@ mod tests {
             parent_checkpoint_id: None,
             ts: String::new(),
             metadata,
+            problem: None,
         };
         let h = header(json!({"step": -1, "source": "input", "run_id": "r1",
                               "flashback": {"action": "merge"}}));

@@ -102,9 +102,33 @@ pub trait CheckpointSaver: CheckpointStore {
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError>;
 }
 
+/// Refuse to store a value whose encoding would not give back what was read: one holding a
+/// string that was not valid UTF-8 (decoded in place, see
+/// [`flashback_codec::msgpack::is_invalid_str`]), which would be written as something else.
+pub fn check_storable(channel: &str, v: &Decoded) -> Result<(), StoreError> {
+    fn bad(v: &Value) -> bool {
+        match v {
+            Value::RawExt(raw) => flashback_codec::msgpack::is_invalid_str(raw),
+            Value::Array(items) => items.iter().any(bad),
+            Value::Map(entries) => entries.iter().any(|(k, v)| bad(k) || bad(v)),
+            Value::Object(o) => bad(&o.payload) || o.extra.as_ref().is_some_and(bad),
+            Value::DeltaSnapshot(inner) => bad(inner),
+            _ => false,
+        }
+    }
+    match v {
+        Decoded::Msgpack(v) if bad(v) => Err(StoreError::InvalidInput(format!(
+            "channel {channel:?}: the value holds a string that is not valid UTF-8 as stored; \
+             Flashback cannot write it back byte for byte, so it does not write it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A decoded value as it sits nested in a msgpack document (SQLite keeps the whole checkpoint,
 /// values included, in one document).
 pub fn nested_value(channel: &str, v: &Decoded) -> Result<Value, StoreError> {
+    check_storable(channel, v)?;
     Ok(match v {
         Decoded::Msgpack(v) => v.clone(),
         Decoded::Null => Value::Nil,

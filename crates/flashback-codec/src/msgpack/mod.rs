@@ -10,7 +10,7 @@ mod reader;
 mod tests;
 mod writer;
 
-pub use reader::{decode, decode_with_cache, top_level_str};
+pub use reader::{check, decode, decode_with_cache, is_invalid_str, top_level_str};
 pub use writer::{encode, encode_into};
 
 use crate::value::Value;

@@ -3,7 +3,23 @@
 
 use super::ext::decode_ext;
 use super::{DecodeCache, MsgpackError, CACHE_MIN_LEN, MAX_DEPTH};
-use crate::value::Value;
+use crate::value::{RawExt, Value};
+
+/// The ext code of the in-place value that stands for a `str` whose bytes are not valid UTF-8
+/// (see [`is_invalid_str`]). Negative codes are reserved by msgpack itself and LangGraph never
+/// writes this one.
+const INVALID_STR_CODE: i8 = i8::MIN;
+
+/// The start of the reason such a value carries.
+const INVALID_STR_REASON: &str = "str is not valid UTF-8";
+
+/// Whether `raw` is the in-place value the decoder makes of a msgpack `str` whose bytes are not
+/// valid UTF-8 (Python's msgpack would refuse the whole document). Its `data` holds the
+/// string's bytes; its view is an `$error` object. Encoding it again does NOT give the stored
+/// bytes back (it would be written as an ext), so writers must refuse to store it.
+pub fn is_invalid_str(raw: &RawExt) -> bool {
+    raw.code == INVALID_STR_CODE && raw.error.starts_with(INVALID_STR_REASON)
+}
 
 /// Decode one complete msgpack document (trailing bytes are an error).
 pub fn decode(data: &[u8]) -> Result<Value, MsgpackError> {
@@ -29,6 +45,25 @@ fn decode_doc(data: &[u8], cache: Option<&mut DecodeCache>) -> Result<Value, Msg
         )));
     }
     Ok(v)
+}
+
+/// Check that `data` is one complete, well-formed msgpack document without building it: what
+/// [`decode`] rejects (truncation, the reserved byte 0xc1, nesting deeper than [`MAX_DEPTH`],
+/// trailing bytes) is rejected here too, much more cheaply.
+pub fn check(data: &[u8]) -> Result<(), MsgpackError> {
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache: None,
+    };
+    r.skip(0)?;
+    if r.pos != data.len() {
+        return Err(r.err(format!(
+            "{} trailing bytes after the document",
+            data.len() - r.pos
+        )));
+    }
+    Ok(())
 }
 
 /// Read the string stored under `key` in a top-level map without decoding anything else
@@ -200,13 +235,21 @@ impl<'a> Reader<'a, '_> {
     fn str(&mut self, n: usize) -> Result<Value, MsgpackError> {
         let start = self.pos;
         let bytes = self.take(n)?;
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Value::Str(s.into())),
-            Err(e) => Err(MsgpackError {
-                offset: start + e.valid_up_to(),
-                message: "string is not valid UTF-8".into(),
-            }),
-        }
+        // Not valid UTF-8: the string alone becomes an in-place error value (the rest of the
+        // document still decodes); `is_invalid_str` recognises it.
+        Ok(match std::str::from_utf8(bytes) {
+            Ok(s) => Value::Str(s.into()),
+            Err(e) => Value::RawExt(Box::new(RawExt {
+                code: INVALID_STR_CODE,
+                data: bytes.to_vec(),
+                error: format!(
+                    "{INVALID_STR_REASON} (invalid byte {} of {}, at offset {start}); \
+                     raw_base64 holds its bytes",
+                    e.valid_up_to() + 1,
+                    bytes.len()
+                ),
+            })),
+        })
     }
 
     fn array(&mut self, n: usize, depth: usize) -> Result<Value, MsgpackError> {

@@ -28,6 +28,7 @@ pub fn sub(
         parent_checkpoint_id: parent.map(str::to_owned),
         ts: String::new(),
         metadata: json!({"source": "loop", "step": 0, "parents": parents}),
+        problem: None,
     }
 }
 

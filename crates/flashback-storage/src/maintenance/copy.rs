@@ -114,7 +114,15 @@ pub async fn copy_thread_between(
         return Err(not_empty(target));
     }
     let tuples = from.list_tuples(&ListQuery::thread(source)).await?;
-    // Everything that can be refused is checked before the first write.
+    // Everything that can be refused is checked before the first write. A checkpoint that
+    // could not be read would be copied as something it is not.
+    if let Some(t) = tuples.iter().find(|t| t.header.problem.is_some()) {
+        return Err(StoreError::InvalidInput(format!(
+            "thread {source:?}: checkpoint {} cannot be read as stored ({}); nothing was copied",
+            t.header.checkpoint_id,
+            t.header.problem.as_deref().unwrap_or_default()
+        )));
+    }
     let mut batches = Vec::with_capacity(tuples.len());
     for t in &tuples {
         batches.push(write_batches(&t.header.checkpoint_id, &t.pending_writes)?);

@@ -25,6 +25,7 @@ pub(super) fn assemble(
             metadata,
             versions,
             blob_ids,
+            problem,
             ..
         } = doc;
 
@@ -35,8 +36,9 @@ pub(super) fn assemble(
             }
         }
 
-        // Pre-v4 checkpoints: Sends were not stored in the checkpoint.
-        if key.pre_v4 {
+        // Pre-v4 checkpoints: Sends were not stored in the checkpoint. (An unreadable document
+        // gets no values at all.)
+        if key.pre_v4 && problem.is_none() {
             if shallow {
                 let found = sends.get(&(key.thread_id.clone(), key.ns.clone()));
                 cp.pending_sends = Some(found.map(|s| s.items.clone()).unwrap_or_default());
@@ -70,6 +72,7 @@ pub(super) fn assemble(
                 parent_checkpoint_id: key.parent.filter(|p| !p.is_empty()),
                 ts: cp.ts.clone(),
                 metadata,
+                problem,
             },
             checkpoint: cp,
             pending_writes,

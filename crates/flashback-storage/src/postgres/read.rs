@@ -8,6 +8,7 @@ use super::rows::{
 };
 use super::sql::{Arg, Sql};
 use super::{PostgresStore, BLOB_QUERIES, MIN_BLOB_SLICE, TASKS};
+use crate::decode::unreadable_document;
 use crate::model::*;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -99,7 +100,7 @@ impl PostgresStore {
         let row_index = RowIndex::new(&keys);
         let decoding_writes =
             tokio::task::spawn_blocking(move || decode_writes(&write_rows, &send_rows, &row_index));
-        let mut docs = joined(parsing).await??;
+        let mut docs = joined(parsing).await?;
         if !shallow {
             self.fetch_exact_versions(&mut tx, &keys, &mut docs).await?;
         }
@@ -400,6 +401,7 @@ impl CheckpointStore for PostgresStore {
                     namespaces,
                     checkpoint_count: u64::try_from(n).unwrap_or(0),
                     latest_checkpoint_id: r.try_get("latest")?,
+                    problem: None,
                 })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()
@@ -416,7 +418,8 @@ impl CheckpointStore for PostgresStore {
         };
         let select = format!(
             "SELECT thread_id, checkpoint_ns, {id} AS checkpoint_id, {parent} AS parent_checkpoint_id, \
-             checkpoint->>'ts' AS ts, metadata::text AS metadata FROM checkpoints"
+             checkpoint->>'ts' AS ts, metadata::text AS metadata, \
+             jsonb_typeof(checkpoint) = 'object' AS is_object FROM checkpoints"
         );
         let sql = self.list_sql(&select, query);
         let mut tx = self.begin().await?;
@@ -429,6 +432,9 @@ impl CheckpointStore for PostgresStore {
         rows.iter()
             .map(|r| {
                 let metadata: Option<String> = r.try_get("metadata")?;
+                // The same words as the full read (`parse_rows`) for a document that is not
+                // an object.
+                let is_object = r.try_get::<Option<bool>, _>("is_object")? == Some(true);
                 Ok(CheckpointHeader {
                     thread_id: r.try_get("thread_id")?,
                     checkpoint_ns: r.try_get("checkpoint_ns")?,
@@ -440,6 +446,8 @@ impl CheckpointStore for PostgresStore {
                         .filter(|p| !p.is_empty()),
                     ts: r.try_get::<Option<String>, _>("ts")?.unwrap_or_default(),
                     metadata: parse_metadata(metadata.as_deref()),
+                    problem: (!is_object)
+                        .then(|| unreadable_document("checkpoint JSON is not an object".into())),
                 })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()

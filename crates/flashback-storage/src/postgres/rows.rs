@@ -2,7 +2,7 @@
 //! sends (pure, run on blocking threads).
 
 use super::assemble::sends_value;
-use crate::decode::checkpoint_from_json;
+use crate::decode::{checkpoint_from_json, empty, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
 use flashback_codec::{decode_typed, Decoded};
@@ -21,6 +21,9 @@ pub(super) struct RowKey {
     pub(super) pre_v4: bool,
 }
 
+// Key columns need no lenient reading here, unlike SQLite's: they are NOT NULL text, and a
+// UTF-8 client (sqlx) only ever receives valid UTF-8 (the server converts, or refuses with
+// "invalid byte sequence" for bytes a SQL_ASCII database let in).
 impl RowKey {
     pub(super) fn from_row(r: &PgRow) -> Result<RowKey, sqlx::Error> {
         Ok(RowKey {
@@ -47,6 +50,8 @@ pub(super) struct Doc {
     pub(super) inexact: bool,
     /// For each entry of `versions`, the index of its blob reference (see `blob_refs`).
     pub(super) blob_ids: Vec<Option<usize>>,
+    /// Why the document cannot be read (it then has no values).
+    pub(super) problem: Option<String>,
 }
 
 /// `(thread, ns, channel, version)`; the version is `""` for the shallow saver.
@@ -79,61 +84,88 @@ fn row_err(e: sqlx::Error) -> StoreError {
     StoreError::Query(e.to_string())
 }
 
-/// Parse the checkpoint and metadata documents of the rows.
-pub(super) fn parse_rows(
-    rows: &[PgRow],
-    ids: &[String],
-    shallow: bool,
-) -> Result<Vec<Doc>, StoreError> {
+/// Parse the checkpoint and metadata documents of the rows. A document that cannot be read
+/// gives a checkpoint without values and the reason in [`Doc::problem`]; it never fails the
+/// other rows.
+pub(super) fn parse_rows(rows: &[PgRow], ids: &[String], shallow: bool) -> Vec<Doc> {
     rows.iter()
         .zip(ids)
         .map(|(r, id)| {
-            let corrupt = |detail: String| StoreError::Corrupt {
-                checkpoint_id: id.clone(),
-                detail,
+            let (checkpoint, versions, inexact, problem) = match read_document(r, id, shallow) {
+                Ok((checkpoint, (versions, inexact))) => (checkpoint, versions, inexact, None),
+                Err(detail) => {
+                    let mut checkpoint = empty();
+                    checkpoint.id = id.clone();
+                    (
+                        checkpoint,
+                        Vec::new(),
+                        false,
+                        Some(unreadable_document(detail)),
+                    )
+                }
             };
-            let text: Option<&str> = r.try_get("checkpoint").map_err(row_err)?;
-            let doc: serde_json::Value = serde_json::from_str(text.unwrap_or("null"))
-                .map_err(|e| corrupt(format!("checkpoint JSON: {e}")))?;
-            let mut checkpoint = checkpoint_from_json(&doc).map_err(corrupt)?;
-            if checkpoint.id.is_empty() {
-                checkpoint.id = id.clone();
-            }
-            if shallow {
-                // ShallowPostgresSaver: channel values come from the blobs only.
-                checkpoint.channel_values.clear();
-            }
-            let mut inexact = false;
-            let versions = match doc.get("channel_versions") {
-                Some(serde_json::Value::Object(map)) => map
-                    .iter()
-                    .map(|(channel, v)| {
-                        let text = match v {
-                            serde_json::Value::String(s) => Some(s.clone()),
-                            serde_json::Value::Null => None,
-                            serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => {
-                                Some(n.to_string())
-                            }
-                            _ => {
-                                inexact = true;
-                                None
-                            }
-                        };
-                        (channel.clone(), text)
-                    })
-                    .collect(),
-                _ => Vec::new(),
+            let metadata = match r.try_get::<Option<&str>, _>("metadata") {
+                Ok(text) => parse_metadata(text),
+                Err(e) => flashback_codec::view::error_view(
+                    &format!("metadata cannot be read: {e}"),
+                    "json",
+                    &[],
+                ),
             };
-            let metadata: Option<&str> = r.try_get("metadata").map_err(row_err)?;
-            Ok(Doc {
+            Doc {
                 checkpoint,
-                metadata: parse_metadata(metadata),
+                metadata,
                 versions,
                 inexact,
                 blob_ids: Vec::new(),
-            })
+                problem,
+            }
         })
         .collect()
+}
+
+/// `channel_versions` as [`Doc::versions`] holds them, and whether some were inexact.
+type VersionTexts = (Vec<(String, Option<String>)>, bool);
+
+/// The checkpoint document of a row, its version texts, or why it cannot be read.
+fn read_document(r: &PgRow, id: &str, shallow: bool) -> Result<(Checkpoint, VersionTexts), String> {
+    let text: Option<&str> = r.try_get("checkpoint").map_err(|e| e.to_string())?;
+    let doc: serde_json::Value = serde_json::from_str(text.unwrap_or("null"))
+        .map_err(|e| format!("checkpoint JSON: {e}"))?;
+    let mut checkpoint = checkpoint_from_json(&doc)?;
+    if checkpoint.id.is_empty() {
+        checkpoint.id = id.to_owned();
+    }
+    if shallow {
+        // ShallowPostgresSaver: channel values come from the blobs only.
+        checkpoint.channel_values.clear();
+    }
+    Ok((checkpoint, version_texts(&doc)))
+}
+
+/// Each `channel_versions` entry as Postgres' `jsonb_each_text` renders it, where the client
+/// can (see `fetch_exact_versions` for the rest).
+fn version_texts(doc: &serde_json::Value) -> VersionTexts {
+    let mut inexact = false;
+    let versions = match doc.get("channel_versions") {
+        Some(serde_json::Value::Object(map)) => map
+            .iter()
+            .map(|(channel, v)| {
+                let text = match v {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Null => None,
+                    serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+                    _ => {
+                        inexact = true;
+                        None
+                    }
+                };
+                (channel.clone(), text)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    (versions, inexact)
 }
 
 /// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.

@@ -2,7 +2,7 @@
 //! (the JSONB document with the primitives inline, the blobs) and of one `put_writes` batch.
 
 use crate::model::{Checkpoint, Version, Versions};
-use crate::saver::{write_idx, PutRequest};
+use crate::saver::{check_storable, write_idx, PutRequest};
 use crate::StoreError;
 use flashback_codec::{encode_typed, Decoded, Value};
 use serde_json::{Map, Value as Json};
@@ -88,6 +88,7 @@ impl PutRows {
             let version = version.as_text();
             check_text("channel", channel)?;
             check_text("channel version", &version)?;
+            check_storable(channel, value)?;
             let (tag, bytes) = encode_typed(value);
             check_text("serde type", &tag)?;
             rows.channels.push(channel.to_owned());
@@ -362,6 +363,7 @@ impl WriteRows {
             blobs: Vec::with_capacity(rows.len()),
         };
         for (idx, channel, value) in rows {
+            check_storable(channel, value)?;
             let (tag, bytes) = encode_typed(value);
             check_text("serde type", &tag)?;
             out.idx.push(idx);

@@ -1,6 +1,7 @@
 //! [`SaverMaintenance`] for [`SqliteSaver`]: `copy_thread`, `delete_for_runs` and `prune` on a
 //! connection of their own.
 
+use super::access::Source;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
@@ -15,16 +16,20 @@ use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-/// A connection of our own to the saver's file (read-only for dry runs).
-fn open(path: &str, write: bool) -> Result<Connection, StoreError> {
-    let flags = if write {
-        OpenFlags::SQLITE_OPEN_READ_WRITE
+/// A connection of our own to the saver's file: read-write, or for dry runs read-only the way
+/// the store reads (nothing created beside the file; the [`Source`] must outlive the
+/// connection).
+fn open(path: &str, write: bool) -> Result<(Connection, Option<Source>), StoreError> {
+    let (conn, source) = if write {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE;
+        (Connection::open_with_flags(path, flags).map_err(err)?, None)
     } else {
-        OpenFlags::SQLITE_OPEN_READ_ONLY
+        let (source, conn) =
+            Source::open(std::path::Path::new(path)).map_err(|e| super::open_err(path, e))?;
+        (conn, Some(source))
     };
-    let conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
-    Ok(conn)
+    Ok((conn, source))
 }
 
 async fn run<T, F>(path: &str, write: bool, f: F) -> Result<T, StoreError>
@@ -34,7 +39,7 @@ where
 {
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut conn = open(&path, write)?;
+        let (mut conn, _source) = open(&path, write)?;
         let behavior = if write {
             TransactionBehavior::Immediate
         } else {

@@ -1,14 +1,18 @@
-//! SQLite files written by `langgraph-checkpoint-sqlite`, opened read-only.
+//! SQLite files written by `langgraph-checkpoint-sqlite`, opened read-only (and, in WAL mode,
+//! without creating anything beside them: see `access.rs`).
 
 use crate::model::*;
 use crate::StoreError;
-use rusqlite::{Connection, OpenFlags};
+use access::{OpenError, Source};
+use rusqlite::Connection;
 use schema::detect_schema;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+mod access;
 mod maintenance;
 mod read;
+mod rows;
 mod schema;
 mod write;
 
@@ -16,17 +20,67 @@ pub use write::SqliteSaver;
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
 pub struct SqliteStore {
-    conn: Arc<Mutex<Connection>>,
+    reader: Arc<Mutex<Reader>>,
     schema: SchemaInfo,
     path: String,
 }
 
-fn query_err(e: rusqlite::Error) -> StoreError {
-    StoreError::Query(e.to_string())
+/// The connection and how it was made (reopened when that no longer fits the file).
+struct Reader {
+    conn: Connection,
+    source: Source,
+}
+
+/// `SQLITE_READONLY_ROLLBACK`: a hot journal that only a read-write connection may roll back.
+const READONLY_ROLLBACK: i32 = 776;
+
+/// A SQLite error as a [`StoreError`]: another process's lock, a read-only file, a hot
+/// journal, or (`otherwise`) what the caller makes of the rest.
+pub(crate) fn classify(
+    path: &str,
+    e: rusqlite::Error,
+    otherwise: impl FnOnce(rusqlite::Error) -> StoreError,
+) -> StoreError {
+    let rusqlite::Error::SqliteFailure(f, _) = &e else {
+        return otherwise(e);
+    };
+    match f.code {
+        _ if f.extended_code == READONLY_ROLLBACK => StoreError::InvalidInput(format!(
+            "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
+             Flashback reads files read-only and cannot roll it back: open the file once \
+             for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
+             quick_check\"`) to restore its last committed state"
+        )),
+        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
+            StoreError::Locked(format!("{path}: {e}"))
+        }
+        rusqlite::ErrorCode::ReadOnly => StoreError::ReadOnly(format!(
+            "{path} cannot be written ({e}); check the permissions of the file and of its \
+             directory"
+        )),
+        _ => otherwise(e),
+    }
+}
+
+/// A failed read query.
+fn query_err(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |e| classify(path, e, |e| StoreError::Query(e.to_string()))
+}
+
+/// A failed open: anything unclassified means the file is not a SQLite database.
+fn open_err(path: &str, e: OpenError) -> StoreError {
+    match e {
+        OpenError::Sqlite(e) => classify(path, e, |e| StoreError::NotADatabase {
+            path: path.into(),
+            detail: e.to_string(),
+        }),
+        OpenError::Snapshot(message) => StoreError::InvalidInput(message),
+    }
 }
 
 impl SqliteStore {
-    /// Open `path` read-only and detect its schema. The file is never created or modified.
+    /// Open `path` read-only and detect its schema. The file is never created or modified, and
+    /// nothing is created beside it.
     pub async fn open(path: &str) -> Result<SqliteStore, StoreError> {
         let path = path.to_owned();
         tokio::task::spawn_blocking(move || Self::open_blocking(&path))
@@ -46,13 +100,10 @@ impl SqliteStore {
                 detail: "it is a directory".into(),
             });
         }
-        let conn = open_read_only(p).map_err(|e| StoreError::NotADatabase {
-            path: path.into(),
-            detail: e.to_string(),
-        })?;
+        let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
         let schema = detect_schema(&conn, path)?;
         Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
+            reader: Arc::new(Mutex::new(Reader { conn, source })),
             schema,
             path: path.into(),
         })
@@ -66,30 +117,24 @@ impl SqliteStore {
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &SchemaInfo) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Connection, &Source, &SchemaInfo, &str) -> Result<T, StoreError>
+            + Send
+            + 'static,
     {
-        let conn = Arc::clone(&self.conn);
+        let reader = Arc::clone(&self.reader);
         let schema = self.schema.clone();
+        let path = self.path.clone();
         tokio::task::spawn_blocking(move || {
-            let guard = conn
+            let mut guard = reader
                 .lock()
                 .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
-            f(&guard, &schema)
+            let Reader { conn, source } = &mut *guard;
+            if let Some(fresh) = source.refresh().map_err(|e| open_err(&path, e))? {
+                *conn = fresh;
+            }
+            f(conn, source, &schema, &path)
         })
         .await
         .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
     }
-}
-
-/// A read-only connection: never creates, never writes, never changes the journal mode.
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    // Memory-map reads (a per-connection setting; nothing is written to the file): loading
-    // a long history reads every page, and mmap saves a copy per page. The pragma answers
-    // with the size granted (0 where mmap is unavailable, which is fine).
-    let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
-    // Sorts (ORDER BY checkpoint_id) stay in memory rather than in temporary files.
-    conn.execute_batch("PRAGMA temp_store = MEMORY")?;
-    Ok(conn)
 }

@@ -1,16 +1,17 @@
-//! The read side of [`SqliteStore`]: Python's `search_where` queries, row decoding and the
-//! pending writes of the listed checkpoints.
+//! The read side of [`SqliteStore`]: Python's `search_where` queries, the thread list, and
+//! the pending writes of the listed checkpoints (rows are decoded in `rows.rs`).
 
-use super::{open_read_only, query_err, SqliteStore};
-use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack};
+use super::access::Source;
+use super::rows::{decode_writes, read_writes, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS};
+use super::{query_err, SqliteStore};
+use crate::escape::{joined, key_or_note, key_text};
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
-use rusqlite::types::Value as SqlValue;
+use flashback_codec::DecodeCache;
+use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Below this many listed checkpoints, writes are fetched per checkpoint; above, in one query.
 const BULK_WRITES_THRESHOLD: usize = 16;
@@ -69,18 +70,21 @@ fn limit_sql(q: &ListQuery) -> String {
     q.limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default()
 }
 
-struct Row {
-    thread_id: String,
-    ns: String,
-    id: String,
-    parent: Option<String>,
-    type_tag: Option<String>,
-    checkpoint: Option<Vec<u8>>,
-    metadata: Option<Vec<u8>>,
+/// What a read needs besides the query: the connection, how to open another one, the schema,
+/// and the path (for messages).
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    conn: &'a Connection,
+    source: &'a Source,
+    schema: &'a SchemaInfo,
+    path: &'a str,
 }
 
-const ROW_COLUMNS: &str =
-    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+impl Ctx<'_> {
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        query_err(self.path)
+    }
+}
 
 /// The checkpoint rows of a query, newest first, handed to `f` one by one.
 ///
@@ -89,15 +93,16 @@ const ROW_COLUMNS: &str =
 /// transaction and so see the same snapshot. (A `WITHOUT ROWID` table, which LangGraph never
 /// creates, falls back to sorting whole rows.)
 fn for_each_row(
-    conn: &Connection,
+    cx: Ctx<'_>,
     q: &ListQuery,
     mut f: impl FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
     let (where_sql, params) = search_where(q)?;
     let limit = limit_sql(q);
+    let (conn, err) = (cx.conn, cx.err());
     // Inside a caller's read transaction (`get_tuples`) that one is the snapshot.
     let snapshot = if conn.is_autocommit() {
-        Some(conn.unchecked_transaction().map_err(query_err)?)
+        Some(conn.unchecked_transaction().map_err(&err)?)
     } else {
         None
     };
@@ -109,18 +114,18 @@ fn for_each_row(
                 .query_map(rusqlite::params_from_iter(params.iter()), |r| {
                     r.get::<_, i64>(0)
                 })
-                .map_err(query_err)?
+                .map_err(&err)?
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(query_err)?;
+                .map_err(&err)?;
             let mut by_id = conn
                 .prepare_cached(&format!(
                     "SELECT {ROW_COLUMNS} FROM checkpoints WHERE rowid = ?"
                 ))
-                .map_err(query_err)?;
+                .map_err(&err)?;
             for id in ids {
-                let mut rows = by_id.query([id]).map_err(query_err)?;
-                if let Some(r) = rows.next().map_err(query_err)? {
-                    f(row_from(r).map_err(query_err)?)?;
+                let mut rows = by_id.query([id]).map_err(&err)?;
+                if let Some(r) = rows.next().map_err(&err)? {
+                    f(row_from(r).map_err(&err)?)?;
                 }
             }
         }
@@ -128,216 +133,24 @@ fn for_each_row(
             let sql = format!(
                 "SELECT {ROW_COLUMNS} FROM checkpoints {where_sql} ORDER BY checkpoint_id DESC{limit}"
             );
-            let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
+            let mut stmt = conn.prepare_cached(&sql).map_err(&err)?;
             let mut rows = stmt
                 .query(rusqlite::params_from_iter(params.iter()))
-                .map_err(query_err)?;
-            while let Some(r) = rows.next().map_err(query_err)? {
-                f(row_from(r).map_err(query_err)?)?;
+                .map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                f(row_from(r).map_err(&err)?)?;
             }
         }
     }
     match snapshot {
-        Some(tx) => tx.finish().map_err(query_err),
+        Some(tx) => tx.finish().map_err(&err),
         None => Ok(()),
     }
 }
 
-fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    Ok(Row {
-        thread_id: r.get(0)?,
-        ns: r.get(1)?,
-        id: r.get(2)?,
-        parent: r.get(3)?,
-        type_tag: r.get(4)?,
-        checkpoint: blob_or_text(r, 5)?,
-        metadata: blob_or_text(r, 6)?,
-    })
-}
-
-/// Values may be stored as BLOB or (by other writers) TEXT; read both as bytes.
-fn blob_or_text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
-    use rusqlite::types::ValueRef;
-    Ok(match r.get_ref(i)? {
-        ValueRef::Null => None,
-        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
-        ValueRef::Integer(i) => Some(i.to_string().into_bytes()),
-        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
-    })
-}
-
-/// Metadata is UTF-8 JSON in a BLOB; unreadable metadata becomes an `$error` object.
-fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
-    match raw {
-        None => serde_json::json!({}),
-        Some(b) => serde_json::from_slice(b).unwrap_or_else(|e| {
-            flashback_codec::view::error_view(
-                &format!("metadata is not valid JSON: {e}"),
-                "json",
-                b,
-            )
-        }),
-    }
-}
-
-impl Row {
-    /// The header, reading `ts` cheaply from the undecoded document.
-    fn header(&self) -> CheckpointHeader {
-        let ts = self
-            .checkpoint
-            .as_deref()
-            .and_then(|b| match self.type_tag.as_deref() {
-                Some("json") => serde_json::from_slice::<serde_json::Value>(b)
-                    .ok()
-                    .and_then(|v| v.get("ts")?.as_str().map(str::to_owned)),
-                _ => msgpack::top_level_str(b, "ts"),
-            })
-            .unwrap_or_default();
-        self.header_with_ts(ts)
-    }
-
-    fn header_with_ts(&self, ts: String) -> CheckpointHeader {
-        CheckpointHeader {
-            thread_id: self.thread_id.clone(),
-            checkpoint_ns: self.ns.clone(),
-            checkpoint_id: self.id.clone(),
-            parent_checkpoint_id: self.parent.clone().filter(|p| !p.is_empty()),
-            ts,
-            metadata: parse_metadata(self.metadata.as_deref()),
-        }
-    }
-
-    fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, StoreError> {
-        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
-        let corrupt = |detail: String| StoreError::Corrupt {
-            checkpoint_id: self.id.clone(),
-            detail,
-        };
-        let mut cp = match decode_typed_cached(tag, self.checkpoint.as_deref(), cache) {
-            Decoded::Msgpack(v) => checkpoint_from_msgpack(v).map_err(corrupt)?,
-            Decoded::Json { value, .. } => checkpoint_from_json(&value).map_err(corrupt)?,
-            Decoded::Error { message, .. } => return Err(corrupt(message)),
-            other => {
-                return Err(corrupt(format!(
-                    "checkpoint column is not a msgpack document: {other}"
-                )))
-            }
-        };
-        if cp.id.is_empty() {
-            cp.id = self.id.clone();
-        }
-        Ok(cp)
-    }
-}
-
-fn write_select(schema: &SchemaInfo) -> &'static str {
-    if schema.has_task_path {
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, task_path, idx FROM writes"
-    } else {
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, '' AS task_path, idx FROM writes"
-    }
-}
-
-/// `(thread_id, checkpoint_ns, checkpoint_id)`.
-type WriteKey = (String, String, String);
-
-/// A write row not decoded yet (decoding happens on the worker that builds its checkpoint).
-struct RawWrite {
-    task_id: String,
-    channel: String,
-    type_tag: String,
-    data: Option<Vec<u8>>,
-    task_path: String,
-    idx: i64,
-}
-
-impl RawWrite {
-    fn decode(self, cache: &mut DecodeCache) -> PendingWrite {
-        PendingWrite {
-            value: decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
-            task_id: self.task_id,
-            channel: self.channel,
-            type_tag: self.type_tag,
-            task_path: self.task_path,
-            idx: self.idx,
-        }
-    }
-}
-
-/// Decode a checkpoint's writes and sort them as Python does.
-fn decode_writes(raw: Vec<RawWrite>, cache: &mut DecodeCache) -> Vec<PendingWrite> {
-    let mut writes: Vec<PendingWrite> = raw.into_iter().map(|w| w.decode(cache)).collect();
-    sort_writes(&mut writes);
-    writes
-}
-
-fn read_writes(
-    conn: &Connection,
-    schema: &SchemaInfo,
-    where_sql: &str,
-    params: &[SqlValue],
-) -> Result<HashMap<WriteKey, Vec<RawWrite>>, StoreError> {
-    let sql = format!("{} {where_sql}", write_select(schema));
-    let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
-    let mut rows = stmt
-        .query(rusqlite::params_from_iter(params.iter()))
-        .map_err(query_err)?;
-    let mut out: HashMap<WriteKey, Vec<RawWrite>> = HashMap::new();
-    while let Some(r) = rows.next().map_err(query_err)? {
-        let thread: String = r.get(0).map_err(query_err)?;
-        let ns: String = r.get(1).map_err(query_err)?;
-        let cid: String = r.get(2).map_err(query_err)?;
-        let type_tag: Option<String> = r.get(5).map_err(query_err)?;
-        let value = blob_or_text(r, 6).map_err(query_err)?;
-        let type_tag = type_tag.unwrap_or_else(|| "msgpack".into());
-        let w = RawWrite {
-            task_id: r.get(3).map_err(query_err)?,
-            channel: r.get(4).map_err(query_err)?,
-            data: value,
-            type_tag,
-            task_path: r
-                .get::<_, Option<String>>(7)
-                .map_err(query_err)?
-                .unwrap_or_default(),
-            idx: r.get(8).map_err(query_err)?,
-        };
-        out.entry((thread, ns, cid)).or_default().push(w);
-    }
-    Ok(out)
-}
-
-impl Row {
-    fn into_tuple(
-        self,
-        writes: Vec<RawWrite>,
-        cache: &mut DecodeCache,
-    ) -> Result<CheckpointTuple, StoreError> {
-        let pending_writes = decode_writes(writes, cache);
-        let checkpoint = self.checkpoint(cache)?;
-        Ok(CheckpointTuple {
-            header: self.header_with_ts(checkpoint.ts.clone()),
-            checkpoint,
-            pending_writes,
-        })
-    }
-}
-
-fn writes_of(
-    conn: &Connection,
-    schema: &SchemaInfo,
-    row: &Row,
-) -> Result<Vec<RawWrite>, StoreError> {
-    let params = [
-        SqlValue::Text(row.thread_id.clone()),
-        SqlValue::Text(row.ns.clone()),
-        SqlValue::Text(row.id.clone()),
-    ];
-    let mut map = read_writes(
-        conn,
-        schema,
-        "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-        &params,
-    )?;
+fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
+    let (where_sql, params) = row.writes_where();
+    let mut map = read_writes(cx.conn, cx.schema, &where_sql, &params, &cx.err())?;
     let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
     Ok(writes)
 }
@@ -347,17 +160,12 @@ fn writes_of(
 /// Short lists query writes per checkpoint. Long ones read all the writes in one query on a
 /// second connection while this thread streams the checkpoint rows to the rayon pool, which
 /// decodes them as they arrive (reading and decoding take similar time on a long history).
-fn list_tuples_blocking(
-    conn: &Connection,
-    path: &str,
-    schema: &SchemaInfo,
-    q: &ListQuery,
-) -> Result<Vec<CheckpointTuple>, StoreError> {
+fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
     let short =
         q.checkpoint_id.is_some() || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD);
     if short {
         let mut rows = Vec::new();
-        for_each_row(conn, q, |row| {
+        for_each_row(cx, q, |row| {
             rows.push(row);
             Ok(())
         })?;
@@ -365,8 +173,8 @@ fn list_tuples_blocking(
         return rows
             .into_iter()
             .map(|row| {
-                let writes = writes_of(conn, schema, &row)?;
-                row.into_tuple(writes, &mut cache)
+                let writes = writes_of(cx, &row)?;
+                Ok(row.into_tuple(writes, &mut cache))
             })
             .collect();
     }
@@ -392,13 +200,14 @@ fn list_tuples_blocking(
     let (tx, rx) = std::sync::mpsc::channel();
     let (wtx, wrx) = std::sync::mpsc::channel();
     rayon::in_place_scope(|scope| -> Result<(), StoreError> {
-        let schema = schema.clone();
-        let path = path.to_owned();
+        // Not the Ctx itself: its connection stays on this thread.
+        let (source, schema, path) = (cx.source, cx.schema, cx.path);
         scope.spawn(move |_| {
             let read = || -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
-                let conn = open_read_only(Path::new(&path)).map_err(query_err)?;
+                let err = query_err(path);
+                let conn = source.connect().map_err(&err)?;
                 let mut cache = DecodeCache::new();
-                Ok(read_writes(&conn, &schema, &wsql, &wparams)?
+                Ok(read_writes(&conn, schema, &wsql, &wparams, &err)?
                     .into_iter()
                     .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
                     .collect())
@@ -416,7 +225,7 @@ fn list_tuples_blocking(
                 }
             });
         };
-        for_each_row(conn, q, |row| {
+        for_each_row(cx, q, |row| {
             batch.push(row);
             if batch.len() == BATCH {
                 let n = batch.len();
@@ -437,11 +246,11 @@ fn list_tuples_blocking(
         .recv()
         .map_err(|_| StoreError::Query("the writes reader stopped".into()))??;
     drop(tx);
-    let mut out: Vec<(usize, Result<CheckpointTuple, StoreError>)> = rx.into_iter().collect();
+    let mut out: Vec<(usize, CheckpointTuple)> = rx.into_iter().collect();
     out.sort_unstable_by_key(|(i, _)| *i);
-    out.into_iter()
-        .map(|(_, t)| {
-            let mut t = t?;
+    Ok(out
+        .into_iter()
+        .map(|(_, mut t)| {
             let h = &t.header;
             let key = (
                 h.thread_id.clone(),
@@ -449,9 +258,70 @@ fn list_tuples_blocking(
                 h.checkpoint_id.clone(),
             );
             t.pending_writes = writes.remove(&key).unwrap_or_default();
-            Ok(t)
+            t
         })
-        .collect()
+        .collect())
+}
+
+/// Every thread: one row per `(thread_id, checkpoint_ns)`. Keys that are not text are shown
+/// escaped, with the thread's `problem` saying so.
+fn list_threads_blocking(cx: Ctx<'_>) -> Result<Vec<ThreadInfo>, StoreError> {
+    let err = cx.err();
+    let mut stmt = cx
+        .conn
+        .prepare(
+            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+        )
+        .map_err(&err)?;
+    let mut rows = stmt.query([]).map_err(&err)?;
+    let mut threads: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
+    while let Some(r) = rows.next().map_err(&err)? {
+        let get = |i: usize| r.get_ref(i).map_err(&err);
+        let mut notes = Vec::new();
+        let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
+        let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
+        let count = get(2)?.as_i64().unwrap_or(0);
+        let latest = match get(3)? {
+            ValueRef::Null => None,
+            v => Some(key_text("checkpoint_id", v.into()).unwrap_or_else(|bad| {
+                notes.push(format!("latest checkpoint: {}", bad.problem));
+                bad.shown
+            })),
+        };
+        if threads.last().map(|(t, _)| &t.thread_id) != Some(&thread_id) {
+            let info = ThreadInfo {
+                thread_id,
+                namespaces: Vec::new(),
+                checkpoint_count: 0,
+                latest_checkpoint_id: None,
+                problem: None,
+            };
+            threads.push((info, Vec::new()));
+        }
+        if let Some((t, problems)) = threads.last_mut() {
+            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
+            if ns.is_empty() {
+                t.latest_checkpoint_id = latest;
+            }
+            t.namespaces.push(ns);
+            for note in notes {
+                if !problems.contains(&note) {
+                    problems.push(note);
+                }
+            }
+        }
+    }
+    let mut threads: Vec<ThreadInfo> = threads
+        .into_iter()
+        .map(|(mut t, problems)| {
+            t.problem = joined(problems);
+            t
+        })
+        .collect();
+    // Escaped ids sort where their text does.
+    threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    Ok(threads)
 }
 
 #[async_trait]
@@ -461,53 +331,28 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.with_conn(|conn, _| {
-            let mut stmt = conn
-                .prepare(
-                    "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-                     GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
-                )
-                .map_err(query_err)?;
-            let rows = stmt
-                .query_map([], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                })
-                .map_err(query_err)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(query_err)?;
-            let mut threads: Vec<ThreadInfo> = Vec::new();
-            for (thread_id, ns, count, max_id) in rows {
-                if threads.last().map(|t| &t.thread_id) != Some(&thread_id) {
-                    threads.push(ThreadInfo {
-                        thread_id,
-                        namespaces: Vec::new(),
-                        checkpoint_count: 0,
-                        latest_checkpoint_id: None,
-                    });
-                }
-                if let Some(t) = threads.last_mut() {
-                    t.checkpoint_count += count as u64;
-                    if ns.is_empty() {
-                        t.latest_checkpoint_id = Some(max_id);
-                    }
-                    t.namespaces.push(ns);
-                }
-            }
-            Ok(threads)
+        self.with_conn(|conn, source, schema, path| {
+            list_threads_blocking(Ctx {
+                conn,
+                source,
+                schema,
+                path,
+            })
         })
         .await
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, _| {
+        self.with_conn(move |conn, source, schema, path| {
+            let cx = Ctx {
+                conn,
+                source,
+                schema,
+                path,
+            };
             let mut out = Vec::new();
-            for_each_row(conn, &q, |row| {
+            for_each_row(cx, &q, |row| {
                 out.push(row.header());
                 Ok(())
             })?;
@@ -518,9 +363,16 @@ impl CheckpointStore for SqliteStore {
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
-        let path = self.path.clone();
-        self.with_conn(move |conn, schema| list_tuples_blocking(conn, &path, schema, &q))
-            .await
+        self.with_conn(move |conn, source, schema, path| {
+            let cx = Ctx {
+                conn,
+                source,
+                schema,
+                path,
+            };
+            list_tuples_blocking(cx, &q)
+        })
+        .await
     }
 
     /// All in one blocking call and one read transaction: per-key calls cost a thread hand-off
@@ -533,14 +385,19 @@ impl CheckpointStore for SqliteStore {
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
             .collect();
-        let path = self.path.clone();
-        self.with_conn(move |conn, schema| {
-            let snapshot = conn.unchecked_transaction().map_err(query_err)?;
+        self.with_conn(move |conn, source, schema, path| {
+            let cx = Ctx {
+                conn,
+                source,
+                schema,
+                path,
+            };
+            let snapshot = conn.unchecked_transaction().map_err(cx.err())?;
             let read = queries
                 .iter()
-                .map(|q| list_tuples_blocking(conn, &path, schema, q).map(|v| v.into_iter().next()))
+                .map(|q| list_tuples_blocking(cx, q).map(|v| v.into_iter().next()))
                 .collect::<Result<Vec<_>, _>>()?;
-            snapshot.finish().map_err(query_err)?;
+            snapshot.finish().map_err(cx.err())?;
             Ok(read)
         })
         .await

@@ -1,28 +1,18 @@
 //! Schema detection: which generation of `langgraph-checkpoint-sqlite`'s tables a file holds.
 
-use super::query_err;
+use super::{classify, query_err};
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
 use rusqlite::Connection;
 
-/// read-write connection may roll back.
-const READONLY_ROLLBACK: i32 = 776;
-
 pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
-    let not_db = |e: rusqlite::Error| match &e {
-        rusqlite::Error::SqliteFailure(f, _) if f.extended_code == READONLY_ROLLBACK => {
-            StoreError::InvalidInput(format!(
-                "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
-                 Flashback reads files read-only and cannot roll it back: open the file once \
-                 for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
-                 quick_check\"`) to restore its last committed state"
-            ))
-        }
-        _ => StoreError::NotADatabase {
+    let not_db = |e: rusqlite::Error| {
+        classify(path, e, |e| StoreError::NotADatabase {
             path: path.into(),
             detail: e.to_string(),
-        },
+        })
     };
+    let query_err = query_err(path);
     let mut stmt = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .map_err(not_db)?;
@@ -34,12 +24,12 @@ pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo,
     let columns = |table: &str| -> Result<Vec<String>, StoreError> {
         let mut stmt = conn
             .prepare(&format!("PRAGMA table_info({table})"))
-            .map_err(query_err)?;
+            .map_err(&query_err)?;
         let cols = stmt
             .query_map([], |r| r.get::<_, String>(1))
-            .map_err(query_err)?
+            .map_err(&query_err)?
             .collect::<Result<Vec<_>, _>>()
-            .map_err(query_err)?;
+            .map_err(&query_err)?;
         Ok(cols)
     };
     let has = |t: &str| tables.iter().any(|x| x == t);

@@ -4,11 +4,13 @@
 //! read-write connection that is opened only by [`SqliteSaver`], so merely browsing a file can
 //! never write to it.
 
+use super::access::BUSY_TIMEOUT;
 use super::SqliteStore;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::{
-    checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch,
+    check_storable, checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest,
+    WriteBatch,
 };
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -19,19 +21,18 @@ use std::sync::{Arc, Mutex};
 const SETUP_SQL: &str = include_str!("../../../../migrations/sqlite/0001_setup.sql");
 const TASK_PATH_SQL: &str = include_str!("../../../../migrations/sqlite/0002_writes_task_path.sql");
 
-/// A SQLite error from a write: a read-only file or directory is the user's problem to fix
-/// (`InvalidInput`), anything else a failed query.
+/// A SQLite error from a write: a read-only file or directory ([`StoreError::ReadOnly`]),
+/// another process's lock ([`StoreError::Locked`]), anything else a failed query.
 pub(super) fn write_err(e: rusqlite::Error) -> StoreError {
     match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if matches!(
-                f.code,
-                rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
-            ) =>
-        {
-            StoreError::InvalidInput(format!("the database cannot be written: {e}"))
+        // The journal or -wal cannot be created beside the file.
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
+            StoreError::ReadOnly(format!(
+                "the database cannot be written ({e}); check the permissions of the file and \
+                 of its directory"
+            ))
         }
-        _ => StoreError::Query(e.to_string()),
+        _ => super::classify("the database", e, |e| StoreError::Query(e.to_string())),
     }
 }
 
@@ -66,6 +67,7 @@ impl SqliteSaver {
             None => Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE),
         }
         .map_err(write_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -75,6 +77,7 @@ impl SqliteSaver {
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
     pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
         let conn = Connection::open(path).map_err(write_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
         setup_blocking(&conn)?;
         let store = SqliteStore::open(path).await?;
         Ok(SqliteSaver {
@@ -170,7 +173,7 @@ struct OwnedWrites {
 }
 
 impl OwnedWrites {
-    fn new(has_task_path: bool, w: &WriteBatch<'_>) -> OwnedWrites {
+    fn new(has_task_path: bool, w: &WriteBatch<'_>) -> Result<OwnedWrites, StoreError> {
         let verb = if writes_replace(w.writes) {
             "INSERT OR REPLACE"
         } else {
@@ -186,10 +189,11 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
+                check_storable(channel, value)?;
                 let (tag, bytes) = encode_typed(value);
-                (write_idx(channel, i), channel.clone(), tag, bytes)
+                Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
-            .collect();
+            .collect::<Result<_, StoreError>>()?;
         let key = [
             w.thread_id,
             w.checkpoint_ns,
@@ -198,12 +202,12 @@ impl OwnedWrites {
             w.task_path,
         ]
         .map(str::to_owned);
-        OwnedWrites {
+        Ok(OwnedWrites {
             sql,
             has_task_path,
             key,
             rows,
-        }
+        })
     }
 }
 
@@ -280,7 +284,7 @@ impl CheckpointSaver for SqliteSaver {
                 task_path,
                 writes,
             },
-        );
+        )?;
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -302,7 +306,7 @@ impl CheckpointSaver for SqliteSaver {
         let writes: Vec<OwnedWrites> = writes
             .iter()
             .map(|w| OwnedWrites::new(has_task_path, w))
-            .collect();
+            .collect::<Result<_, _>>()?;
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -1,0 +1,336 @@
+//! Rows of the SQLite tables as read: checkpoint rows ([`Row`]) and write rows ([`RawWrite`]),
+//! decoded leniently — a key column that is not text, or a checkpoint document that does not
+//! decode, damages only its own row (noted in [`CheckpointHeader::problem`]).
+
+use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack, empty, unreadable_document};
+use crate::escape::{joined, key_or_note, key_text, RawKey};
+use crate::model::*;
+use crate::StoreError;
+use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::Connection;
+use std::collections::HashMap;
+
+/// A checkpoint row, its document not decoded yet.
+pub(super) struct Row {
+    pub(super) thread_id: String,
+    pub(super) ns: String,
+    pub(super) id: String,
+    parent: Option<String>,
+    type_tag: Option<String>,
+    checkpoint: Option<Vec<u8>>,
+    metadata: Option<Vec<u8>>,
+    /// Key columns that are not valid text.
+    problems: Vec<String>,
+    /// The stored keys, kept when one is not text (so that its writes are still found).
+    raw_key: Option<Box<[StoredKey; 3]>>,
+}
+
+pub(super) const ROW_COLUMNS: &str =
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+
+/// A row of [`ROW_COLUMNS`]; never fails on what the columns hold.
+pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let mut problems = Vec::new();
+    let mut key = |i: usize, column: &str| -> rusqlite::Result<String> {
+        Ok(key_or_note(column, r.get_ref(i)?.into(), &mut problems))
+    };
+    let thread_id = key(0, "thread_id")?;
+    let ns = key(1, "checkpoint_ns")?;
+    let id = key(2, "checkpoint_id")?;
+    let mut optional = |i: usize, column: &str| -> rusqlite::Result<Option<String>> {
+        Ok(match r.get_ref(i)? {
+            ValueRef::Null => None,
+            v => Some(key_or_note(column, v.into(), &mut problems)),
+        })
+    };
+    let parent = optional(3, "parent_checkpoint_id")?;
+    let type_tag = optional(4, "type")?;
+    let raw_key = if problems.is_empty() {
+        None
+    } else {
+        let stored = |i: usize| r.get_ref(i).map(StoredKey::of);
+        Some(Box::new([stored(0)?, stored(1)?, stored(2)?]))
+    };
+    Ok(Row {
+        thread_id,
+        ns,
+        id,
+        parent,
+        type_tag,
+        checkpoint: blob_or_text(r, 5)?,
+        metadata: blob_or_text(r, 6)?,
+        problems,
+        raw_key,
+    })
+}
+
+/// Values may be stored as BLOB or (by other writers) TEXT; read both as bytes.
+pub(super) fn blob_or_text(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(match r.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(i) => Some(i.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}
+
+/// Metadata is UTF-8 JSON in a BLOB; unreadable metadata becomes an `$error` object.
+fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
+    match raw {
+        None => serde_json::json!({}),
+        Some(b) => serde_json::from_slice(b).unwrap_or_else(|e| {
+            flashback_codec::view::error_view(
+                &format!("metadata is not valid JSON: {e}"),
+                "json",
+                b,
+            )
+        }),
+    }
+}
+
+impl Row {
+    /// The header, reading `ts` cheaply from the undecoded document and checking that the
+    /// document decodes (without building it; the full decode runs only for a bad one, to
+    /// say why in the same words as [`Row::into_tuple`]).
+    pub(super) fn header(&self) -> CheckpointHeader {
+        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
+        let (ts, problem) = match (tag, self.checkpoint.as_deref()) {
+            ("msgpack", Some(b)) => {
+                let sound = msgpack::check(b).is_ok()
+                    && matches!(b.first(), Some(0x80..=0x8f | 0xde | 0xdf));
+                let problem = if sound {
+                    None
+                } else {
+                    self.checkpoint(&mut DecodeCache::new()).err()
+                };
+                (msgpack::top_level_str(b, "ts").unwrap_or_default(), problem)
+            }
+            _ => match self.checkpoint(&mut DecodeCache::new()) {
+                Ok(cp) => (cp.ts, None),
+                Err(problem) => (String::new(), Some(problem)),
+            },
+        };
+        self.header_with(ts, problem)
+    }
+
+    fn header_with(&self, ts: String, document: Option<String>) -> CheckpointHeader {
+        let mut problems = self.problems.clone();
+        problems.extend(document);
+        CheckpointHeader {
+            thread_id: self.thread_id.clone(),
+            checkpoint_ns: self.ns.clone(),
+            checkpoint_id: self.id.clone(),
+            parent_checkpoint_id: self.parent.clone().filter(|p| !p.is_empty()),
+            ts,
+            metadata: parse_metadata(self.metadata.as_deref()),
+            problem: joined(problems),
+        }
+    }
+
+    /// The decoded document, or why it cannot be read.
+    fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, String> {
+        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
+        let mut cp = match decode_typed_cached(tag, self.checkpoint.as_deref(), cache) {
+            Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
+            Decoded::Json { value, .. } => checkpoint_from_json(&value),
+            Decoded::Error { message, .. } => Err(message),
+            Decoded::Encrypted { tag, .. } => Err(format!(
+                "it is encrypted ({tag}) and Flashback has no key to decrypt it"
+            )),
+            Decoded::Null => Err("it is NULL".into()),
+            _ => Err(format!("its type tag {tag:?} is not a checkpoint format")),
+        }
+        .map_err(unreadable_document)?;
+        if cp.id.is_empty() {
+            cp.id = self.id.clone();
+        }
+        Ok(cp)
+    }
+
+    /// The full tuple. An unreadable document gives a checkpoint without values (its id and,
+    /// when readable, its timestamp kept) and the reason in the header's `problem`.
+    pub(super) fn into_tuple(
+        self,
+        writes: Vec<RawWrite>,
+        cache: &mut DecodeCache,
+    ) -> CheckpointTuple {
+        let pending_writes = decode_writes(writes, cache);
+        let (checkpoint, problem) = match self.checkpoint(cache) {
+            Ok(cp) => (cp, None),
+            Err(problem) => {
+                let mut cp = empty();
+                cp.id = self.id.clone();
+                cp.ts = self
+                    .checkpoint
+                    .as_deref()
+                    .and_then(|b| msgpack::top_level_str(b, "ts"))
+                    .unwrap_or_default();
+                (cp, Some(problem))
+            }
+        };
+        CheckpointTuple {
+            header: self.header_with(checkpoint.ts.clone(), problem),
+            checkpoint,
+            pending_writes,
+        }
+    }
+
+    /// The `WHERE` of this row's writes and its parameters: the stored keys, exactly.
+    pub(super) fn writes_where(&self) -> (String, Vec<SqlValue>) {
+        let columns = ["thread_id", "checkpoint_ns", "checkpoint_id"];
+        let keys = match &self.raw_key {
+            Some(raw) => (**raw).clone(),
+            None => [&self.thread_id, &self.ns, &self.id]
+                .map(|k| StoredKey::Value(SqlValue::Text(k.clone()))),
+        };
+        let mut clauses = Vec::with_capacity(3);
+        let mut params = Vec::with_capacity(3);
+        for (column, key) in columns.iter().zip(keys) {
+            match key {
+                StoredKey::Value(v) => {
+                    clauses.push(format!("{column} IS ?"));
+                    params.push(v);
+                }
+                StoredKey::InvalidText(b) => {
+                    clauses.push(format!("{column} IS CAST(? AS TEXT)"));
+                    params.push(SqlValue::Blob(b));
+                }
+            }
+        }
+        (format!("WHERE {}", clauses.join(" AND ")), params)
+    }
+}
+
+/// A key column's stored value, to look its row's writes up with.
+#[derive(Debug, Clone)]
+enum StoredKey {
+    /// Any value rusqlite can bind as it is.
+    Value(SqlValue),
+    /// TEXT that is not UTF-8 (bound as a BLOB cast to TEXT: rusqlite's text is a `String`).
+    InvalidText(Vec<u8>),
+}
+
+impl StoredKey {
+    fn of(v: ValueRef<'_>) -> StoredKey {
+        StoredKey::Value(match v {
+            ValueRef::Null => SqlValue::Null,
+            ValueRef::Integer(i) => SqlValue::Integer(i),
+            ValueRef::Real(f) => SqlValue::Real(f),
+            ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
+            ValueRef::Text(b) => match std::str::from_utf8(b) {
+                Ok(s) => SqlValue::Text(s.to_owned()),
+                Err(_) => return StoredKey::InvalidText(b.to_vec()),
+            },
+        })
+    }
+}
+
+fn write_select(schema: &SchemaInfo) -> &'static str {
+    if schema.has_task_path {
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, task_path, idx FROM writes"
+    } else {
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, '' AS task_path, idx FROM writes"
+    }
+}
+
+/// `(thread_id, checkpoint_ns, checkpoint_id)`.
+pub(super) type WriteKey = (String, String, String);
+
+/// A write row not decoded yet (decoding happens on the worker that builds its checkpoint).
+pub(super) struct RawWrite {
+    task_id: String,
+    channel: String,
+    type_tag: String,
+    data: Option<Vec<u8>>,
+    task_path: String,
+    idx: i64,
+    /// An `idx` that is not an integer: the value is then shown as an error with this note.
+    bad_idx: Option<String>,
+}
+
+impl RawWrite {
+    fn decode(self, cache: &mut DecodeCache) -> PendingWrite {
+        let value = match self.bad_idx {
+            Some(message) => Decoded::Error {
+                tag: self.type_tag.clone(),
+                message,
+                raw: self.data.unwrap_or_default(),
+            },
+            None => decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
+        };
+        PendingWrite {
+            value,
+            task_id: self.task_id,
+            channel: self.channel,
+            type_tag: self.type_tag,
+            task_path: self.task_path,
+            idx: self.idx,
+        }
+    }
+}
+
+/// Decode a checkpoint's writes and sort them as Python does.
+pub(super) fn decode_writes(raw: Vec<RawWrite>, cache: &mut DecodeCache) -> Vec<PendingWrite> {
+    let mut writes: Vec<PendingWrite> = raw.into_iter().map(|w| w.decode(cache)).collect();
+    sort_writes(&mut writes);
+    writes
+}
+
+/// The write rows of `where_sql`, by checkpoint. Key columns that are not text are shown
+/// escaped (the write then belongs to the checkpoint whose keys escape alike).
+pub(super) fn read_writes(
+    conn: &Connection,
+    schema: &SchemaInfo,
+    where_sql: &str,
+    params: &[SqlValue],
+    query_err: &dyn Fn(rusqlite::Error) -> StoreError,
+) -> Result<HashMap<WriteKey, Vec<RawWrite>>, StoreError> {
+    let sql = format!("{} {where_sql}", write_select(schema));
+    let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(params.iter()))
+        .map_err(query_err)?;
+    let mut out: HashMap<WriteKey, Vec<RawWrite>> = HashMap::new();
+    while let Some(r) = rows.next().map_err(query_err)? {
+        let get = |i: usize| r.get_ref(i).map_err(query_err);
+        let text = |i: usize, column: &str| -> Result<String, StoreError> {
+            Ok(key_text(column, get(i)?.into()).unwrap_or_else(|bad| bad.shown))
+        };
+        let optional = |i: usize, column: &str, default: &str| -> Result<String, StoreError> {
+            Ok(match get(i)? {
+                ValueRef::Null => default.to_owned(),
+                v => key_text(column, v.into()).unwrap_or_else(|bad| bad.shown),
+            })
+        };
+        let (idx, bad_idx) = match get(8)? {
+            ValueRef::Integer(i) => (i, None),
+            other => {
+                let shown = match key_text("idx", RawKey::from(other)) {
+                    Ok(text) => format!("{text:?}"),
+                    Err(bad) => bad.shown,
+                };
+                (
+                    i64::MAX,
+                    Some(format!("this write's idx is {shown}, not an integer")),
+                )
+            }
+        };
+        let w = RawWrite {
+            task_id: text(3, "task_id")?,
+            channel: text(4, "channel")?,
+            type_tag: optional(5, "type", "msgpack")?,
+            data: blob_or_text(r, 6).map_err(query_err)?,
+            task_path: optional(7, "task_path", "")?,
+            idx,
+            bad_idx,
+        };
+        let key = (
+            text(0, "thread_id")?,
+            text(1, "checkpoint_ns")?,
+            text(2, "checkpoint_id")?,
+        );
+        out.entry(key).or_default().push(w);
+    }
+    Ok(out)
+}
