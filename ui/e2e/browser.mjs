@@ -6,6 +6,8 @@
 //   node ui/e2e/browser.mjs [--bin target/debug/flashback] [--out .artifacts/screenshots] [--docs]
 //                           [--big DB] [--python PY] [--pg URL]
 //
+// Besides the fixture, fixtures.mjs makes copies with undecodable writes, 3,000 threads and a
+// checkpoint forked 5,000 times.
 // --big: a database with a 10,000-checkpoint thread `bench` (scripts/test builds it with the
 // real LangGraph, tests/fixtures/bench_long_thread.py) for the virtualised DAG.
 // --python: a Python with the pinned LangGraph, for a re-run that really resumes the graph
@@ -56,6 +58,7 @@ const checks = [
   threadActions.rerun,
   threadActions.exportReport,
   threadDetail.longThreads,
+  threadDetail.wideThread,
   optional.bigThread,
   optional.realRerun,
   optional.postgres,

@@ -1,64 +1,47 @@
-//! Benchmark: load a thread's full decoded history (every checkpoint with its channel values and
-//! pending writes), best of N runs. Used by `bench/compare.sh` against Python's `saver.list()`.
+//! Benchmark driver.
 //!
-//! `flashback-bench DB THREAD [RUNS]` prints one JSON line.
+//! * `flashback-bench DB THREAD [RUNS]`: load a thread's full decoded history, best of RUNS
+//!   (`bench/compare.sh`, beside Python's savers).
+//! * `flashback-bench layout SHAPE N`: build and lay out a generated thread in process, with
+//!   the size of its JSON and text renderings and the peak RSS (`bench/layout.sh`).
+//! * `flashback-bench graph-db FILE SHAPE N`: write that thread (`t`) to a new SQLite file, for
+//!   timing `flashback graph` and `serve` end to end.
+//!
+//! SHAPE is `siblings` (one checkpoint forked N times) or `forked` (an N-checkpoint line with a
+//! two-checkpoint fork every 50).
 
-use flashback_codec::{view_decoded, ViewOptions};
-use flashback_storage::ListQuery;
-use std::time::Instant;
+mod layout;
+mod load;
 
 // Decoding allocates many small values; mimalloc is markedly faster than glibc malloc here.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+const USAGE: &str = "usage: flashback-bench DB THREAD [RUNS]
+       flashback-bench layout siblings|forked N
+       flashback-bench graph-db FILE siblings|forked N";
+
+fn usage() -> ! {
+    eprintln!("{USAGE}");
+    std::process::exit(2)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (Some(db), Some(thread)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: flashback-bench DB THREAD [RUNS]");
-        std::process::exit(2);
-    };
-    let runs: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
-    let store = flashback_storage::open(db).await?;
-    let query = ListQuery::thread(thread);
-    let mut best = f64::MAX;
-    let mut best_view = f64::MAX;
-    let mut best_headers = f64::MAX;
-    let mut count = 0;
-    for _ in 0..runs {
-        let start = Instant::now();
-        let headers = store.list_headers(&query).await?;
-        best_headers = best_headers.min(start.elapsed().as_secs_f64());
-        std::hint::black_box(headers);
-        let start = Instant::now();
-        let tuples = store.list_tuples(&query).await?;
-        best = best.min(start.elapsed().as_secs_f64());
-        count = tuples.len();
-        // Also time rendering every value to the JSON view (what the CLI and GUI show).
-        let start = Instant::now();
-        let tuples = store.list_tuples(&query).await?;
-        let mut n = 0usize;
-        for t in &tuples {
-            for (_, v) in &t.checkpoint.channel_values {
-                n += view_decoded(v, ViewOptions::default()).is_some() as usize;
-            }
-            for w in &t.pending_writes {
-                n += view_decoded(&w.value, ViewOptions::default()).is_some() as usize;
-            }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let count = |s: &str| s.parse::<usize>().unwrap_or_else(|_| usage());
+    match args.as_slice() {
+        ["layout", shape, n] => layout::bench(
+            layout::Shape::parse(shape).unwrap_or_else(|| usage()),
+            count(n),
+        ),
+        ["graph-db", file, shape, n] => {
+            let shape = layout::Shape::parse(shape).unwrap_or_else(|| usage());
+            layout::write_db(file, shape, count(n)).await
         }
-        std::hint::black_box(n);
-        best_view = best_view.min(start.elapsed().as_secs_f64());
+        [db, thread] => load::run(db, thread, 5).await,
+        [db, thread, runs] => load::run(db, thread, count(runs)).await,
+        _ => usage(),
     }
-    println!(
-        "{}",
-        serde_json::json!({
-            "backend": format!("{:?}", store.schema().backend).to_lowercase(),
-            "checkpoints": count,
-            "seconds_best_of_runs": best,
-            "seconds_with_json_view": best_view,
-            "seconds_headers_only": best_headers,
-            "runs": runs,
-        })
-    );
-    Ok(())
 }

@@ -6,9 +6,10 @@
 //! ```text
 //!  CheckpointHeader[] ──ThreadDag::build──▶ ThreadDag ──layout──▶ Layout ──render_text──▶ text
 //!   (one thread,           parent links per       lanes, rows         (GUI draws the same
-//!    all namespaces)       namespace, branches,   newest first         rows and edges)
-//!                          forks, orphans, cycles,
-//!                          subgraph attachment
+//!    all namespaces)       namespace, branches,   newest first,        rows and lines)
+//!                          forks, orphans,        each with its line
+//!                          cycles, subgraph       to its parent: O(n)
+//!                          attachment
 //!
 //!  CheckpointTuple ──derive_tasks──▶ TaskSet { next, tasks[id, name, path, status, …] }
 //!                                      └──status()──▶ ThreadStatus
@@ -66,7 +67,8 @@
 //!   namespace), parent cycles broken deterministically and reported as warnings, and
 //!   subgraph namespaces attached to their spawning checkpoint.
 //! * [`layout`](mod@layout): [`layout()`](fn@layout) computes git-graph lanes (lane 0 is the
-//!   head's lineage) and [`render_text`] draws them like `git log --graph`.
+//!   head's lineage) in O(n log n) with an O(n) output however wide the graph, and
+//!   [`render_text`] draws them like `git log --graph`.
 //! * [`tasks`]: [`derive_tasks`] reproduces `StateSnapshot.next` / `.tasks` (PUSH tasks from
 //!   `Send`s, PULL tasks from `branch:to:*` / `join:*` / `__start__` channels, XXH3 task ids,
 //!   status from pending writes) and [`thread_status`].
@@ -108,7 +110,7 @@ mod triggers;
 pub use channels::is_control_channel;
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;
-pub use layout::{layout, render_text, Edge, GraphRow, Layout, LayoutOptions};
+pub use layout::{layout, render_text, GraphRow, Layout, LayoutOptions};
 pub use tasks::{
     derive_tasks, derive_tasks_with, thread_status, DeriveOptions, SnapshotMode, Task, TaskKind,
     TaskSet, TaskStatus, TaskWrite, ThreadStatus,

@@ -360,16 +360,21 @@ fn layout_serialises_for_the_gui() {
     let json = serde_json::to_value(&l).unwrap();
     assert_eq!(json["width"], 2);
     assert_eq!(json["rows"][0]["id"], "b01");
-    assert_eq!(
-        json["rows"][0]["edges"],
-        serde_json::json!([{"from": 0, "to": 0, "kind": "parent"}])
-    );
-    assert_eq!(
-        json["rows"][1]["edges"],
-        serde_json::json!([{"from": 0, "to": 0, "kind": "parent"}, {"from": 1, "to": 0, "kind": "parent"}])
-    );
-    assert_eq!(json["rows"][2]["fork_point"], true);
+    // Each row carries its own line: b01 (lane 0) down to a01 in row 2, straight.
+    assert_eq!(json["rows"][0]["lane"], 0);
+    assert_eq!(json["rows"][0]["parent_row"], 2);
+    assert_eq!(json["rows"][0]["parent_lane"], 0);
+    assert_eq!(json["rows"][0]["parent_kind"], "parent");
+    // a02 (lane 1) bends into a01's lane 0 on the way into row 2.
+    assert_eq!(json["rows"][1]["lane"], 1);
     assert_eq!(json["rows"][1]["parent_row"], 2);
+    assert_eq!(json["rows"][1]["parent_lane"], 0);
+    assert_eq!(json["rows"][2]["fork_point"], true);
+    assert_eq!(json["rows"][2]["parent_row"], serde_json::Value::Null);
+    assert!(
+        json["rows"][0].get("edges").is_none(),
+        "no per-row list of passing lines"
+    );
 }
 
 #[test]

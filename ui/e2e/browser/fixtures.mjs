@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, many, notes }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, many, wide, notes }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -54,7 +54,35 @@ print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[
     console.error(`browser e2e: cannot make the 3,000-thread copy: ${copies.stdout}${copies.stderr}`);
     process.exit(2);
   }
+  // A copy where the thread "forked" is repeated as "wide" with its fork point forked 5,000
+  // more times (an eval harness): 5,001 lanes, which the DAG scrolls sideways.
+  const wide = join(work, "wide.sqlite");
+  copyFileSync(fixture, wide);
+  const forks = spawnSync(
+    "python3",
+    [
+      "-c",
+      `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in c.execute("PRAGMA table_info(checkpoints)")]
+fp = c.execute("SELECT parent_checkpoint_id FROM checkpoints WHERE thread_id = 'forked' AND checkpoint_ns = '' AND parent_checkpoint_id IS NOT NULL GROUP BY parent_checkpoint_id HAVING COUNT(*) > 1").fetchone()[0]
+copy = ",".join("'wide'" if x == "thread_id" else x for x in cols)
+c.execute(f"INSERT INTO checkpoints ({','.join(cols)}) SELECT {copy} FROM checkpoints WHERE thread_id = 'forked'")
+child = ",".join({"thread_id": "'wide'", "checkpoint_id": "?", "parent_checkpoint_id": "?"}.get(x, x) for x in cols)
+tmpl = c.execute("SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'forked' AND parent_checkpoint_id = ?", (fp,)).fetchone()[0]
+for i in range(5000):
+    c.execute(f"INSERT INTO checkpoints ({','.join(cols)}) SELECT {child} FROM checkpoints WHERE thread_id = 'forked' AND checkpoint_id = ?", (f"1f1e7000-{i:04x}-6000-8000-000000000000", fp, tmpl))
+c.commit()
+print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fetchone()[0])`,
+      wide,
+    ],
+    { encoding: "utf8" },
+  );
+  if (forks.status !== 0 || Number(forks.stdout) !== 5014) {
+    console.error(`browser e2e: cannot make the 5,000-fork copy: ${forks.stdout}${forks.stderr}`);
+    process.exit(2);
+  }
   const notes = join(work, "notes.txt");
   writeFileSync(notes, "these are notes, not a database\n".repeat(100));
-  return { work, db, broken, many, notes };
+  return { work, db, broken, many, wide, notes };
 }

@@ -85,6 +85,42 @@ export const longThreads = {
   },
 };
 
+export const wideThread = {
+  name: "a checkpoint forked 5,000 times: 5,001 lanes scroll sideways and the DOM stays small",
+  run: async ({ page, shot, openDb, dagRows, db, wide }) => {
+    await openDb(wide);
+    await page.locator(`${tid("thread-row")}[data-thread="wide"]`).click();
+    await page.waitForSelector(tid("selected-id"));
+    expect((await dagRows()) === 5_014, `5,014 checkpoints (${await dagRows()})`);
+    const drawn = () =>
+      page.evaluate(() => {
+        const svg = document.querySelector('[data-testid="dag-lanes"]');
+        const dag = document.querySelector('[data-testid="dag"]');
+        return { paths: svg.querySelectorAll("path").length, dots: svg.querySelectorAll("circle").length, nodes: dag.querySelectorAll("*").length, width: svg.getBoundingClientRect().width };
+      });
+    let d = await drawn();
+    expect(d.paths <= 16 && d.nodes < 2_000, `a small DOM at the top (${JSON.stringify(d)})`);
+    expect(d.width <= 400, `the graph column is capped (${d.width} px)`);
+    const label = await page.locator(`${tid("dag-row")}[data-head="true"] .id`).boundingBox();
+    expect(label && label.x < 600, `the head's label is in view (x ${label?.x})`);
+    // Down to row 2,500 and sideways to its lane: the sibling's dot is drawn with its neighbours'.
+    await page.locator(tid("dag")).evaluate((el) => (el.scrollTop = 28 * 2_490));
+    await page.locator(tid("lane-scroll")).evaluate((el) => (el.scrollLeft = 16 * 2_490));
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="dag-lanes"] circle')].some((c) => Number(c.getAttribute("cx")) > 16 * 2_495));
+    d = await drawn();
+    expect(d.paths <= 16 && d.dots > 10 && d.nodes < 2_000, `a small DOM at lane 2,500 (${JSON.stringify(d)})`);
+    await shot("wide-dag-sideways.png");
+    // Older from the head: the fork point, where 5,001 lines converge, scrolled into view (and back to lane 0).
+    await page.keyboard.press("j");
+    await page.waitForSelector(`${tid("dag-row")}.selected[data-fork-point="true"]`);
+    d = await drawn();
+    expect(d.paths <= 16 && d.nodes < 2_000, `a small DOM at the fork point (${JSON.stringify(d)})`);
+    expect((await page.locator(tid("lane-scroll")).evaluate((el) => el.scrollLeft)) === 0, "back to lane 0");
+    await shot("wide-dag.png");
+    await openDb(db);
+  },
+};
+
 export const subgraphs = {
   name: "subgraph namespaces expand and collapse",
   run: async ({ page, openThread, dagRows }) => {

@@ -1,34 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { dotKind, graphWidth, laneX, ROW_HEIGHT, rowSegments, scrollToRow, shortId, visibleRange } from "./lanes";
+import { columnWidth, dotKind, graphWidth, laneWindow, laneX, MAX_LANES_SHOWN, ROW_HEIGHT, rowY, scrollToLane, scrollToRow, shortId, visibleRange } from "./lanes";
 import { row } from "./testrows";
 
 describe("lanes", () => {
-  // * c (lane 1)   * b (lane 0)
-  // |/             converge at a
-  // * a
-  const rows = [row("c", 1, [[1, 0]]), row("b", 0, [[0, 0]]), row("a", 0, [])];
-
-  it("draws each row's incoming and outgoing halves in its own box", () => {
-    const top = rowSegments(rows, 0);
-    expect(top).toHaveLength(1);
-    expect(top[0].d).toBe(`M${laneX(1)} ${ROW_HEIGHT / 2}C${laneX(1)} ${ROW_HEIGHT} ${laneX(0)} ${ROW_HEIGHT} ${laneX(0)} ${ROW_HEIGHT * 1.5}`);
-    const mid = rowSegments(rows, 1);
-    // c's curve coming in, b's vertical line going out.
-    expect(mid.map((s) => s.d)).toEqual([
-      `M${laneX(1)} ${-ROW_HEIGHT / 2}C${laneX(1)} 0 ${laneX(0)} 0 ${laneX(0)} ${ROW_HEIGHT / 2}`,
-      `M${laneX(0)} ${ROW_HEIGHT / 2}V${ROW_HEIGHT * 1.5}`,
-    ]);
-    expect(rowSegments(rows, 2).map((s) => s.d)).toEqual([`M${laneX(0)} ${-ROW_HEIGHT / 2}V${ROW_HEIGHT / 2}`]);
-  });
-
-  it("dashes subgraph links and colours converging lines by their branch", () => {
-    const r = [row("s", 1, []), row("p", 0, [])];
-    r[0].edges = [{ from: 1, to: 0, kind: "subgraph" }];
-    const [seg] = rowSegments(r, 0);
-    expect(seg.dashed).toBe(true);
-    expect(seg.color).toBe(1);
-  });
-
   it("renders only the visible window of a 20k-row thread", () => {
     const [start, end] = visibleRange(10_000 * ROW_HEIGHT, 600, 20_000, 5);
     expect(start).toBe(9_995);
@@ -54,12 +28,33 @@ describe("lanes", () => {
   it("sizes the column and classifies dots", () => {
     expect(graphWidth(1)).toBe(24);
     expect(graphWidth(3)).toBe(24 + 32);
-    expect(dotKind(row("h", 0, [], { head: true }))).toBe("head");
-    expect(dotKind(row("f", 0, [], { flashback_action: "copy_fork" }))).toBe("flashback");
-    expect(dotKind(row("u", 0, [], { source: "update" }))).toBe("fork");
-    expect(dotKind(row("s", 0, [], { ns: "sub:1" }))).toBe("subgraph");
-    expect(dotKind(row("p", 0, []))).toBe("plain");
+    expect(rowY(2)).toBe(2.5 * ROW_HEIGHT);
+    expect(dotKind(row("h", 0, { head: true }))).toBe("head");
+    expect(dotKind(row("f", 0, { flashback_action: "copy_fork" }))).toBe("flashback");
+    expect(dotKind(row("u", 0, { source: "update" }))).toBe("fork");
+    expect(dotKind(row("s", 0, { ns: "sub:1" }))).toBe("subgraph");
+    expect(dotKind(row("p", 0))).toBe("plain");
     expect(shortId("1f1e641e-e3fb-6285-8003-dc4c38d1bc83")).toBe("e3fb-6285-dc4c");
     expect(shortId("abc")).toBe("abc");
+  });
+
+  it("caps the graph column and scrolls a wide graph sideways", () => {
+    // A thread forked 5,000 times has 5,001 lanes; the column shows MAX_LANES_SHOWN of them.
+    expect(columnWidth(3)).toBe(graphWidth(3));
+    expect(columnWidth(5_001)).toBe(graphWidth(MAX_LANES_SHOWN));
+    const view = columnWidth(5_001);
+    // At the left edge: lanes 0 … MAX_LANES_SHOWN - 1, the next one partly, and a lane of margin.
+    expect(laneWindow(0, view)).toEqual([0, MAX_LANES_SHOWN + 1]);
+    // Scrolled to lane 4,000.
+    const [first, last] = laneWindow(laneX(4_000) - 12, view);
+    expect(first).toBeLessThanOrEqual(4_000);
+    expect(first).toBeGreaterThanOrEqual(3_998);
+    expect(last - first).toBeLessThanOrEqual(MAX_LANES_SHOWN + 3);
+    // Selecting a row on lane 4,000 scrolls just enough to show it, and back.
+    const s = scrollToLane(4_000, 0, view);
+    expect(laneX(4_000) + 12).toBe(s + view);
+    expect(scrollToLane(4_000, s, view)).toBe(s);
+    expect(scrollToLane(0, s, view)).toBe(0);
+    expect(scrollToLane(3, 0, view)).toBe(0);
   });
 });

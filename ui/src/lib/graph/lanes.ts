@@ -1,16 +1,16 @@
-// Drawing the lane layout the engine computed (flashback_engine::layout): rows newest first,
-// each with its dot's lane and the line segments from it down to the next row.
+// The geometry of the lane layout the engine computed (flashback_engine::layout): rows newest
+// first, each with its dot's lane and its line down to its parent's row (draw.ts draws the
+// lines crossing the rows in view; lines.ts finds them).
 //
-// Every row is drawn on its own (so only visible rows are drawn, however long the thread):
-// its SVG shows the lower half of the previous row's segments and the upper half of its own.
+//   y = i·H          ┌───────────────┐  row i's box
+//   y = i·H + H/2    │   ●           │  row i's dot
+//   y = (i+1)·H      └───────────────┘
 //
-//   y=-H/2 ·· prev row's dot        (previous row's segments start here)
-//   y=0    ┌───────────────┐        this row's box
-//   y=H/2  │   ●           │        this row's dot; its own segments start here
-//   y=H    └───────────────┘
-//   y=3H/2 ·· next row's dot
+// The graph column shows at most MAX_LANES_SHOWN lanes; a wider graph scrolls sideways
+// inside it (a thread forked 5,000 times has 5,001 lanes), so the labels stay in view and only
+// the lanes in view are drawn.
 
-import type { Edge, GraphRow } from "../ipc/bindings";
+import type { GraphRow } from "../ipc/bindings";
 
 export const ROW_HEIGHT = 28;
 export const LANE_WIDTH = 16;
@@ -32,39 +32,34 @@ export function laneColor(lane: number): number {
   return lane % PALETTE_SIZE;
 }
 
-export interface Segment {
-  /** SVG path in the row's own coordinates. */
-  d: string;
-  /** Dashed (a subgraph's link to the checkpoint that spawned it). */
-  dashed: boolean;
-  /** Colour slot. */
-  color: number;
+/** The most lanes the graph column shows at once. */
+export const MAX_LANES_SHOWN = 12;
+
+/** Width of the graph column on screen: the graph's width, up to MAX_LANES_SHOWN lanes. */
+export function columnWidth(width: number): number {
+  return Math.min(graphWidth(width), graphWidth(MAX_LANES_SHOWN));
 }
 
-function path(edge: Edge, y0: number, y1: number): string {
-  const x0 = laneX(edge.from);
-  const x1 = laneX(edge.to);
-  if (x0 === x1) return `M${x0} ${y0}V${y1}`;
-  const mid = (y0 + y1) / 2;
-  return `M${x0} ${y0}C${x0} ${mid} ${x1} ${mid} ${x1} ${y1}`;
+/** y of row `i`'s dot. */
+export function rowY(i: number): number {
+  return i * ROW_HEIGHT + ROW_HEIGHT / 2;
 }
 
-function segment(edge: Edge, y0: number): Segment {
-  return {
-    d: path(edge, y0, y0 + ROW_HEIGHT),
-    dashed: edge.kind === "subgraph",
-    color: laneColor(edge.from === edge.to ? edge.from : Math.max(edge.from, edge.to)),
-  };
+/** The lanes [first, last] at least partly inside a sideways view of the graph column. */
+export function laneWindow(scrollLeft: number, viewWidth: number): [number, number] {
+  // One lane of margin each side: a fork ring reaches half a lane past its centre.
+  const first = Math.floor((scrollLeft - LANE_PAD) / LANE_WIDTH) - 1;
+  const last = Math.ceil((scrollLeft + viewWidth - LANE_PAD) / LANE_WIDTH) + 1;
+  return [Math.max(0, first), Math.max(0, last)];
 }
 
-/** Everything to draw in row `i`'s box (its incoming and outgoing halves). */
-export function rowSegments(rows: readonly GraphRow[], i: number): Segment[] {
-  const out: Segment[] = [];
-  if (i > 0) {
-    for (const e of rows[i - 1].edges) out.push(segment(e, -ROW_HEIGHT / 2));
-  }
-  for (const e of rows[i].edges) out.push(segment(e, ROW_HEIGHT / 2));
-  return out;
+/** The scrollLeft that brings lane `lane` into a sideways view (unchanged when it already is). */
+export function scrollToLane(lane: number, scrollLeft: number, viewWidth: number): number {
+  const left = laneX(lane) - LANE_PAD;
+  const right = laneX(lane) + LANE_PAD;
+  if (left < scrollLeft) return Math.max(0, left);
+  if (right > scrollLeft + viewWidth) return right - viewWidth;
+  return scrollLeft;
 }
 
 /** The rows to render for a scroll position: [start, end) with some overscan. */

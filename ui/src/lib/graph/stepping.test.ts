@@ -11,12 +11,12 @@ import { branchOf, childIndex, move, stepForKey } from "./stepping";
 //   * m1   (lane 0, fork point)
 // 5 * m0
 const rows = [
-  row("f2", 1, [[1, 1]], { parent_row: 2 }),
-  row("m3", 0, [[0, 0]], { parent_row: 3 }),
-  row("f1", 1, [[1, 0]], { parent_row: 4 }),
-  row("m2", 0, [[0, 0]], { parent_row: 4 }),
-  row("m1", 0, [[0, 0]], { parent_row: 5, fork_point: true }),
-  row("m0", 0, []),
+  row("f2", 1, { parent_row: 2 }),
+  row("m3", 0, { parent_row: 3 }),
+  row("f1", 1, { parent_row: 4 }),
+  row("m2", 0, { parent_row: 4 }),
+  row("m1", 0, { parent_row: 5, fork_point: true }),
+  row("m0", 0),
 ];
 const kids = childIndex(rows);
 
@@ -57,7 +57,7 @@ describe("stepping", () => {
   });
 
   it("stops at a subgraph's namespace when listing its branch", () => {
-    const r = [row("s1", 1, [[1, 0]], { ns: "sub:1", parent_row: 1 }), row("p", 0, [])];
+    const r = [row("s1", 1, { ns: "sub:1", parent_row: 1 }), row("p", 0)];
     expect(branchOf(r, childIndex(r), 0)).toEqual([0]);
     expect(move(r, childIndex(r), 0, "older")).toBe(1);
   });

@@ -1,7 +1,7 @@
-// Test helper: a graph row with defaults.
+// Test helpers: graph rows with defaults.
 import type { GraphRow } from "../ipc/bindings";
 
-export function row(id: string, lane: number, edges: [number, number][], extra: Partial<GraphRow> = {}): GraphRow {
+export function row(id: string, lane: number, extra: Partial<GraphRow> = {}): GraphRow {
   return {
     id,
     ns: "",
@@ -17,7 +17,6 @@ export function row(id: string, lane: number, edges: [number, number][], extra: 
     parent_kind: null,
     orphan_parent: null,
     broken_parent: null,
-    edges: edges.map(([from, to]) => ({ from, to, kind: "parent" })),
     step: null,
     source: "loop",
     ts: "",
@@ -25,4 +24,11 @@ export function row(id: string, lane: number, edges: [number, number][], extra: 
     flashback_action: null,
     ...extra,
   };
+}
+
+/** Fill in each row's `parent_lane` (and `parent_kind`, "parent" unless set) from its `parent_row`. */
+export function linked(rows: GraphRow[]): GraphRow[] {
+  return rows.map((r) =>
+    r.parent_row === null ? r : { ...r, parent_lane: rows[r.parent_row].lane, parent_kind: r.parent_kind ?? "parent" },
+  );
 }

@@ -362,16 +362,6 @@ export type DiffSummary = {
 	unchanged: number,
 };
 
-/**  A line segment between a row and the row below it. */
-export type Edge = {
-	/**  Lane at this row. */
-	from: number,
-	/**  Lane at the next row. */
-	to: number,
-	/**  The link the line belongs to. */
-	kind: EdgeKind,
-};
-
 /**  What an edge of the DAG means. */
 export type EdgeKind = 
 /**  `parent_checkpoint_id` link (parent → child, same namespace). */
@@ -535,8 +525,6 @@ export type GraphRow = {
 	orphan_parent: string | null,
 	/**  The stored parent id when its link was dropped to break a cycle. */
 	broken_parent: string | null,
-	/**  Segments to draw from this row down to the next row. */
-	edges: Edge[],
 	/**  `metadata.step`. */
 	step: number | null,
 	/**  `metadata.source` (`input`, `loop`, `update`, `fork`). */

@@ -21,11 +21,11 @@ import { ThreadView, type ThreadApi } from "./threadview.svelte";
 export const chain = (extra: GraphRow[] = []): ThreadGraph => {
   const rows = [
     ...extra,
-    row("c3", 0, [], { parent_row: extra.length + 1, head: true, ns_head: true }),
-    row("c2", 0, [], { parent_row: extra.length + 3 }),
-    row("s0", 1, [], { ns: "sub:1", parent_row: extra.length + 3, ns_head: true }),
-    row("c1", 0, [], { parent_row: extra.length + 4 }),
-    row("c0", 0, [], {}),
+    row("c3", 0, { parent_row: extra.length + 1, head: true, ns_head: true }),
+    row("c2", 0, { parent_row: extra.length + 3 }),
+    row("s0", 1, { ns: "sub:1", parent_row: extra.length + 3, ns_head: true }),
+    row("c1", 0, { parent_row: extra.length + 4 }),
+    row("c0", 0, {}),
   ];
   return { thread_id: "t", width: 2, head: rows[0].id, rows, namespaces: [], warnings: [] };
 };

@@ -21,7 +21,7 @@ describe("ThreadView: graph reloads and actions", () => {
   it("after a fork, highlights and selects the new head and says how to resume it", async () => {
     let graphs = 0;
     const { view, calls, toasts } = await openThread({
-      graph: async () => (++graphs === 1 ? chain() : chain([row("f1", 1, [], { parent_row: 2, head: true })])),
+      graph: async () => (++graphs === 1 ? chain() : chain([row("f1", 1, { parent_row: 2, head: true })])),
       fork: async (req) =>
         ({ thread_id: "t", checkpoint_ns: req.checkpoint_ns, checkpoint_id: "f1", parent_checkpoint_id: req.checkpoint_id, step: 7 }) as ForkResult,
     });
@@ -68,7 +68,7 @@ describe("ThreadView: graph reloads and actions", () => {
         return d.promise;
       },
     });
-    const withFork = chain([row("f1", 1, [], { parent_row: 2, head: true })]);
+    const withFork = chain([row("f1", 1, { parent_row: 2, head: true })]);
     const forkLoad = view.loadGraph(key("f1")); // a fork's reload …
     const tailLoad = view.loadGraph(); // … overtaken by a re-run's
     answers[1].resolve(withFork);
@@ -81,7 +81,7 @@ describe("ThreadView: graph reloads and actions", () => {
   it("keeps the selection across a reload and drops a comparison whose checkpoint is gone", async () => {
     let graphs = 0;
     const { view, calls } = await openThread({
-      graph: async () => (++graphs === 1 ? chain([row("x", 1, [], { parent_row: 1 })]) : chain()),
+      graph: async () => (++graphs === 1 ? chain([row("x", 1, { parent_row: 1 })]) : chain()),
     });
     view.step("older"); // x → c3
     view.select(0, true); // compare with x

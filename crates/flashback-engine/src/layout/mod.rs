@@ -8,17 +8,24 @@
 //! point's lane. In nested mode, a subgraph namespace's root hangs off the parent-graph
 //! checkpoint that spawned it, like a branch.
 //!
-//! Cost: O(n log n) for ordering and lane assignment plus the size of the output (each row
-//! lists the lines passing it, so O(n · width) in the worst case).
+//! The output is O(n) however wide the graph: a row carries its own dot and the one line that
+//! starts at it, the line up from it to its parent (`parent_row`, `parent_lane`,
+//! `parent_kind`). That line runs straight down `lane` from the row to the row above
+//! `parent_row` and bends into `parent_lane` on the way into `parent_row`. Which lines pass a
+//! row is not stored: a front end finds them from those intervals (the UI with an interval
+//! index over the rows in view, [`render_text`] by streaming). Cost: O(n log n).
 
 use crate::dag::{EdgeKind, ThreadDag};
 use crate::error::EngineError;
 use crate::ns;
 use petgraph::stable_graph::NodeIndex;
-use petgraph::visit::EdgeRef;
+use petgraph::visit::{EdgeRef, NodeIndexable};
 use petgraph::Direction;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+
+mod text;
+pub use text::render_text;
 
 /// What to lay out.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,20 +62,13 @@ impl LayoutOptions {
     }
 }
 
-/// A line segment between a row and the row below it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-pub struct Edge {
-    /// Lane at this row.
-    pub from: usize,
-    /// Lane at the next row.
-    pub to: usize,
-    /// The link the line belongs to.
-    pub kind: EdgeKind,
-}
-
-/// One row of the graph: one checkpoint with what every front end shows beside its dot (the
-/// one graph row type: `flashback graph --json`, the app and `serve` all receive it).
+/// One row of the graph: one checkpoint with what every front end shows beside its dot, and
+/// the line up from it to its parent (the one graph row type: `flashback graph --json`, the app
+/// and `serve` all receive it).
+///
+/// The line runs in `lane` from this row down to the row above `parent_row`, then bends into
+/// `parent_lane` on the way into `parent_row` (drawn dotted when `parent_kind` is a subgraph
+/// link). No other line uses `lane` between the two rows, and none passes a dot.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct GraphRow {
@@ -91,18 +91,16 @@ pub struct GraphRow {
     /// Whether this is the latest checkpoint of its namespace.
     pub ns_head: bool,
     /// Row index of the parent (or, for a subgraph root in nested mode, of the spawning
-    /// checkpoint).
+    /// checkpoint): always below this row. The row's line ends there.
     pub parent_row: Option<usize>,
-    /// Lane of that row.
+    /// Lane of that row: where the line bends to in its last segment.
     pub parent_lane: Option<usize>,
-    /// How the row links to `parent_row`.
+    /// How the row links to `parent_row` (a `parent` line or a dotted `subgraph` one).
     pub parent_kind: Option<EdgeKind>,
     /// The stored parent id when it is missing from the data.
     pub orphan_parent: Option<String>,
     /// The stored parent id when its link was dropped to break a cycle.
     pub broken_parent: Option<String>,
-    /// Segments to draw from this row down to the next row.
-    pub edges: Vec<Edge>,
     /// `metadata.step`.
     pub step: Option<i64>,
     /// `metadata.source` (`input`, `loop`, `update`, `fork`).
@@ -122,9 +120,9 @@ pub struct Layout {
     pub ns: String,
     /// Whether subgraph namespaces are nested in.
     pub nested: bool,
-    /// Number of lanes used.
+    /// Number of lanes used (the highest row lane + 1).
     pub width: usize,
-    /// Rows, newest first.
+    /// Rows, newest first; each carries its line to its parent.
     pub rows: Vec<GraphRow>,
 }
 
@@ -151,42 +149,66 @@ fn selected(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Vec<NodeIndex>, Eng
         .collect())
 }
 
+/// "Not laid out yet" in the per-node row table.
+const NO_ROW: usize = usize::MAX;
+
 /// Lay a thread out. Errors only when `opts.ns` names a namespace the thread does not have.
 pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineError> {
     let g = &dag.graph;
     let nodes = selected(dag, opts)?;
-    let in_set: HashSet<NodeIndex> = nodes.iter().copied().collect();
+    // Per-checkpoint state lives in vectors indexed by `NodeIndex::index()`.
+    let bound = g.node_bound();
+    let mut in_set = vec![false; bound];
+    for n in &nodes {
+        in_set[n.index()] = true;
+    }
 
     // The link each node hangs from: its parent, or (nested) the checkpoint that spawned it.
-    let mut up: HashMap<NodeIndex, (NodeIndex, EdgeKind)> = HashMap::with_capacity(nodes.len());
-    let mut pending: HashMap<NodeIndex, usize> = HashMap::with_capacity(nodes.len());
+    let mut up: Vec<Option<(NodeIndex, EdgeKind)>> = vec![None; bound];
+    let mut pending = vec![0usize; bound];
     for &n in &nodes {
         let link = g
             .edges_directed(n, Direction::Incoming)
-            .filter(|e| in_set.contains(&e.source()))
+            .filter(|e| in_set[e.source().index()])
             .map(|e| (e.source(), *e.weight()))
             .min_by_key(|(_, k)| *k != EdgeKind::Parent);
         if let Some((p, k)) = link {
-            up.insert(n, (p, k));
-            *pending.entry(p).or_default() += 1;
+            up[n.index()] = Some((p, k));
+            pending[p.index()] += 1;
         }
     }
 
     // Lane 0 belongs to the laid-out namespace's head lineage.
-    let mut lineage: HashSet<NodeIndex> = HashSet::new();
+    let mut lineage = vec![false; bound];
+    // While the head lineage is being drawn, lane 0 is kept for it.
+    let mut reserved = false;
     if let Some(head) = dag.namespace(&opts.ns).and_then(|n| n.head.as_deref()) {
-        lineage.extend(
-            dag.lineage(&opts.ns, head)
-                .iter()
-                .filter_map(|n| dag.index_of(&n.ns, &n.checkpoint_id)),
-        );
+        for n in dag.lineage(&opts.ns, head) {
+            if let Some(i) = dag.index_of(&n.ns, &n.checkpoint_id) {
+                lineage[i.index()] = true;
+                reserved = true;
+            }
+        }
     }
 
-    let key = |n: NodeIndex| (g[n].checkpoint_id.as_str(), g[n].ns.as_str(), n);
-    let mut ready: BinaryHeap<(&str, &str, NodeIndex)> = nodes
+    // Rows go out newest first: each checkpoint's rank in (id, ns) order, so that the ready
+    // queue compares integers, not strings.
+    let mut order = nodes.clone();
+    order.sort_unstable_by(|&a, &b| {
+        (g[a].checkpoint_id.as_str(), g[a].ns.as_str(), a).cmp(&(
+            g[b].checkpoint_id.as_str(),
+            g[b].ns.as_str(),
+            b,
+        ))
+    });
+    let mut rank = vec![0usize; bound];
+    for (r, &n) in order.iter().enumerate() {
+        rank[n.index()] = r;
+    }
+    let mut ready: BinaryHeap<usize> = nodes
         .iter()
-        .filter(|n| !pending.contains_key(n))
-        .map(|&n| key(n))
+        .filter(|n| pending[n.index()] == 0)
+        .map(|n| rank[n.index()])
         .collect();
 
     let base_depth = ns::depth(&opts.ns);
@@ -196,28 +218,38 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         .filter_map(|c| c.head.as_deref().map(|h| (c.ns.as_str(), h)))
         .collect();
     let mut rows: Vec<GraphRow> = Vec::with_capacity(nodes.len());
-    let mut row_of: HashMap<NodeIndex, usize> = HashMap::with_capacity(nodes.len());
-    let mut lanes: Vec<Option<(NodeIndex, EdgeKind)>> = vec![None];
-    let mut active: BTreeSet<usize> = BTreeSet::new();
-    let mut expecting: HashMap<NodeIndex, Vec<usize>> = HashMap::new();
+    let mut row_nodes: Vec<NodeIndex> = Vec::with_capacity(nodes.len());
+    let mut row_of = vec![NO_ROW; bound];
+    // Lanes whose line waits for a checkpoint (it converges into that checkpoint's lane).
+    let mut expecting: Vec<Vec<usize>> = vec![Vec::new(); bound];
     let mut free: BTreeSet<usize> = BTreeSet::new();
-    // While the head lineage is being drawn, lane 0 is kept for it.
-    let mut reserved = !lineage.is_empty();
+    let mut lanes = 1;
     if !reserved {
         free.insert(0);
     }
-
-    let mut left: BTreeSet<(&str, &str, NodeIndex)> = nodes.iter().map(|&n| key(n)).collect();
-    // `left` only matters if the links had a cycle (they cannot: the DAG breaks parent cycles
-    // and subgraph links always point to shallower namespaces); it then forces the newest
-    // remaining checkpoint out instead of dropping rows.
-    while let Some((_, _, n)) = ready.pop().or_else(|| left.last().copied()) {
-        if !left.remove(&key(n)) {
+    // `newest` only matters if the links had a cycle (they cannot: the DAG breaks parent
+    // cycles and subgraph links always point to shallower namespaces); it then forces the
+    // newest remaining checkpoint out instead of dropping rows.
+    let mut newest = order.len();
+    loop {
+        let n = match ready.pop() {
+            Some(r) => order[r],
+            None => {
+                while newest > 0 && row_of[order[newest - 1].index()] != NO_ROW {
+                    newest -= 1;
+                }
+                match newest {
+                    0 => break,
+                    k => order[k - 1],
+                }
+            }
+        };
+        if row_of[n.index()] != NO_ROW {
             continue;
         }
-        let mut waiting = expecting.remove(&n).unwrap_or_default();
+        let mut waiting = std::mem::take(&mut expecting[n.index()]);
         waiting.sort_unstable();
-        let on_lineage = lineage.contains(&n);
+        let on_lineage = lineage[n.index()];
         let lane = if on_lineage {
             0
         } else if let Some(&l) = waiting.first() {
@@ -225,34 +257,19 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         } else if let Some(l) = free.pop_first() {
             l
         } else {
-            lanes.push(None);
-            lanes.len() - 1
+            lanes += 1;
+            lanes - 1
         };
-        // The previous row's lines: those waiting for `n` converge into its lane.
-        if let Some(prev) = rows.last_mut() {
-            prev.edges = active
-                .iter()
-                .map(|&l| {
-                    let kind = lanes[l].map_or(EdgeKind::Parent, |(_, k)| k);
-                    let to = if waiting.binary_search(&l).is_ok() {
-                        lane
-                    } else {
-                        l
-                    };
-                    Edge { from: l, to, kind }
-                })
-                .collect();
-        }
+        // The lines waiting for `n` end here: their lanes are free again.
         for &l in &waiting {
-            lanes[l] = None;
-            active.remove(&l);
             if l != lane && !(reserved && l == 0) {
                 free.insert(l);
             }
         }
         let node = &g[n];
         let ns_head = heads.get(node.ns.as_str()).copied() == Some(node.checkpoint_id.as_str());
-        row_of.insert(n, rows.len());
+        row_of[n.index()] = rows.len();
+        row_nodes.push(n);
         rows.push(GraphRow {
             id: node.checkpoint_id.clone(),
             ns: node.ns.clone(),
@@ -268,28 +285,23 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             parent_kind: None,
             orphan_parent: node.orphan_parent.clone(),
             broken_parent: node.broken_parent.clone(),
-            edges: Vec::new(),
             step: node.step,
             source: node.source.clone(),
             ts: node.ts.clone(),
             subgraphs: node.subgraphs.clone(),
             flashback_action: node.flashback_action.clone(),
         });
-        match up.get(&n) {
-            Some(&(p, k)) => {
-                lanes[lane] = Some((p, k));
-                active.insert(lane);
-                expecting.entry(p).or_default().push(lane);
-                let remaining = pending.get_mut(&p).map(|c| {
-                    *c -= 1;
-                    *c
-                });
-                if remaining == Some(0) {
-                    ready.push(key(p));
+        match up[n.index()] {
+            // The line from `n` keeps this lane until its parent's row.
+            Some((p, _)) if row_of[p.index()] == NO_ROW => {
+                expecting[p.index()].push(lane);
+                pending[p.index()] -= 1;
+                if pending[p.index()] == 0 {
+                    ready.push(rank[p.index()]);
                 }
             }
-            None => {
-                if on_lineage {
+            link => {
+                if link.is_none() && on_lineage {
                     reserved = false;
                 }
                 if !(reserved && lane == 0) {
@@ -299,88 +311,23 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         }
     }
 
-    for (&n, &(p, k)) in &up {
-        if let (Some(&r), Some(&pr)) = (row_of.get(&n), row_of.get(&p)) {
-            let parent_lane = rows[pr].lane;
-            let row = &mut rows[r];
-            row.parent_row = Some(pr);
-            row.parent_lane = Some(parent_lane);
-            row.parent_kind = Some(k);
+    for (r, &n) in row_nodes.iter().enumerate() {
+        if let Some((p, k)) = up[n.index()] {
+            let pr = row_of[p.index()];
+            if pr != NO_ROW {
+                let parent_lane = rows[pr].lane;
+                let row = &mut rows[r];
+                row.parent_row = Some(pr);
+                row.parent_lane = Some(parent_lane);
+                row.parent_kind = Some(k);
+            }
         }
     }
-    let width = rows
-        .iter()
-        .flat_map(|r| std::iter::once(r.lane).chain(r.edges.iter().map(|e| e.from)))
-        .max()
-        .map_or(0, |m| m + 1);
+    let width = rows.iter().map(|r| r.lane).max().map_or(0, |m| m + 1);
     Ok(Layout {
         ns: opts.ns.clone(),
         nested: opts.nested,
         width,
         rows,
     })
-}
-
-fn vertical(kind: EdgeKind) -> u8 {
-    match kind {
-        EdgeKind::Parent => b'|',
-        EdgeKind::Subgraph => b':',
-    }
-}
-
-fn put(line: &mut Vec<u8>, col: usize, ch: u8) {
-    if line.len() <= col {
-        line.resize(col + 1, b' ');
-    }
-    line[col] = ch;
-}
-
-fn finish_line(out: &mut String, line: &[u8], label: Option<&str>) {
-    let mut text = String::from_utf8_lossy(line).trim_end().to_owned();
-    if let Some(l) = label.filter(|l| !l.is_empty()) {
-        text.push(' ');
-        text.push_str(l);
-    }
-    out.push_str(text.trim_end());
-    out.push('\n');
-}
-
-/// Render a layout as text, like `git log --graph`: `*` is a checkpoint, `|` a parent line,
-/// `:` a subgraph attachment line, `/` and `\` lines moving between lanes. Each checkpoint
-/// line ends with `label(row)`.
-pub fn render_text(rows: &[GraphRow], label: impl Fn(&GraphRow) -> String) -> String {
-    let mut out = String::new();
-    let mut incoming: Vec<Edge> = Vec::new();
-    for row in rows {
-        let mut line = Vec::new();
-        for e in &incoming {
-            put(&mut line, 2 * e.to, vertical(e.kind));
-        }
-        for e in &row.edges {
-            if e.from != row.lane {
-                put(&mut line, 2 * e.from, vertical(e.kind));
-            }
-        }
-        put(&mut line, 2 * row.lane, b'*');
-        finish_line(&mut out, &line, Some(&label(row)));
-
-        let mut pos: Vec<usize> = row.edges.iter().map(|e| e.from).collect();
-        while row.edges.iter().zip(&pos).any(|(e, &p)| p != e.to) {
-            let mut line = Vec::new();
-            for (e, p) in row.edges.iter().zip(pos.iter_mut()) {
-                if *p == e.to {
-                    put(&mut line, 2 * *p, vertical(e.kind));
-                } else if e.to < *p {
-                    put(&mut line, 2 * *p - 1, b'/');
-                    *p -= 1;
-                } else {
-                    put(&mut line, 2 * *p + 1, b'\\');
-                    *p += 1;
-                }
-            }
-            finish_line(&mut out, &line, None);
-        }
-        incoming = row.edges.clone();
-    }
-    out
 }
