@@ -121,6 +121,7 @@ fn headers(gen: &[Gen]) -> Vec<CheckpointHeader> {
             parent_checkpoint_id: parent.clone(),
             ts: ts(k * 1000),
             metadata: Json::Object(metadata(*step, source)),
+            problem: None,
         })
         .collect()
 }

@@ -403,6 +403,10 @@ export type ErrorCode =
 "query" | 
 /**  Reading or writing a file failed. */
 "io" | 
+/**  Another process holds a lock on the database (SQLite "database is locked"): try again. */
+"locked" | 
+/**  The database cannot be written here (a read-only file or directory). */
+"read_only" | 
 /**  The work was cancelled. */
 "cancelled" | 
 /**  The database handle is not open (the server restarted, or it was closed). */
@@ -490,8 +494,13 @@ export type GraphRequest = {
 };
 
 /**
- *  One row of the graph: one checkpoint with what every front end shows beside its dot (the
- *  one graph row type: `flashback graph --json`, the app and `serve` all receive it).
+ *  One row of the graph: one checkpoint with what every front end shows beside its dot, and
+ *  the line up from it to its parent (the one graph row type: `flashback graph --json`, the app
+ *  and `serve` all receive it).
+ * 
+ *  The line runs in `lane` from this row down to the row above `parent_row`, then bends into
+ *  `parent_lane` on the way into `parent_row` (drawn dotted when `parent_kind` is a subgraph
+ *  link). No other line uses `lane` between the two rows, and none passes a dot.
  */
 export type GraphRow = {
 	/**  Checkpoint id. */
@@ -514,12 +523,12 @@ export type GraphRow = {
 	ns_head: boolean,
 	/**
 	 *  Row index of the parent (or, for a subgraph root in nested mode, of the spawning
-	 *  checkpoint).
+	 *  checkpoint): always below this row. The row's line ends there.
 	 */
 	parent_row: number | null,
-	/**  Lane of that row. */
+	/**  Lane of that row: where the line bends to in its last segment. */
 	parent_lane: number | null,
-	/**  How the row links to `parent_row`. */
+	/**  How the row links to `parent_row` (a `parent` line or a dotted `subgraph` one). */
 	parent_kind: EdgeKind | null,
 	/**  The stored parent id when it is missing from the data. */
 	orphan_parent: string | null,
