@@ -135,11 +135,16 @@ impl Row {
             Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
             Decoded::Json { value, .. } => checkpoint_from_json(&value),
             Decoded::Error { message, .. } => Err(message),
-            Decoded::Encrypted { tag, .. } => Err(format!(
-                "it is encrypted ({tag}) and Flashback has no key to decrypt it"
+            Decoded::Encrypted { tag, data } => Err(format!(
+                "it is encrypted ({tag:.40}) and Flashback has no key to decrypt it: {}",
+                Decoded::Encrypted {
+                    tag: tag.clone(),
+                    data
+                }
             )),
             Decoded::Null => Err("it is NULL".into()),
-            _ => Err(format!("its type tag {tag:?} is not a checkpoint format")),
+            // Described in one short line (tag, size, hash), never dumped.
+            other => Err(format!("it is not a checkpoint document: {other}")),
         }
         .map_err(unreadable_document)?;
         if cp.id.is_empty() {
