@@ -259,6 +259,23 @@ async fn writes_refuse_it(api: &Api, db: &DbInfo, m: &Marks) {
         .expect_err("a fork of it is refused");
     assert_eq!(err.code, ErrorCode::Corrupt, "{err:?}");
     assert!(err.message.contains("cannot be read"), "{}", err.message);
+    // A diff against it would show everything as removed: refused with the reason too.
+    let err = api
+        .diff_checkpoints(DiffRequest {
+            db: db.db.clone(),
+            thread_id: "forked".into(),
+            a: CheckpointRef {
+                checkpoint_ns: String::new(),
+                checkpoint_id: m.parent.clone(),
+            },
+            b: CheckpointRef {
+                checkpoint_ns: String::new(),
+                checkpoint_id: bad.clone(),
+            },
+        })
+        .await
+        .expect_err("a diff with it is refused");
+    assert_eq!(err.code, ErrorCode::Corrupt, "{err:?}");
     let err = api
         .merge_branches(MergeRequest {
             db: db.db.clone(),
