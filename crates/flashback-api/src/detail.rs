@@ -160,5 +160,6 @@ pub fn checkpoint_detail(
         live,
         subgraphs,
         tasks,
+        problem: h.problem.clone(),
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::error::ApiResult;
 use crate::summaries::ensure_thread;
-use crate::types::{count, NamespaceInfo, ThreadGraph};
+use crate::types::{count, CheckpointProblem, NamespaceInfo, ThreadGraph};
 use flashback_engine::{layout, LayoutOptions, ThreadDag};
 use flashback_storage::{CheckpointStore, ListQuery};
 
@@ -32,7 +32,18 @@ pub async fn thread_graph(
             collapsed: opts.hides(&n.ns),
         })
         .collect();
+    let unreadable = headers
+        .iter()
+        .filter_map(|h| {
+            Some(CheckpointProblem {
+                checkpoint_ns: h.checkpoint_ns.clone(),
+                checkpoint_id: h.checkpoint_id.clone(),
+                problem: h.problem.clone()?,
+            })
+        })
+        .collect();
     Ok(ThreadGraph {
+        unreadable,
         thread_id: thread_id.to_owned(),
         width: count(lay.width),
         head: dag.head().map(str::to_owned),

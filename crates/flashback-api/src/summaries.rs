@@ -3,9 +3,10 @@
 use crate::error::{ApiError, ApiResult};
 use crate::types::{count, step_of, ThreadSummary};
 use flashback_engine::tasks::derive_tasks;
-use flashback_storage::CheckpointStore;
+use flashback_storage::{CheckpointStore, CheckpointTuple, StoreError};
 
-/// Every thread with its status.
+/// Every thread with its status. A thread whose keys or latest checkpoint cannot be read is
+/// listed with its `problem` (and no status); it never takes the list down.
 pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<ThreadSummary>> {
     let threads = store.list_threads().await?;
     // The latest root checkpoint of every thread, read in one go.
@@ -17,13 +18,14 @@ pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<Thre
                 .map(|id| (t.thread_id.as_str(), "", Some(id)))
         })
         .collect();
-    let mut tuples = store.get_tuples(&keys).await?.into_iter();
+    let mut tuples = latest_tuples(store, &keys).await?.into_iter();
     let mut out = Vec::with_capacity(threads.len());
     for t in threads {
         let latest = match &t.latest_checkpoint_id {
-            Some(_) => tuples.next().flatten(),
-            None => None,
+            Some(_) => tuples.next().unwrap_or(Ok(None)),
+            None => Ok(None),
         };
+        let mut problems: Vec<String> = t.problem.into_iter().collect();
         let mut s = ThreadSummary {
             thread_id: t.thread_id,
             namespaces: t.namespaces,
@@ -35,24 +37,64 @@ pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<Thre
             interrupts: Vec::new(),
             error: None,
             next: Vec::new(),
+            problem: None,
         };
-        if let Some(tuple) = latest {
-            let tasks = derive_tasks(&tuple);
-            s.latest_ts = Some(tuple.checkpoint.ts.clone());
-            s.latest_step = step_of(&tuple.header.metadata);
-            s.status = Some(tasks.status());
-            s.interrupts = tasks
-                .tasks
-                .iter()
-                .filter(|t| !t.finished)
-                .flat_map(|t| t.interrupts.iter().cloned())
-                .collect();
-            s.error = tasks.tasks.iter().find_map(|t| t.error.clone());
-            s.next = tasks.next;
+        match latest {
+            Ok(Some(tuple)) => {
+                s.latest_ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
+                s.latest_step = step_of(&tuple.header.metadata);
+                match &tuple.header.problem {
+                    // A status derived from what could not be read would be a guess.
+                    Some(problem) => {
+                        problems.push(format!("its latest checkpoint cannot be read: {problem}"))
+                    }
+                    None => {
+                        let tasks = derive_tasks(&tuple);
+                        s.status = Some(tasks.status());
+                        s.interrupts = tasks
+                            .tasks
+                            .iter()
+                            .filter(|t| !t.finished)
+                            .flat_map(|t| t.interrupts.iter().cloned())
+                            .collect();
+                        s.error = tasks.tasks.iter().find_map(|t| t.error.clone());
+                        s.next = tasks.next;
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => problems.push(format!("its latest checkpoint cannot be read: {e}")),
+        }
+        if !problems.is_empty() {
+            s.problem = Some(problems.join("; "));
         }
         out.push(s);
     }
     Ok(out)
+}
+
+/// The latest checkpoints of `keys`, in one go; should that fail on the data (a query or a
+/// row that fails), one by one, so that the failure stays with its thread. Failures of the
+/// database itself (connection, lock…) are the list's error.
+async fn latest_tuples(
+    store: &dyn CheckpointStore,
+    keys: &[(&str, &str, Option<&str>)],
+) -> ApiResult<Vec<Result<Option<CheckpointTuple>, StoreError>>> {
+    let local = |e: &StoreError| matches!(e, StoreError::Query(_) | StoreError::Corrupt { .. });
+    match store.get_tuples(keys).await {
+        Ok(all) => Ok(all.into_iter().map(Ok).collect()),
+        Err(e) if local(&e) => {
+            let mut out = Vec::with_capacity(keys.len());
+            for (thread_id, ns, id) in keys {
+                match store.get_tuple(thread_id, ns, *id).await {
+                    Err(e) if !local(&e) => return Err(e.into()),
+                    other => out.push(other),
+                }
+            }
+            Ok(out)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The one wording for a checkpoint that is not there.
@@ -84,4 +126,69 @@ pub async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> ApiResu
             known.join(", ")
         }
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_trait::async_trait;
+    use flashback_storage::{CheckpointHeader, CheckpointTuple, ListQuery, SchemaInfo, ThreadInfo};
+
+    /// Three threads; reading `bad`'s latest checkpoint fails (and with it the batch read).
+    struct OneBadThread(SchemaInfo);
+
+    #[async_trait]
+    impl CheckpointStore for OneBadThread {
+        fn schema(&self) -> &SchemaInfo {
+            &self.0
+        }
+        async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+            Ok(["a", "bad", "c"]
+                .map(|t| ThreadInfo {
+                    thread_id: t.into(),
+                    namespaces: vec![String::new()],
+                    checkpoint_count: 1,
+                    latest_checkpoint_id: Some(format!("{t}-1")),
+                    problem: None,
+                })
+                .to_vec())
+        }
+        async fn list_headers(&self, _: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+            Ok(Vec::new())
+        }
+        async fn list_tuples(&self, q: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+            if q.thread_id.as_deref() == Some("bad") {
+                return Err(StoreError::Query(
+                    "query task failed: a row panicked".into(),
+                ));
+            }
+            Ok(Vec::new())
+        }
+        async fn get_tuples(
+            &self,
+            _: &[(&str, &str, Option<&str>)],
+        ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+            Err(StoreError::Query(
+                "query task failed: a row panicked".into(),
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_thread_whose_latest_checkpoint_fails_is_listed_with_its_problem() {
+        let store = OneBadThread(SchemaInfo {
+            backend: flashback_storage::Backend::Sqlite,
+            has_task_path: true,
+            migration_version: None,
+            shallow: false,
+            description: "test".into(),
+        });
+        let list = thread_summaries(&store).await.expect("the list");
+        let ids: Vec<&str> = list.iter().map(|s| s.thread_id.as_str()).collect();
+        assert_eq!(ids, ["a", "bad", "c"]);
+        assert!(list[0].problem.is_none() && list[2].problem.is_none());
+        let problem = list[1].problem.as_deref().unwrap_or_default();
+        assert!(problem.contains("a row panicked"), "{problem}");
+        assert!(list[1].status.is_none());
+    }
 }

@@ -46,6 +46,14 @@ fn ns_label(ns: &str) -> String {
     }
 }
 
+/// `! <what>: <problem>` lines for the rows that could not be read in full.
+fn problems<'a>(items: impl IntoIterator<Item = (&'a str, Option<&'a String>)>) -> String {
+    items
+        .into_iter()
+        .filter_map(|(what, problem)| Some(format!("! {what}: {}\n", problem?)))
+        .collect()
+}
+
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for r in rows {
@@ -80,9 +88,14 @@ pub fn threads(rows: &[ThreadSummary]) -> String {
         .iter()
         .map(|r| {
             let subgraphs = r.namespaces.len().saturating_sub(1);
+            let status = match (&r.status, &r.problem) {
+                (Some(s), _) => wire_name(s),
+                (None, Some(_)) => "unreadable".into(),
+                (None, None) => "-".into(),
+            };
             vec![
                 r.thread_id.clone(),
-                r.status.as_ref().map_or_else(|| "-".into(), wire_name),
+                status,
                 r.checkpoint_count.to_string(),
                 if subgraphs > 0 {
                     subgraphs.to_string()
@@ -94,7 +107,7 @@ pub fn threads(rows: &[ThreadSummary]) -> String {
             ]
         })
         .collect();
-    table(
+    let mut out = table(
         &[
             "THREAD",
             "STATUS",
@@ -104,7 +117,12 @@ pub fn threads(rows: &[ThreadSummary]) -> String {
             "LATEST CHECKPOINT",
         ],
         &body,
-    )
+    );
+    out.push_str(&problems(
+        rows.iter()
+            .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
+    ));
+    out
 }
 
 /// `flashback history`.
@@ -125,7 +143,7 @@ pub fn history(items: &[HistoryEntry]) -> String {
             ]
         })
         .collect();
-    table(
+    let mut out = table(
         &[
             "CHECKPOINT",
             "STEP",
@@ -135,7 +153,13 @@ pub fn history(items: &[HistoryEntry]) -> String {
             "PARENT",
         ],
         &body,
-    )
+    );
+    out.push_str(&problems(
+        items
+            .iter()
+            .map(|i| (i.checkpoint_id.as_str(), i.problem.as_ref())),
+    ));
+    out
 }
 
 /// `flashback state`.
@@ -150,6 +174,9 @@ pub fn state(d: &CheckpointDetail) -> String {
     out.push_str(&format!("parent     {}\n", opt(&d.parent_checkpoint_id)));
     if !d.checkpoint_ns.is_empty() {
         out.push_str(&format!("namespace  {}\n", d.checkpoint_ns));
+    }
+    if let Some(problem) = &d.problem {
+        out.push_str(&format!("unreadable {problem}\n"));
     }
     out.push_str("\nvalues:\n");
     let w = d.values.keys().map(String::len).max().unwrap_or(0);
@@ -211,6 +238,11 @@ pub fn graph(g: &ThreadGraph) -> String {
     for w in &g.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
+    out.push_str(&problems(
+        g.unreadable
+            .iter()
+            .map(|u| (u.checkpoint_id.as_str(), Some(&u.problem))),
+    ));
     out
 }
 
@@ -252,10 +284,16 @@ pub fn replay(steps: &[ReplayStep]) -> String {
             ]
         })
         .collect();
-    table(
+    let mut out = table(
         &["#", "CHECKPOINT", "STEP", "SOURCE", "RAN", "CHANGED"],
         &body,
-    )
+    );
+    out.push_str(&problems(
+        steps
+            .iter()
+            .map(|s| (s.checkpoint_id.as_str(), s.problem.as_ref())),
+    ));
+    out
 }
 
 /// `flashback rebuild`.
@@ -277,6 +315,13 @@ pub fn rebuild(report: &[ChannelRebuild]) -> String {
                 format!(", disagrees at {}", r.disagreements.join(", "))
             }
         ));
+        if !r.unreadable.is_empty() {
+            out.push_str(&format!(
+                "{:<24} not checked at {} (unreadable)\n",
+                "",
+                r.unreadable.join(", ")
+            ));
+        }
     }
     out
 }

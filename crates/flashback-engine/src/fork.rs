@@ -12,7 +12,7 @@ use crate::error::EngineError;
 use flashback_codec::Decoded;
 use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, Versions,
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, StoreError, Versions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
@@ -46,20 +46,38 @@ pub async fn copy_fork(
     write_fork(saver, &source, "fork", note, |_| Vec::new()).await
 }
 
-/// A checkpoint that must exist (the one a fork starts from, either side of a diff).
+/// A checkpoint that must exist and be readable (the one a fork starts from, either side of a
+/// diff): one whose row could not be read in full ([`CheckpointHeader::problem`]) would be
+/// forked, merged or compared as something it is not, so it is refused with the reason.
+///
+/// [`CheckpointHeader::problem`]: flashback_storage::CheckpointHeader::problem
 pub(crate) async fn load_source(
     store: &dyn CheckpointStore,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<CheckpointTuple, EngineError> {
-    store
+    let tuple = store
         .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
         .await?
         .ok_or_else(|| EngineError::UnknownCheckpoint {
             ns: checkpoint_ns.to_owned(),
             id: checkpoint_id.to_owned(),
-        })
+        })?;
+    readable(&tuple)?;
+    Ok(tuple)
+}
+
+/// Refuse a checkpoint whose row could not be read in full.
+pub(crate) fn readable(tuple: &CheckpointTuple) -> Result<(), EngineError> {
+    match &tuple.header.problem {
+        None => Ok(()),
+        Some(problem) => Err(StoreError::Corrupt {
+            checkpoint_id: tuple.header.checkpoint_id.clone(),
+            detail: problem.clone(),
+        }
+        .into()),
+    }
 }
 
 /// Write a new child of `source` as the thread's newest checkpoint: a copy of it with a new

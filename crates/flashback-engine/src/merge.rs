@@ -179,9 +179,20 @@ pub async fn three_way(
     };
     names.sort();
     names.dedup();
-    let view = |t: Option<&CheckpointTuple>, c: &str| {
-        t.and_then(|t| t.checkpoint.value(c))
-            .and_then(|v| view_decoded(v, ViewOptions::default()))
+    // An unreadable side shows its reason in place of every value (the `$error` form).
+    let view = |t: Option<&CheckpointTuple>, c: &str| match t {
+        Some(t) => match &t.header.problem {
+            Some(problem) => Some(flashback_codec::view::error_view(
+                problem,
+                "checkpoint",
+                &[],
+            )),
+            None => t
+                .checkpoint
+                .value(c)
+                .and_then(|v| view_decoded(v, ViewOptions::default())),
+        },
+        None => None,
     };
     Ok(names
         .into_iter()
@@ -232,6 +243,12 @@ pub async fn merge_branches(
         .into());
     }
     let s = sides(saver, thread_id, ns, a, b).await?;
+    // What cannot be read cannot be merged (the fork point only matters to append-b).
+    let appends = take.iter().any(|(_, m)| *m == MergeMode::AppendB);
+    let base = s.base.as_ref().filter(|_| appends);
+    for side in [Some(&s.a), Some(&s.b), base].into_iter().flatten() {
+        crate::fork::readable(side)?;
+    }
     let mut new_values: Vec<(String, Arc<Decoded>)> = Vec::new();
     for (channel, mode) in take {
         let from_b = s.b.checkpoint.value(channel).ok_or_else(|| {
@@ -377,12 +394,16 @@ pub struct ChannelRebuild {
     pub consistent_steps: usize,
     /// Checkpoints (the one after the writes) where it does not reproduce the stored value.
     pub disagreements: Vec<String>,
+    /// Checkpoints (the one after the writes) where the channel was written but could not be
+    /// checked, because that checkpoint or the one before could not be read in full.
+    pub unreadable: Vec<String>,
 }
 
 /// Rebuild every channel along the branch ending at `tip` from the writes, with the known
 /// reducers, and report which reducer explains each channel and where none does.
 /// Only steps where a channel was written and the next checkpoint is the step's result
-/// (`source: "loop"`) are checked; `add_messages` ids that LangGraph assigns on write make
+/// (`source: "loop"`) are checked (steps next to a checkpoint that could not be read are listed
+/// as `unreadable` instead); `add_messages` ids that LangGraph assigns on write make
 /// messages without ids unverifiable, and such steps count as disagreements.
 pub async fn rebuild_report(
     store: &dyn CheckpointStore,
@@ -398,6 +419,7 @@ pub async fn rebuild_report(
         .collect();
     let mut tallies: HashMap<String, HashMap<Reducer, Vec<bool>>> = HashMap::new();
     let mut step_ids: HashMap<String, Vec<String>> = HashMap::new();
+    let mut unreadable: HashMap<String, Vec<String>> = HashMap::new();
     for pair in steps.windows(2) {
         let (Some(cur), Some(next)) = (
             by_id.get(pair[0].checkpoint_id.as_str()),
@@ -420,7 +442,15 @@ pub async fn rebuild_report(
             };
             written.entry(w.channel.as_str()).or_default().push(v);
         }
+        let blind = cur.header.problem.is_some() || next.header.problem.is_some();
         for (channel, writes) in written {
+            if blind {
+                unreadable
+                    .entry(channel.to_owned())
+                    .or_default()
+                    .push(pair[1].checkpoint_id.clone());
+                continue;
+            }
             let current = match cur.checkpoint.value(channel).map(Arc::as_ref) {
                 Some(Decoded::Msgpack(v)) => Some(v),
                 _ => None,
@@ -445,9 +475,13 @@ pub async fn rebuild_report(
                 .push(pair[1].checkpoint_id.clone());
         }
     }
+    for channel in unreadable.keys() {
+        tallies.entry(channel.clone()).or_default();
+    }
     let mut out: Vec<ChannelRebuild> = tallies
         .into_iter()
         .map(|(channel, by_reducer)| {
+            let unreadable = unreadable.remove(&channel).unwrap_or_default();
             // The reducer explaining the most steps; on a tie the earlier one in REDUCERS wins.
             let mut best: Option<(Reducer, &Vec<bool>)> = None;
             for r in REDUCERS {
@@ -469,12 +503,14 @@ pub async fn rebuild_report(
                         .filter(|(ok, _)| !**ok)
                         .map(|(_, id)| id.clone())
                         .collect(),
+                    unreadable,
                     channel,
                 },
                 _ => ChannelRebuild {
                     reducer: None,
                     consistent_steps: 0,
                     disagreements: ids,
+                    unreadable,
                     channel,
                 },
             }

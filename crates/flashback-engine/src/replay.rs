@@ -8,7 +8,8 @@
 //! Each [`ReplayStep`] is one checkpoint of the branch (root first): its metadata, the tasks
 //! that were due to run from it (derived as Python's `get_state` would, history mode), the
 //! pending writes stored against it (what those tasks wrote, errors and interrupts included),
-//! and what changed in the next checkpoint of the branch (channels whose version moved).
+//! and what changed in the next checkpoint of the branch (channels whose version moved). A
+//! checkpoint that could not be read is a step with its `problem` (and no tasks or changes).
 
 use crate::dag::ThreadDag;
 use crate::error::EngineError;
@@ -59,6 +60,9 @@ pub struct ReplayStep {
     pub next_checkpoint_id: Option<String>,
     /// Channels whose version changed between this checkpoint and the next, sorted.
     pub changed_channels: Vec<String>,
+    /// Why this checkpoint could not be read in full (its tasks and changes are then unknown;
+    /// the rest of the branch is unaffected).
+    pub problem: Option<String>,
 }
 
 /// The steps of the branch ending at `tip` (default: the namespace's head), root first.
@@ -128,7 +132,13 @@ pub async fn replay(
                     })
                     .collect(),
                 next_checkpoint_id: next.map(|n| n.header.checkpoint_id.clone()),
-                changed_channels: next.map_or_else(Vec::new, |n| changed(t, n)),
+                changed_channels: match next {
+                    Some(n) if t.header.problem.is_none() && n.header.problem.is_none() => {
+                        changed(t, n)
+                    }
+                    _ => Vec::new(),
+                },
+                problem: t.header.problem.clone(),
             }
         })
         .collect();

@@ -278,3 +278,48 @@ fn a_wal_file_opened_while_the_directory_changes_never_panics() {
             .any(|t| t.thread_id == format!("round-{round}")));
     }
 }
+
+#[tokio::test]
+async fn a_write_through_flashback_is_seen_by_its_immutable_reader() {
+    // The app's session reads a clean WAL file as `immutable`; a fork writes through its own
+    // connection, which checkpoints and removes its -wal on close: the reader must not serve
+    // its cached pages of the old file.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = wal_db(dir.path());
+    let path = db.to_str().expect("utf-8");
+    let store = SqliteStore::open(path).await.expect("open");
+    let before = store
+        .list_headers(&ListQuery::thread("chat-tools"))
+        .await
+        .expect("headers");
+    let saver = flashback_storage::sqlite::SqliteSaver::open(path)
+        .await
+        .expect("saver");
+    let source = store
+        .get_tuple("chat-tools", "", None)
+        .await
+        .expect("head")
+        .expect("found");
+    let mut cp = source.checkpoint.clone();
+    cp.id = "1f1e6420-0000-6000-8000-000000000000".into();
+    flashback_storage::CheckpointSaver::put(
+        &saver,
+        flashback_storage::PutRequest {
+            thread_id: "chat-tools",
+            checkpoint_ns: "",
+            parent_checkpoint_id: Some(&source.header.checkpoint_id),
+            checkpoint: &cp,
+            metadata: &serde_json::Map::new(),
+            new_versions: &cp.channel_versions,
+        },
+    )
+    .await
+    .expect("put");
+    drop(saver);
+    let after = store
+        .list_headers(&ListQuery::thread("chat-tools"))
+        .await
+        .expect("headers");
+    assert_eq!(after.len(), before.len() + 1);
+    assert_eq!(after[0].checkpoint_id, cp.id);
+}

@@ -29,6 +29,10 @@ pub struct ThreadSummary {
     pub error: Option<Json>,
     /// Nodes due next.
     pub next: Vec<String>,
+    /// What could not be read: the thread's keys (an id stored as a BLOB or not UTF-8, shown
+    /// escaped as `⟨…⟩`), or its latest checkpoint (then `status` is `None`). `None` for a
+    /// sound thread.
+    pub problem: Option<String>,
 }
 
 /// A thread of a database.
@@ -79,6 +83,9 @@ pub struct HistoryEntry {
     pub source: Option<String>,
     /// Metadata as stored.
     pub metadata: Json,
+    /// Why the checkpoint could not be read in full (see [`CheckpointDetail::problem`]).
+    #[serde(default)]
+    pub problem: Option<String>,
 }
 
 impl From<&flashback_storage::CheckpointHeader> for HistoryEntry {
@@ -91,6 +98,7 @@ impl From<&flashback_storage::CheckpointHeader> for HistoryEntry {
             step: step_of(&h.metadata),
             source: source_of(&h.metadata),
             metadata: h.metadata.clone(),
+            problem: h.problem.clone(),
         }
     }
 }
@@ -133,6 +141,20 @@ pub struct ThreadGraph {
     pub namespaces: Vec<NamespaceInfo>,
     /// Data problems (parent cycles, orphans) found while building the DAG.
     pub warnings: Vec<String>,
+    /// The checkpoints that could not be read in full, to mark in the graph (each stays in
+    /// place with its links; the rest of the thread is unaffected).
+    pub unreadable: Vec<CheckpointProblem>,
+}
+
+/// A checkpoint that could not be read in full, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CheckpointProblem {
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Checkpoint id (escaped as `⟨…⟩` when the stored id is not text).
+    pub checkpoint_id: String,
+    /// What could not be read.
+    pub problem: String,
 }
 
 /// One checkpoint.
@@ -264,6 +286,10 @@ pub struct CheckpointDetail {
     pub config: Json,
     /// Subgraph namespaces run from this checkpoint.
     pub subgraphs: Vec<String>,
+    /// Why the checkpoint could not be read in full: a key stored as something other than
+    /// text, or a document that does not decode (its `values`, versions and tasks are then
+    /// empty; metadata and writes are shown as far as they read). `None` for a sound one.
+    pub problem: Option<String>,
 }
 
 /// A checkpoint by namespace and id.

@@ -288,6 +288,7 @@ fn entry_of(t: &CheckpointTuple, redact: &Redactor) -> BundleCheckpoint {
         metadata,
         values,
         pending_writes,
+        problem: h.problem.clone(),
         hash: String::new(),
         chain: String::new(),
     }

@@ -241,6 +241,9 @@ pub fn render_html(bundle: &Bundle) -> String {
         row("Time", &cp.ts);
         row("Hash", &cp.hash);
         row("Chain", &cp.chain);
+        if let Some(problem) = &cp.problem {
+            row("Unreadable", problem);
+        }
         h.push_str("</dl>\n");
 
         let (meta_text, n) = pretty(&cp.metadata);

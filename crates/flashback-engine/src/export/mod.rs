@@ -12,7 +12,8 @@
 //! backend and schema (never a path, URL or password), the thread, the scope, and one
 //! [`BundleCheckpoint`] per exported checkpoint — ids, parent, timestamp, metadata, channel
 //! values and pending writes in the JSON view of `docs/json-view.md` — each with a `hash` and a
-//! `chain`, then a `bundle_hash` over everything.
+//! `chain` (and a `problem` when the checkpoint could not be read in full: its values are then
+//! empty), then a `bundle_hash` over everything.
 //!
 //! * **Scope.** [`ExportOptions::checkpoint_id`] `Some(id)`: `"branch"`, the checkpoint and its
 //!   ancestors (its lineage to the root, following effective parent links within its own

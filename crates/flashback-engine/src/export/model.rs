@@ -96,6 +96,10 @@ pub struct BundleCheckpoint {
     pub values: Map<String, Json>,
     /// Pending writes, sorted as the saver returns them.
     pub pending_writes: Vec<BundleWrite>,
+    /// Why the checkpoint could not be read in full (its `values` are then empty); absent for
+    /// a sound checkpoint. Covered by `hash` like every other member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
     /// SHA-256 (hex) of this entry's canonical form without `hash` and `chain`.
     pub hash: String,
     /// SHA-256 (hex) of the chain predecessor's `chain` (or 64 zeros) followed by `hash`.
