@@ -262,15 +262,9 @@ pub async fn serve(opts: ServeOptions) -> Result<String, ApiError> {
         (None, false) => String::new(),
     };
     // One write, and no panic when stdout is gone (a closed pipe must not stop the server).
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = write!(
-            out,
-            "Flashback is serving {what}\n  open http://127.0.0.1:{port}/#token={token}\nPress Ctrl-C to stop.\n"
-        );
-        let _ = out.flush();
-    }
+    crate::out::stdout(&format!(
+        "Flashback is serving {what}\n  open http://127.0.0.1:{port}/#token={token}\nPress Ctrl-C to stop.\n"
+    ));
     let app = router(api, token, port);
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
