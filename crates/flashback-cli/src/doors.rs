@@ -61,9 +61,22 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 .map_err(ApiError::io)?;
             done(String::new())
         }
-        Command::Serve { db, demo, port } => {
-            done(crate::serve::serve(crate::serve::ServeOptions { db, demo, port }).await?)
-        }
+        Command::Serve {
+            db,
+            demo,
+            port,
+            allow_run,
+            export_dir,
+        } => done(
+            crate::serve::serve(crate::serve::ServeOptions {
+                db,
+                demo,
+                port,
+                allow_run,
+                export_dir,
+            })
+            .await?,
+        ),
         Command::Threads { db, json } => {
             let (api, db) = open(&db).await?;
             let threads = api.list_threads(DbRequest { db }).await?;

@@ -274,6 +274,14 @@ enum Command {
         /// Port (default: any free port).
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// Let the browser re-run from a checkpoint, which runs a command on this machine
+        /// (off by default: whoever has the URL could run anything).
+        #[arg(long)]
+        allow_run: bool,
+        /// Let exports be written into DIR (and nowhere else) on this machine; by default the
+        /// server writes no files and the browser downloads each export.
+        #[arg(long, value_name = "DIR")]
+        export_dir: Option<std::path::PathBuf>,
     },
     /// Compare two checkpoints of a thread: changed channels first, list items added,
     /// removed and changed, messages matched by id.

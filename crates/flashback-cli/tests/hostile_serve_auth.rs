@@ -1,10 +1,11 @@
 //! `flashback serve`'s door, through the real binary: one Host header naming the served
 //! address, the bearer scheme in any case, the page's cookie (`HttpOnly; SameSite=Strict`)
-//! with its CSRF header and same-origin checks, and the security headers on every answer.
+//! with its CSRF header and same-origin checks, the security headers on every answer, and the
+//! rights it hands out (re-run and server-side exports only when asked for).
 
 mod common;
 use common::server::*;
-use serde_json::Value as Json;
+use serde_json::{json, Value as Json};
 
 fn status(r: &Response) -> (u16, String) {
     (r.status, String::from_utf8_lossy(&r.body).into_owned())
@@ -145,4 +146,72 @@ fn the_page_cookie_with_its_csrf_checks() {
         401
     );
     assert_eq!(server.ok("app_info", Json::Null)["host"], "serve");
+}
+
+fn follow(server: &Server, job: &str) -> Json {
+    for _ in 0..300 {
+        let snap = server.ok("job_poll", json!({"job": job, "cursor": 0}));
+        if snap["state"] != "running" {
+            return snap;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("job {job} still running after 15 s");
+}
+
+#[test]
+fn running_commands_and_writing_files_are_opt_in() {
+    let Some(server) = running(serve(&[])) else {
+        return;
+    };
+    let info = server.ok("app_info", Json::Null);
+    assert_eq!(info["can_run"], false);
+    let db = info["initial"]["db"].as_str().expect("db").to_owned();
+    let marker = server.dir.path().join("ran");
+    let rerun = json!({
+        "db": db, "thread_id": "forked", "checkpoint_ns": "", "checkpoint_id": "x",
+        "runner": format!("touch {}", marker.display()), "timeout_secs": 5,
+    });
+    let r = server.call("start_rerun", rerun);
+    assert_eq!(r.status, 400, "{:?}", status(&r));
+    assert_eq!(r.json()["code"], "not_allowed");
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("--allow-run"));
+    let target = server.dir.path().join("bundle.json");
+    let export = |path: &str| json!({"db": db, "thread_id": "forked", "format": "json", "redact": [], "path": path});
+    let r = server.call("start_export", export(&target.to_string_lossy()));
+    assert_eq!(r.status, 400, "{:?}", status(&r));
+    assert_eq!(r.json()["code"], "not_allowed");
+    assert!(!target.exists() && !marker.exists());
+    // Without a path, the content comes back for the browser to download.
+    let job = server.ok(
+        "start_export",
+        json!({"db": db, "thread_id": "forked", "format": "json", "redact": []}),
+    );
+    let done = follow(&server, job.as_str().expect("job id"));
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert!(done["result"]["content"].is_string());
+
+    // --allow-run and --export-dir DIR: exports land in DIR, and only there.
+    let exports = tempfile::tempdir().expect("tempdir");
+    let dir = exports.path().to_string_lossy().into_owned();
+    let Some(server) = running(serve_fixture(None, &["--allow-run", "--export-dir", &dir])) else {
+        return;
+    };
+    let info = server.ok("app_info", Json::Null);
+    assert_eq!(info["can_run"], true);
+    let db = info["initial"]["db"].as_str().expect("db").to_owned();
+    let export = |path: &str| json!({"db": db, "thread_id": "forked", "format": "json", "redact": [], "path": path});
+    let job = server.ok("start_export", export("bundle.json"));
+    let done = follow(&server, job.as_str().expect("job id"));
+    assert_eq!(done["state"], "succeeded", "{done}");
+    assert!(exports.path().join("bundle.json").is_file());
+    for escape in ["../escaped.json", "/tmp/escaped-by-flashback.json"] {
+        let r = server.call("start_export", export(escape));
+        assert_eq!(r.status, 400, "{escape}: {:?}", status(&r));
+        assert_eq!(r.json()["code"], "not_allowed", "{escape}");
+    }
+    assert!(!exports.path().join("../escaped.json").exists());
 }

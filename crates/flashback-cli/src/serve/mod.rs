@@ -24,7 +24,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
-use flashback_api::{Api, ApiConfig, ApiError, HostMode, Initial};
+use flashback_api::{Api, ApiConfig, ApiError, ExportWrites, HostMode, Initial, Policy};
 use std::sync::Arc;
 
 /// Options of `flashback serve`.
@@ -35,6 +35,10 @@ pub struct ServeOptions {
     pub demo: bool,
     /// Port (0: any free port).
     pub port: u16,
+    /// Let re-run start commands.
+    pub allow_run: bool,
+    /// Where exports may be written (none: nowhere).
+    pub export_dir: Option<std::path::PathBuf>,
 }
 
 /// What every request handler shares.
@@ -65,6 +69,23 @@ pub fn router(api: Api, token: String, port: u16) -> Router {
         .with_state(shared)
 }
 
+/// What the browser may do beyond the database, said at start.
+fn rights_line(policy: &Policy) -> String {
+    let run = if policy.run_commands {
+        "Re-run may run commands on this machine (--allow-run)"
+    } else {
+        "Re-run is off (--allow-run turns it on)"
+    };
+    let exports = match &policy.exports {
+        ExportWrites::Within(dir) => format!("exports may be written to {}", dir.display()),
+        ExportWrites::Anywhere => "exports may be written anywhere".to_owned(),
+        ExportWrites::Nowhere => {
+            "exports download in the browser (--export-dir DIR writes them here)".to_owned()
+        }
+    };
+    format!("  {run}; {exports}.")
+}
+
 /// Listen on 127.0.0.1 with room for a burst of connections before the server accepts them
 /// (the usual 128 drops SYNs under a flood, and every dropped one costs its client a second).
 fn listen(port: u16) -> std::io::Result<tokio::net::TcpListener> {
@@ -91,11 +112,14 @@ pub async fn serve(opts: ServeOptions) -> Result<String, ApiError> {
         (None, true) => Initial::Demo,
         (Some(db), false) => Initial::Location(db.clone()),
     };
+    let policy = Policy::serve(opts.allow_run, opts.export_dir.as_deref())?;
+    let rights = rights_line(&policy);
     let api = Api::new(ApiConfig {
         host: HostMode::Serve,
         data_dir: flashback_api::default_data_dir(),
         initial,
         secrets: Box::new(flashback_api::secrets::NoSecrets),
+        policy,
     })?;
     // Open the database now and fail with the CLI's exit codes rather than in the browser.
     if let Some(e) = api.app_info().await?.initial_error {
@@ -117,7 +141,7 @@ pub async fn serve(opts: ServeOptions) -> Result<String, ApiError> {
     };
     // One write, and no panic when stdout is gone (a closed pipe must not stop the server).
     crate::out::stdout(&format!(
-        "Flashback is serving {what}\n  open http://127.0.0.1:{port}/#token={token}\nPress Ctrl-C to stop.\n"
+        "Flashback is serving {what}\n  open http://127.0.0.1:{port}/#token={token}\n{rights}\nPress Ctrl-C to stop.\n"
     ));
     let app = router(api, token, port);
     http::serve(listener, app, http::Limits::default(), async {
