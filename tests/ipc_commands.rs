@@ -3,7 +3,7 @@
 //! transport's dispatch.
 
 use flashback_api::secrets::MemorySecrets;
-use flashback_api::{Api, ApiConfig, HostMode, Initial};
+use flashback_api::{Api, ApiConfig, HostMode, Initial, Policy};
 use serde_json::{json, Value as Json};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
@@ -25,6 +25,7 @@ fn api(dir: &std::path::Path, db: &str) -> Api {
         data_dir: dir.join("data"),
         initial: Initial::Location(db.to_owned()),
         secrets: Box::new(MemorySecrets::default()),
+        policy: Policy::full(),
     })
     .expect("api")
 }

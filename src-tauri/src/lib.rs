@@ -8,7 +8,7 @@
 pub mod commands;
 pub mod ipc;
 
-use flashback_api::{Api, ApiConfig, HostMode, Initial};
+use flashback_api::{Api, ApiConfig, HostMode, Initial, Policy};
 
 /// What the command line asks for: `[DB]` or `--demo` (nothing: reopen the last database).
 pub fn initial_from_args(args: &[String]) -> Result<Initial, String> {
@@ -30,6 +30,8 @@ pub fn desktop_api(initial: Initial) -> Result<Api, flashback_api::ApiError> {
         data_dir: flashback_api::default_data_dir(),
         initial,
         secrets: Box::new(flashback_api::secrets::OsKeyring::new()),
+        // The desktop app acts for the user who started it: re-run and exports anywhere.
+        policy: Policy::full(),
     })
 }
 

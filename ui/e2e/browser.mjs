@@ -45,6 +45,7 @@ const t = Object.assign(createHarness(options), fixtures);
 const checks = [
   open.withoutToken,
   threadList.listsEveryThread,
+  open.tokenInCookie,
   threadList.inbox,
   threadDetail.lanes,
   threadDetail.keyboardStepping,

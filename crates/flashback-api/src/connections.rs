@@ -96,6 +96,7 @@ impl Api {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             host: self.host,
             keyring: self.secrets.available(),
+            can_run: self.policy.run_commands,
             initial,
             initial_error,
             settings: self

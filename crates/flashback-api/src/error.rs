@@ -41,6 +41,8 @@ pub enum ErrorCode {
     NotOpen,
     /// `flashback serve`: the request lacks the token printed at start, or came from elsewhere.
     Unauthorized,
+    /// Not allowed here: `flashback serve` needs `--allow-run` / `--export-dir` for that.
+    NotAllowed,
     /// Anything else.
     Internal,
 }
@@ -65,6 +67,7 @@ impl ErrorCode {
             | ErrorCode::Cancelled
             | ErrorCode::NotOpen
             | ErrorCode::Unauthorized
+            | ErrorCode::NotAllowed
             | ErrorCode::Internal => 1,
         }
     }

@@ -30,6 +30,7 @@ mod error;
 mod graph;
 mod jobs;
 mod location;
+mod policy;
 mod reads;
 pub mod rerun;
 pub mod secrets;
@@ -41,6 +42,7 @@ mod writes;
 pub use commands::COMMANDS;
 pub use error::{ApiError, ApiResult, ErrorCode};
 pub use location::Location;
+pub use policy::{ExportWrites, Policy};
 pub use reads::MAX_BUNDLE_BYTES;
 pub use types::*;
 // The engine's and storage's result types that commands return, so that the doors (the app,
@@ -91,6 +93,9 @@ pub struct ApiConfig {
     pub initial: Initial,
     /// Where Postgres passwords are saved.
     pub secrets: Box<dyn SecretStore>,
+    /// Whether commands may run and where exports may be written ([`Policy::full`] for the
+    /// desktop app; `flashback serve` asks for each).
+    pub policy: Policy,
 }
 
 /// The data directory: `$FLASHBACK_DATA_DIR`, else the platform's data dir + [`APP_ID`]
@@ -119,6 +124,7 @@ pub struct Api {
     data_dir: PathBuf,
     appdb: AppDb,
     secrets: Box<dyn SecretStore>,
+    policy: Policy,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     jobs: Arc<Jobs>,
     /// What to show first: opened on the first `app_info`, then the same answer every time
@@ -180,6 +186,7 @@ impl Api {
             data_dir: std::env::temp_dir().join(APP_ID),
             initial: Initial::None,
             secrets: Box::new(secrets::NoSecrets),
+            policy: Policy::full(),
         };
         Ok(Api::with_appdb(config, AppDb::in_memory()?))
     }
@@ -190,6 +197,7 @@ impl Api {
             data_dir: config.data_dir,
             appdb,
             secrets: config.secrets,
+            policy: config.policy,
             sessions: Mutex::new(HashMap::new()),
             jobs: Arc::new(Jobs::default()),
             initial: tokio::sync::Mutex::new(InitialState::Pending(config.initial)),

@@ -8,7 +8,6 @@ use crate::Command;
 use flashback_api::*;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
-use std::io::Write;
 use std::time::Duration;
 
 /// What a command printed, and how it ends.
@@ -62,9 +61,22 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 .map_err(ApiError::io)?;
             done(String::new())
         }
-        Command::Serve { db, demo, port } => {
-            done(crate::serve::serve(crate::serve::ServeOptions { db, demo, port }).await?)
-        }
+        Command::Serve {
+            db,
+            demo,
+            port,
+            allow_run,
+            export_dir,
+        } => done(
+            crate::serve::serve(crate::serve::ServeOptions {
+                db,
+                demo,
+                port,
+                allow_run,
+                export_dir,
+            })
+            .await?,
+        ),
         Command::Threads { db, json } => {
             let (api, db) = open(&db).await?;
             let threads = api.list_threads(DbRequest { db }).await?;
@@ -311,11 +323,9 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                     } else {
                         human::rerun_event(e)
                     };
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(line.as_bytes());
-                    let _ = out.flush();
+                    crate::out::stdout(&line);
                 }
-                JobEvent::Output { line, .. } => eprintln!("{line}"),
+                JobEvent::Output { line, .. } => crate::out::stderr_line(line),
             })
             .await?;
             done(if json {
@@ -419,7 +429,7 @@ async fn follow<T: serde::de::DeserializeOwned>(
         snap.events.iter().for_each(&mut on_event);
         if let Some(p) = snap.progress.as_ref().filter(|_| show_progress) {
             if p.label != last_label && !p.label.is_empty() {
-                eprintln!("flashback: {}…", p.label);
+                crate::out::stderr_line(&format!("flashback: {}…", p.label));
                 last_label.clone_from(&p.label);
             }
         }

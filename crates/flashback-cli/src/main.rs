@@ -7,6 +7,7 @@
 mod bridge;
 mod doors;
 mod human;
+mod out;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -273,6 +274,14 @@ enum Command {
         /// Port (default: any free port).
         #[arg(long, default_value_t = 0)]
         port: u16,
+        /// Let the browser re-run from a checkpoint, which runs a command on this machine
+        /// (off by default: whoever has the URL could run anything).
+        #[arg(long)]
+        allow_run: bool,
+        /// Let exports be written into DIR (and nowhere else) on this machine; by default the
+        /// server writes no files and the browser downloads each export.
+        #[arg(long, value_name = "DIR")]
+        export_dir: Option<std::path::PathBuf>,
     },
     /// Compare two checkpoints of a thread: changed channels first, list items added,
     /// removed and changed, messages matched by id.
@@ -327,26 +336,19 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> ExitCode {
-    use std::io::Write;
     let cli = Cli::parse();
-    let print = |text: &str| {
-        let mut stdout = std::io::stdout().lock();
-        // A closed pipe (`flashback … | head`) is not an error worth reporting.
-        let _ = stdout.write_all(text.as_bytes());
-        let _ = stdout.flush();
-    };
     match doors::run(cli.command).await {
-        Ok(doors::Outcome::Done(out)) => {
-            print(&out);
+        Ok(doors::Outcome::Done(text)) => {
+            out::stdout(&text);
             ExitCode::SUCCESS
         }
         Ok(doors::Outcome::Tampered(report)) => {
-            print(&report);
-            eprintln!("flashback: the bundle failed verification");
+            out::stdout(&report);
+            out::stderr_line("flashback: the bundle failed verification");
             ExitCode::from(5)
         }
         Err(e) => {
-            eprintln!("flashback: {e}");
+            out::stderr_line(&format!("flashback: {e}"));
             ExitCode::from(e.code.exit_code())
         }
     }

@@ -14,6 +14,23 @@ export const withoutToken = {
   },
 };
 
+export const tokenInCookie = {
+  name: "after the first load the token lives in an HttpOnly cookie: reloads work, no token in the URL or storage",
+  run: async ({ page, server }) => {
+    const token = server.url.split("#token=")[1];
+    const cookies = await page.context().cookies();
+    const cookie = cookies.find((c) => c.name.startsWith("flashback_"));
+    expect(cookie && cookie.value === token, `a flashback cookie: ${JSON.stringify(cookies.map((c) => c.name))}`);
+    expect(cookie.httpOnly && cookie.sameSite === "Strict" && cookie.path === "/", JSON.stringify(cookie));
+    expect(!(await page.evaluate(() => document.cookie.includes("flashback_"))), "scripts cannot read it");
+    const stored = await page.evaluate(() => JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }));
+    expect(!stored.includes(token), "the token is in no storage");
+    await page.reload();
+    await page.waitForSelector(tid("thread-row"));
+    expect(!page.url().includes("token"), `reloaded at ${page.url()}`);
+  },
+};
+
 export const notADatabase = {
   name: "a file that is not a database gives a clear error",
   run: async ({ openScreenError, notes }) => {

@@ -4,7 +4,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 
 export function startServer(bin, work, location) {
-  const child = spawn(bin, ["serve", location, "--port", "0"], {
+  // --allow-run: the re-run checks run a command (examples/counter_agent.py, echo).
+  const child = spawn(bin, ["serve", location, "--port", "0", "--allow-run"], {
     env: { ...process.env, FLASHBACK_DATA_DIR: join(work, "data") },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -12,17 +12,16 @@ use crate::types::{
     self, ExportRequest, JobEvent, JobKind, JobPollRequest, JobRequest, JobSnapshot, RerunRequest,
 };
 use crate::Api;
-use std::path::Path;
 
 impl Api {
     /// Start an audit export (a job: progress, cancel; the result is an [`ExportResult`]).
-    pub async fn start_export(&self, req: ExportRequest) -> ApiResult<String> {
+    /// A `path` is written only where the [`crate::Policy`] allows (`flashback serve`: inside
+    /// `--export-dir`, or nowhere); without one the result carries the content.
+    pub async fn start_export(&self, mut req: ExportRequest) -> ApiResult<String> {
         let s = self.session(&req.db)?;
         if let Some(p) = &req.path {
-            let parent = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty());
-            if parent.is_some_and(|d| !d.is_dir()) {
-                return Err(ApiError::not_found(format!("no such folder for {p}")));
-            }
+            let target = self.policy.export_path(p)?;
+            req.path = Some(target.to_string_lossy().into_owned());
         }
         Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
             to_json(export::export_job(&s, &req, &job).await?)
@@ -31,7 +30,9 @@ impl Api {
 
     /// Start a re-run with a live tail (a job: each new checkpoint and output line is an event;
     /// the result is the fork).
+    /// Refused unless the [`crate::Policy`] allows running commands.
     pub async fn start_rerun(&self, req: RerunRequest) -> ApiResult<String> {
+        self.policy.check_run()?;
         let s = self.session(&req.db)?;
         if req.runner.trim().is_empty() {
             return Err(ApiError::invalid(

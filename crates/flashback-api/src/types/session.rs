@@ -61,6 +61,8 @@ pub struct AppInfo {
     pub host: HostMode,
     /// Whether Postgres passwords can be saved in the OS keyring.
     pub keyring: bool,
+    /// Whether re-run may start commands here (`flashback serve` needs `--allow-run`).
+    pub can_run: bool,
     /// The database to show first (command line, `--demo`, or the last one opened).
     pub initial: Option<DbInfo>,
     /// Why the initial database could not be opened, if it could not.

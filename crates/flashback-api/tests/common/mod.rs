@@ -4,7 +4,7 @@
 use flashback_api::secrets::MemorySecrets;
 use flashback_api::{
     Api, ApiConfig, CheckpointDetail, CheckpointRequest, DbInfo, GraphRequest, HostMode, Initial,
-    JobSnapshot, JobState, OpenRequest, ThreadGraph,
+    JobSnapshot, JobState, OpenRequest, Policy, ThreadGraph,
 };
 use std::path::{Path, PathBuf};
 
@@ -25,6 +25,7 @@ pub fn api_as(host: HostMode, dir: &Path, initial: Initial) -> Api {
         data_dir: dir.join("data"),
         initial,
         secrets: Box::new(MemorySecrets::default()),
+        policy: Policy::full(),
     })
     .expect("api")
 }

@@ -2,6 +2,8 @@
 //! its failures.
 #![allow(dead_code)]
 
+pub mod server;
+
 use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -80,6 +80,8 @@ export type AppInfo = {
 	host: HostMode,
 	/**  Whether Postgres passwords can be saved in the OS keyring. */
 	keyring: boolean,
+	/**  Whether re-run may start commands here (`flashback serve` needs `--allow-run`). */
+	can_run: boolean,
 	/**  The database to show first (command line, `--demo`, or the last one opened). */
 	initial: DbInfo | null,
 	/**  Why the initial database could not be opened, if it could not. */
@@ -413,6 +415,8 @@ export type ErrorCode =
 "not_open" | 
 /**  `flashback serve`: the request lacks the token printed at start, or came from elsewhere. */
 "unauthorized" | 
+/**  Not allowed here: `flashback serve` needs `--allow-run` / `--export-dir` for that. */
+"not_allowed" | 
 /**  Anything else. */
 "internal";
 

@@ -1,10 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { httpInvoke, installHttpTransport, readToken } from "./host";
-
-function storage() {
-  const m = new Map<string, string>();
-  return { getItem: (k: string) => m.get(k) ?? null, setItem: (k: string, v: string) => void m.set(k, v) };
-}
+import { httpInvoke, installHttpTransport, takeToken } from "./host";
 
 function response(status: number, body: unknown, raw?: string): Response {
   return new Response(raw ?? JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -15,13 +10,37 @@ describe("the HTTP transport", () => {
     delete window.__TAURI_INTERNALS__;
   });
 
-  it("takes the token from the fragment once, then from session storage", () => {
-    const s = storage();
+  it("takes the token from the fragment and drops it from the address bar", () => {
     const replaced: string[] = [];
-    expect(readToken({ hash: "#token=abc123", pathname: "/", search: "" }, s, (u) => replaced.push(u))).toBe("abc123");
-    expect(replaced).toEqual(["/"]);
-    expect(readToken({ hash: "", pathname: "/", search: "" }, s)).toBe("abc123");
-    expect(readToken({ hash: "", pathname: "/", search: "" }, storage())).toBeNull();
+    const at = (hash: string, pathname = "/", search = "") => ({ hash, pathname, search });
+    expect(takeToken(at("#token=abc123"), (u) => replaced.push(u))).toBe("abc123");
+    expect(takeToken(at("#x=1&token=def_45", "/threads/t", "?q=1"), (u) => replaced.push(u))).toBe("def_45");
+    expect(replaced).toEqual(["/", "/threads/t?q=1"]);
+    // A reload has no fragment: no token (the cookie carries the calls), nothing replaced.
+    expect(takeToken(at(""), (u) => replaced.push(u))).toBeNull();
+    expect(takeToken(at("#tokenish=1"), (u) => replaced.push(u))).toBeNull();
+    expect(replaced).toHaveLength(2);
+  });
+
+  it("keeps the token out of storage", () => {
+    window.sessionStorage.setItem("flashback.token", "old");
+    window.history.replaceState(null, "", "/#token=fresh");
+    return import("./host").then(({ initHost }) => {
+      expect(initHost()).toBe("http");
+      expect(window.location.hash).toBe("");
+      expect(window.sessionStorage.getItem("flashback.token")).toBeNull();
+      expect(JSON.stringify(window.sessionStorage)).not.toContain("fresh");
+    });
+  });
+
+  it("without a token, calls rely on the page's cookie and say they come from the page", async () => {
+    const fetcher = vi.fn(async () => response(200, {}));
+    await httpInvoke("", null, "app_info", {}, fetcher as unknown as typeof fetch);
+    const [, init] = fetcher.mock.calls[0] as unknown as [string, RequestInit];
+    const headers = init.headers as Record<string, string>;
+    expect(headers.authorization).toBeUndefined();
+    expect(headers["x-flashback"]).toBe("1");
+    expect(init.credentials).toBe("same-origin");
   });
 
   it("posts Tauri-shaped arguments with the token and returns the JSON", async () => {
@@ -32,6 +51,7 @@ describe("the HTTP transport", () => {
     expect(url).toBe("/api/list_threads");
     expect(init.method).toBe("POST");
     expect((init.headers as Record<string, string>).authorization).toBe("Bearer tok");
+    expect((init.headers as Record<string, string>)["x-flashback"]).toBe("1");
     expect(JSON.parse(init.body as string)).toEqual({ req: { db: "h" } });
   });
 

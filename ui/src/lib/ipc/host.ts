@@ -26,7 +26,8 @@ declare global {
   }
 }
 
-const TOKEN_KEY = "flashback.token";
+/** Where an older Flashback kept the token; cleared, since the cookie replaces it. */
+const OLD_TOKEN_KEY = "flashback.token";
 
 let kind: HostKind | null = null;
 
@@ -37,21 +38,19 @@ export function hostKind(): HostKind {
 }
 
 /**
- * The access token of `flashback serve`: from the URL fragment (`#token=…`, then removed from
- * the address bar) or, after a reload, from session storage.
+ * The access token of `flashback serve`, taken from the URL fragment (`#token=…`) and removed
+ * from the address bar and the history entry at once. The first call sends it as a bearer
+ * token and the server answers with an `HttpOnly` cookie, which carries every later call and
+ * survives reloads; the token itself is kept in memory only (never in storage).
  */
-export function readToken(
+export function takeToken(
   loc: Pick<Location, "hash" | "pathname" | "search">,
-  storage: Pick<Storage, "getItem" | "setItem">,
   replace?: (url: string) => void,
 ): string | null {
   const m = /(?:^#|&)token=([A-Za-z0-9_-]+)/.exec(loc.hash);
-  if (m) {
-    storage.setItem(TOKEN_KEY, m[1]);
-    replace?.(loc.pathname + loc.search);
-    return m[1];
-  }
-  return storage.getItem(TOKEN_KEY);
+  if (!m) return null;
+  replace?.(loc.pathname + loc.search);
+  return m[1];
 }
 
 /** An error in the backend's `{code, message}` shape (a plain object, as Tauri rejects). */
@@ -59,7 +58,11 @@ function failure(code: ApiError["code"], message: string): ApiError {
   return { code, message };
 }
 
-/** Call one command over HTTP; rejects with `{code, message}`. */
+/**
+ * Call one command over HTTP; rejects with `{code, message}`. Authenticated by the bearer
+ * `token` when there is one, else by the page's cookie; `X-Flashback` tells the server the
+ * call comes from this page (no cross-site form can send it).
+ */
 export async function httpInvoke(
   base: string,
   token: string | null,
@@ -71,8 +74,10 @@ export async function httpInvoke(
   try {
     res = await fetcher(`${base}/api/${encodeURIComponent(cmd)}`, {
       method: "POST",
+      credentials: "same-origin",
       headers: {
         "content-type": "application/json",
+        "x-flashback": "1",
         ...(token ? { authorization: `Bearer ${token}` } : {}),
       },
       body: JSON.stringify(args ?? {}),
@@ -114,9 +119,12 @@ export function initHost(): HostKind {
   if (window.__TAURI_INTERNALS__ && !window.__TAURI_INTERNALS__.__flashbackHttp) {
     kind = "tauri";
   } else {
-    const token = readToken(window.location, window.sessionStorage, (url) =>
-      window.history.replaceState(null, "", url),
-    );
+    const token = takeToken(window.location, (url) => window.history.replaceState(null, "", url));
+    try {
+      window.sessionStorage.removeItem(OLD_TOKEN_KEY);
+    } catch {
+      // Storage may be unavailable; nothing was kept there then.
+    }
     installHttpTransport(token);
     kind = "http";
   }

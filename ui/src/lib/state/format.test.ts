@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadSummary } from "../ipc/bindings";
-import { ago, byActivity, filterThreads, formatBytes, formatTs, formatVersion, interruptText, statusCounts } from "./format";
+import { ago, byActivity, errorTitle, filterThreads, formatBytes, formatTs, formatVersion, interruptText, statusCounts } from "./format";
 
 const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Partial<ThreadSummary> = {}): ThreadSummary => ({
   thread_id: id,
@@ -52,5 +52,12 @@ describe("formatVersion", () => {
     expect(formatVersion("00000000000000000000000000000005.0.23693094738966614")).toBe("5");
     expect(formatVersion("00000000000000000000000000000000.0.1")).toBe("0");
     expect(formatVersion("12")).toBe("12");
+  });
+});
+
+describe("errorTitle", () => {
+  it("titles a refusal of serve's policy as such", () => {
+    expect(errorTitle("not_allowed")).toBe("Not allowed here.");
+    expect(errorTitle("something_new")).toBe("Something went wrong.");
   });
 });

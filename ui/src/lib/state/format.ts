@@ -99,6 +99,8 @@ export function errorTitle(code: string): string {
       return "The database is closed.";
     case "cancelled":
       return "Cancelled.";
+    case "not_allowed":
+      return "Not allowed here.";
     default:
       return "Something went wrong.";
   }

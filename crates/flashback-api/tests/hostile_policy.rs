@@ -1,0 +1,152 @@
+//! The rights `flashback serve` hands out with its token: without `--allow-run` no command
+//! runs, without `--export-dir` no file is written, and with it nothing lands outside it. The
+//! desktop app and the CLI keep full rights ([`Policy::full`]).
+
+mod common;
+use common::*;
+use flashback_api::secrets::MemorySecrets;
+use flashback_api::*;
+use std::path::Path;
+
+fn api_with(dir: &Path, policy: Policy) -> (Api, String) {
+    let api = Api::new(ApiConfig {
+        host: HostMode::Serve,
+        data_dir: dir.join("data"),
+        initial: Initial::None,
+        secrets: Box::new(MemorySecrets::default()),
+        policy,
+    })
+    .expect("api");
+    (api, fixture_copy(dir).to_string_lossy().into_owned())
+}
+
+fn rerun(db: &str) -> RerunRequest {
+    RerunRequest {
+        db: db.to_owned(),
+        thread_id: "forked".into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: "irrelevant".into(),
+        runner: "touch ran".into(),
+        timeout_secs: 5,
+    }
+}
+
+fn export(db: &str, path: Option<String>) -> ExportRequest {
+    ExportRequest {
+        db: db.to_owned(),
+        thread_id: "forked".into(),
+        checkpoint_id: None,
+        format: ExportFormat::Json,
+        redact: vec![],
+        path,
+    }
+}
+
+#[tokio::test]
+async fn serve_without_rights_runs_nothing_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (api, location) = api_with(dir.path(), Policy::serve(false, None).expect("policy"));
+    assert!(!api.app_info().await.expect("info").can_run);
+    let db = open(&api, &location).await.db;
+    let e = api.start_rerun(rerun(&db)).await.expect_err("no run");
+    assert_eq!(e.code, ErrorCode::NotAllowed);
+    assert!(e.message.contains("--allow-run"), "{e}");
+    // Over dispatch (what serve calls) too.
+    let args = serde_json::json!({"req": rerun(&db)});
+    let e = api
+        .dispatch("start_rerun", &args)
+        .await
+        .expect_err("no run");
+    assert_eq!(e.code, ErrorCode::NotAllowed);
+
+    let target = dir.path().join("out.json");
+    let e = api
+        .start_export(export(&db, Some(target.to_string_lossy().into_owned())))
+        .await
+        .expect_err("no file");
+    assert_eq!(e.code, ErrorCode::NotAllowed);
+    assert!(e.message.contains("--export-dir"), "{e}");
+    assert!(!target.exists());
+    // Without a path the content comes back (the browser downloads it).
+    let job = api.start_export(export(&db, None)).await.expect("content");
+    let done = finish(&api, &job).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    let result: ExportResult = serde_json::from_value(done.result.expect("result")).expect("shape");
+    assert!(result.path.is_none());
+    assert!(result
+        .content
+        .is_some_and(|c| c.contains("flashback-audit")));
+}
+
+#[tokio::test]
+async fn serve_exports_stay_inside_the_export_dir() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).expect("mkdir");
+    let policy = Policy::serve(true, Some(&exports)).expect("policy");
+    let (api, location) = api_with(dir.path(), policy);
+    assert!(api.app_info().await.expect("info").can_run);
+    let db = open(&api, &location).await.db;
+
+    let job = api
+        .start_export(export(&db, Some("bundle.json".into())))
+        .await
+        .expect("inside");
+    let done = finish(&api, &job).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    let result: ExportResult = serde_json::from_value(done.result.expect("result")).expect("shape");
+    let written = exports
+        .canonicalize()
+        .expect("canonical")
+        .join("bundle.json");
+    assert_eq!(
+        result.path.as_deref(),
+        Some(written.to_string_lossy().as_ref())
+    );
+    assert!(written.is_file());
+
+    let outside = dir.path().join("escaped.json");
+    for path in [
+        "../escaped.json".to_owned(),
+        outside.to_string_lossy().into_owned(),
+    ] {
+        let e = api
+            .start_export(export(&db, Some(path.clone())))
+            .await
+            .expect_err(&path);
+        assert_eq!(e.code, ErrorCode::NotAllowed, "{path}: {e}");
+    }
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(dir.path(), exports.join("up")).expect("symlink");
+        let e = api
+            .start_export(export(&db, Some("up/escaped.json".into())))
+            .await
+            .expect_err("through a link");
+        assert_eq!(e.code, ErrorCode::NotAllowed, "{e}");
+    }
+    assert!(!outside.exists());
+}
+
+#[tokio::test]
+async fn the_desktop_and_the_cli_keep_full_rights() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (api, location) = api_with(dir.path(), Policy::full());
+    assert!(api.app_info().await.expect("info").can_run);
+    let db = open(&api, &location).await.db;
+    let target = dir.path().join("anywhere.json");
+    let job = api
+        .start_export(export(&db, Some(target.to_string_lossy().into_owned())))
+        .await
+        .expect("anywhere");
+    assert_eq!(finish(&api, &job).await.state, JobState::Succeeded);
+    assert!(target.is_file());
+    assert!(
+        Api::ephemeral()
+            .expect("cli")
+            .app_info()
+            .await
+            .expect("info")
+            .can_run
+    );
+}
