@@ -158,6 +158,11 @@ export type ChannelRebuild = {
 	consistent_steps: number,
 	/**  Checkpoints (the one after the writes) where it does not reproduce the stored value. */
 	disagreements: string[],
+	/**
+	 *  Checkpoints (the one after the writes) where the channel was written but could not be
+	 *  checked, because that checkpoint or the one before could not be read in full.
+	 */
+	unreadable: string[],
 };
 
 /**  Everything about one checkpoint. */
@@ -205,6 +210,12 @@ export type CheckpointDetail = {
 	config: Value,
 	/**  Subgraph namespaces run from this checkpoint. */
 	subgraphs: string[],
+	/**
+	 *  Why the checkpoint could not be read in full: a key stored as something other than
+	 *  text, or a document that does not decode (its `values`, versions and tasks are then
+	 *  empty; metadata and writes are shown as far as they read). `None` for a sound one.
+	 */
+	problem: string | null,
 };
 
 /**  The difference between two checkpoints. */
@@ -231,6 +242,16 @@ export type CheckpointKey = {
 	checkpoint_ns: string,
 	/**  Checkpoint id. */
 	checkpoint_id: string,
+};
+
+/**  A checkpoint that could not be read in full, and why. */
+export type CheckpointProblem = {
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**  Checkpoint id (escaped as `⟨…⟩` when the stored id is not text). */
+	checkpoint_id: string,
+	/**  What could not be read. */
+	problem: string,
 };
 
 /**  A checkpoint by namespace and id. */
@@ -566,6 +587,8 @@ export type HistoryEntry = {
 	source: string | null,
 	/**  Metadata as stored. */
 	metadata: Value,
+	/**  Why the checkpoint could not be read in full (see [`CheckpointDetail::problem`]). */
+	problem?: string | null,
 };
 
 /**  A thread's checkpoints, newest first. */
@@ -895,6 +918,11 @@ export type ReplayStep = {
 	next_checkpoint_id: string | null,
 	/**  Channels whose version changed between this checkpoint and the next, sorted. */
 	changed_channels: string[],
+	/**
+	 *  Why this checkpoint could not be read in full (its tasks and changes are then unknown;
+	 *  the rest of the branch is unaffected).
+	 */
+	problem: string | null,
 };
 
 /**  Re-run from a checkpoint. */
@@ -1031,6 +1059,11 @@ export type ThreadGraph = {
 	namespaces: NamespaceInfo[],
 	/**  Data problems (parent cycles, orphans) found while building the DAG. */
 	warnings: string[],
+	/**
+	 *  The checkpoints that could not be read in full, to mark in the graph (each stays in
+	 *  place with its links; the rest of the thread is unaffected).
+	 */
+	unreadable: CheckpointProblem[],
 };
 
 /**  The status of a whole thread, from its latest root-namespace checkpoint. */
@@ -1066,6 +1099,12 @@ export type ThreadSummary = {
 	error: Value | null,
 	/**  Nodes due next. */
 	next: string[],
+	/**
+	 *  What could not be read: the thread's keys (an id stored as a BLOB or not UTF-8, shown
+	 *  escaped as `⟨…⟩`), or its latest checkpoint (then `status` is `None`). `None` for a
+	 *  sound thread.
+	 */
+	problem: string | null,
 };
 
 /**  The three versions of one channel. */

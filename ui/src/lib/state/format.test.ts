@@ -13,6 +13,7 @@ const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Parti
   interrupts: [],
   error: null,
   next: [],
+  problem: null,
   ...extra,
 });
 
