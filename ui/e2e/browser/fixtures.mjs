@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, many, wide, notes }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, damagedIds, many, wide, notes }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -29,6 +29,30 @@ export function makeFixtures(repo) {
     console.error(`browser e2e: cannot corrupt the test copy: ${py.stderr}`);
     process.exit(2);
   }
+  // In the same copy, two damaged checkpoints: the latest of "reducers" (its thread-list row is
+  // marked) and an older one of "chat-tools" (its DAG row is marked; the rest stays usable).
+  const damaged = spawnSync(
+    "python3",
+    [
+      "-c",
+      `import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+def corrupt(thread, offset):
+    (cid,) = c.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1 OFFSET ?", (thread, offset)).fetchone()
+    c.execute("UPDATE checkpoints SET checkpoint = x'c1c1c1' WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?", (thread, cid))
+    return cid
+ids = {"latest": corrupt("reducers", 0), "older": corrupt("chat-tools", 3)}
+c.commit()
+print(json.dumps(ids))`,
+      broken,
+    ],
+    { encoding: "utf8" },
+  );
+  if (damaged.status !== 0) {
+    console.error(`browser e2e: cannot damage the test copy: ${damaged.stderr}`);
+    process.exit(2);
+  }
+  const damagedIds = JSON.parse(damaged.stdout);
   // A copy where the thread "forked" is repeated 3,000 times (t0000-forked …): the threads list
   // must stay quick (only the rows in view are in the DOM) and searchable.
   const many = join(work, "many.sqlite");
@@ -84,5 +108,5 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   }
   const notes = join(work, "notes.txt");
   writeFileSync(notes, "these are notes, not a database\n".repeat(100));
-  return { work, db, broken, many, wide, notes };
+  return { work, db, broken, damagedIds, many, wide, notes };
 }

@@ -135,9 +135,13 @@ export const subgraphs = {
 
 export const undecodable = {
   name: "undecodable blobs show the error in place and the rest stays usable",
-  run: async ({ page, shot, broken }) => {
+  run: async ({ page, shot, broken, damagedIds }) => {
     await page.locator(tid("location-input")).fill(broken);
     await page.locator(tid("open-button")).click();
+    // A thread whose latest checkpoint is damaged is listed, marked, with the others.
+    const damagedRow = page.locator(`${tid("thread-row")}[data-thread="reducers"]`);
+    await damagedRow.locator(tid("thread-problem")).waitFor();
+    expect((await page.locator(tid("thread-problem")).count()) === 1, "only the damaged thread is marked");
     await page.locator(`${tid("thread-row")}[data-thread="chat-tools"]`).click();
     await page.waitForSelector(tid("dag-row"));
     // An older checkpoint whose writes include a message.
@@ -151,5 +155,17 @@ export const undecodable = {
     await shot("decode-error.png");
     await page.locator(tid("tab-state")).click();
     await page.locator(tid("chat")).first().waitFor();
+    // The damaged older checkpoint: a banner over the DAG, a badge on its row, the reason above
+    // its detail; its neighbours still read.
+    await page.locator(tid("graph-unreadable")).waitFor();
+    const bad = page.locator(`${tid("dag-row")}[data-id="${damagedIds.older}"]`);
+    await bad.locator(tid("row-problem")).waitFor();
+    expect((await page.locator(tid("row-problem")).count()) === 1, "only the damaged checkpoint is marked");
+    await bad.click();
+    const why = await page.locator(tid("checkpoint-problem")).textContent();
+    expect(why.includes("Not read in full"), `the reason is shown: ${why}`);
+    await shot("damaged-checkpoint.png");
+    await page.keyboard.press("j");
+    await page.locator(tid("checkpoint-problem")).waitFor({ state: "detached" });
   },
 };

@@ -4,8 +4,12 @@
 use super::Bundle;
 use serde_json::{Map, Number, Value as Json};
 
-/// Nesting limit of the verifier's JSON parser.
-const MAX_DEPTH: usize = 512;
+/// Nesting limit of the verifier's JSON parser: deeper than anything the exporter writes. The
+/// codec accepts msgpack nested [`flashback_codec::msgpack::MAX_DEPTH`] deep; its JSON view adds
+/// at most three levels per msgpack level (a dict with non-string keys becomes
+/// `{"$items": [[k, v]]}`), and the bundle's envelope a few more. Stack use stays small: the
+/// verifier runs on its own thread with a generous stack.
+pub(super) const MAX_DEPTH: usize = 4 * flashback_codec::msgpack::MAX_DEPTH + 64;
 
 /// A parsed JSON value with numbers kept as written.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,15 +23,33 @@ pub struct VerifyReport {
 
 /// Verify a JSON bundle or an HTML report (see the [module docs](super)). Never panics.
 pub fn verify(input: &str) -> VerifyReport {
-    match std::panic::catch_unwind(|| verify_inner(input)) {
-        Ok(r) => r,
-        Err(_) => VerifyReport {
-            ok: false,
-            checkpoints: 0,
-            problems: vec!["internal error while verifying".to_owned()],
-        },
-    }
+    let internal = || VerifyReport {
+        ok: false,
+        checkpoints: 0,
+        problems: vec!["internal error while verifying".to_owned()],
+    };
+    // Parsing, canonical forms and drops recurse once per nesting level (at most
+    // `parse::MAX_DEPTH`): a thread of its own keeps that off callers with small stacks.
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("flashback-verify".into())
+            .stack_size(VERIFY_STACK)
+            .spawn_scoped(s, || std::panic::catch_unwind(|| verify_inner(input)));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(Ok(r)) => r,
+                _ => internal(),
+            },
+            // No thread to be had: verify here (the limit keeps the recursion shallow).
+            Err(_) => {
+                std::panic::catch_unwind(|| verify_inner(input)).unwrap_or_else(|_| internal())
+            }
+        }
+    })
 }
+
+/// The verifier thread's stack (reserved address space; pages are touched only as used).
+const VERIFY_STACK: usize = 64 << 20;
 
 fn failed(problem: String) -> VerifyReport {
     VerifyReport {
