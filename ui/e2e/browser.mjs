@@ -49,6 +49,7 @@ const checks = [
   threadList.inbox,
   threadDetail.lanes,
   threadDetail.keyboardStepping,
+  threadDetail.dialogFocus,
   threadDetail.chatBubble,
   threadDetail.writeTrace,
   threadDetail.diffWithParent,
@@ -64,6 +65,7 @@ const checks = [
   optional.realRerun,
   optional.postgres,
   threadDetail.subgraphs,
+  threadDetail.sendFanout,
   threadActions.deleteThread,
   threadList.prune,
   open.notADatabase,
@@ -94,11 +96,16 @@ try {
   t.page = await context.newPage();
   const pageErrors = [];
   t.page.on("pageerror", (e) => pageErrors.push(e.message));
+  // Console errors fail the run too. Failed HTTP answers are the one kind expected (the checks
+  // without a token, of a missing file, …): the app shows those itself.
+  t.page.on("console", (m) => {
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(`console: ${m.text()}`);
+  });
   t.page.setDefaultTimeout(10_000);
 
   for (const c of checks) await t.runCheck(c);
 
-  await t.check("no uncaught errors in the page", async () => {
+  await t.check("no uncaught errors or console errors in the page", async () => {
     expect(pageErrors.length === 0, pageErrors.join(" | "));
   });
 } catch (e) {

@@ -36,6 +36,34 @@ export const keyboardStepping = {
   },
 };
 
+export const dialogFocus = {
+  name: "dialogs take focus, keep Tab inside, close on Escape and give focus back",
+  run: async ({ page }) => {
+    const inDialog = () => page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]'));
+    // The shortcuts (?): focus moves in, Tab cycles inside, Escape closes.
+    await page.keyboard.press("?");
+    await page.locator('[role="dialog"]').waitFor();
+    expect(await inDialog(), "focus is inside the help dialog");
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press("Tab");
+      expect(await inDialog(), `Tab ${i + 1} stays inside the dialog`);
+    }
+    await page.keyboard.press("Shift+Tab");
+    expect(await inDialog(), "Shift+Tab stays inside the dialog");
+    await page.keyboard.press("Escape");
+    await page.locator('[role="dialog"]').waitFor({ state: "detached" });
+    // Edit & fork: focus starts in its first field and returns to the button that opened it.
+    await page.locator(tid("edit-fork-open")).click();
+    await page.locator('[role="dialog"]').waitFor();
+    const first = await page.evaluate(() => document.activeElement?.tagName);
+    expect(["INPUT", "SELECT", "TEXTAREA"].includes(first), `the first field has focus: ${first}`);
+    await page.keyboard.press("Escape");
+    await page.locator('[role="dialog"]').waitFor({ state: "detached" });
+    const back = await page.evaluate(() => document.activeElement?.dataset?.testid);
+    expect(back === "edit-fork-open", `focus went back to the opener: ${back}`);
+  },
+};
+
 export const chatBubble = {
   name: "a decoded message shows as a chat bubble with its tool calls",
   run: async ({ page, shot, openThread }) => {
@@ -130,6 +158,23 @@ export const subgraphs = {
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) < n, full);
     await page.locator(tid("toggle-subgraph")).first().click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, full);
+  },
+};
+
+export const sendFanout = {
+  name: "a Send fan-out lists every task due, even with the same node name",
+  run: async ({ page, openThread }) => {
+    await openThread("send-fanout");
+    // Step 1: `plan` sent three `work` tasks.
+    await page.locator(`${tid("dag-row")}[data-id="1f1e641e-e93a-6d53-8001-9d3db27f99b4"]`).click();
+    await page.locator(tid("tab-tasks")).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="next-node"]').length === 3);
+    const names = await page.locator(tid("next-node")).allTextContents();
+    expect(names.every((n) => n.trim() === "work"), `next: ${names.join(", ")}`);
+    expect((await page.locator(tid("panel-error")).count()) === 0, "no panel failed");
+    // Stepping on shows that checkpoint's tasks, not these.
+    await page.keyboard.press("k");
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="next-node"]').length !== 3);
   },
 };
 
