@@ -55,6 +55,12 @@ export const badEdits = {
     await page.locator(tid("edit-fork-submit")).click();
     const err = await page.locator(tid("edit-error")).textContent();
     expect(err.includes("values.log"), `the engine's rejection names the path: ${err}`);
+    // A typed value Python could not revive (it would keep the string) is refused too.
+    await page.locator(tid("edit-json")).fill('["input", {"$type": "datetime.datetime", "$value": "not a date"}]');
+    await page.locator(tid("edit-fork-submit")).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="edit-error"]')?.textContent?.includes("datetime"));
+    const typed = await page.locator(tid("edit-error")).textContent();
+    expect(typed.includes("values.log[1]"), `the typed rejection names the path: ${typed}`);
     await page.locator(tid("modal-close")).click();
     expect((await dagRows()) === before, "no checkpoint written");
   },

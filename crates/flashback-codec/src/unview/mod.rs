@@ -23,6 +23,7 @@
 mod builtins;
 mod error;
 mod object;
+mod revive;
 #[cfg(test)]
 mod tests;
 mod walker;

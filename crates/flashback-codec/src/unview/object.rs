@@ -120,13 +120,17 @@ impl Unview {
                 (payload, extra)
             }
         };
-        Ok(Value::Object(Arc::new(PyObject {
+        let obj = PyObject {
             form,
             module,
             name,
             payload,
             extra,
-        })))
+        };
+        if let Some(why) = super::revive::problem(&obj, template) {
+            return self.err(why);
+        }
+        Ok(Value::Object(Arc::new(obj)))
     }
 
     /// The argument of a single-argument object, with the secret rule.

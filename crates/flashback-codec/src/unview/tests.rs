@@ -92,10 +92,11 @@ fn objects_are_inferred_without_a_template() {
     assert!(matches!(&dc, Value::Object(o) if o.form == ObjectForm::KwArgs && o.extra.is_none()));
     let v1 = from_view(&json!({"$type": "app.Point", "x": 1, "$ext": 4}), None).unwrap();
     assert!(matches!(&v1, Value::Object(o) if o.form == ObjectForm::PydanticV1));
-    let uuid = from_view(&json!({"$type": "uuid.UUID", "$value": "ab"}), None).unwrap();
+    let hex = "0123456789abcdef0123456789abcdef";
+    let uuid = from_view(&json!({"$type": "uuid.UUID", "$value": hex}), None).unwrap();
     assert_eq!(
         uuid,
-        obj(ObjectForm::SingleArg, "uuid", "UUID", s("ab"), None)
+        obj(ObjectForm::SingleArg, "uuid", "UUID", s(hex), None)
     );
     let dt = from_view(
         &json!({"$type": "datetime.datetime", "$value": "2024-01-01T00:00:00"}),
