@@ -127,12 +127,13 @@ pub async fn rerun(
         .into_iter()
         .map(|h| (h.checkpoint_ns, h.checkpoint_id))
         .collect();
-    let fork = crate::writes::fork(
+    let fork = crate::writes::fork_as(
         saver.as_ref(),
         &spec.thread_id,
         &spec.checkpoint_ns,
         &spec.checkpoint_id,
         &[],
+        "rerun",
     )
     .await?;
     drop(saver);

@@ -9,7 +9,7 @@ use crate::types::{
 };
 use crate::{Api, CopyReport, ForkResult};
 use flashback_engine::edit::edit_fork;
-use flashback_engine::fork::copy_fork;
+use flashback_engine::fork::copy_fork_as;
 use flashback_engine::EngineError;
 use flashback_storage::maintenance::SaverMaintenance;
 use flashback_storage::CheckpointSaver;
@@ -184,8 +184,28 @@ pub(crate) async fn fork(
     checkpoint_id: &str,
     edits: &[(String, Json)],
 ) -> ApiResult<ForkResult> {
+    fork_as(
+        saver,
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        edits,
+        "copy_fork",
+    )
+    .await
+}
+
+/// [`fork`], a copy fork recorded as `action` (`rerun` for a re-run's fork).
+pub(crate) async fn fork_as(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+    edits: &[(String, Json)],
+    action: &str,
+) -> ApiResult<ForkResult> {
     let forked = if edits.is_empty() {
-        copy_fork(saver, thread_id, checkpoint_ns, checkpoint_id).await
+        copy_fork_as(saver, thread_id, checkpoint_ns, checkpoint_id, action).await
     } else {
         edit_fork(saver, thread_id, checkpoint_ns, checkpoint_id, edits).await
     };

@@ -69,6 +69,8 @@ pub struct DagNode {
     pub ts: String,
     /// `metadata.flashback.action`: what Flashback did to make it, if it did.
     pub flashback_action: Option<String>,
+    /// For a Flashback merge: the checkpoint of branch B it took channels from.
+    pub merged_from: Option<String>,
 }
 
 /// One namespace's chain (or forest) of checkpoints.
@@ -213,6 +215,7 @@ impl ThreadDag {
                 source: h.source().map(str::to_owned),
                 ts: h.ts.clone(),
                 flashback_action: h.flashback_action().map(str::to_owned),
+                merged_from: h.merged_from().map(str::to_owned),
             });
             by_id.insert(h.checkpoint_id.clone(), idx);
             kept.push((idx, h));

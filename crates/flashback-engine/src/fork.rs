@@ -41,8 +41,20 @@ pub async fn copy_fork(
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<ForkResult, EngineError> {
+    copy_fork_as(saver, thread_id, checkpoint_ns, checkpoint_id, "copy_fork").await
+}
+
+/// [`copy_fork`] recorded as `action` in `metadata.flashback` (`rerun` for the fork a re-run
+/// resumes, so the graph labels that branch a re-run).
+pub async fn copy_fork_as(
+    saver: &dyn CheckpointSaver,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+    action: &str,
+) -> Result<ForkResult, EngineError> {
     let source = load_source(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
-    let note = json!({"action": "copy_fork", "forked_from": checkpoint_id});
+    let note = json!({"action": action, "forked_from": checkpoint_id});
     write_fork(saver, &source, "fork", note, |_| Vec::new()).await
 }
 

@@ -48,16 +48,17 @@
 //! let dag = ThreadDag::build(&headers).unwrap();
 //! let rows = layout(&dag, &LayoutOptions::nested()).unwrap();
 //! let text = render_text(&rows.rows, |r| format!("{} {}", r.id, r.ns));
-//! assert_eq!(text, "\
-//! * f1
-//! | * c3
-//! | | * c2b mid:t
-//! | | * c2a mid:t
+//! // c1–c3 is the run as it first went (lane 0); the subgraph's branch was made before f1.
+//! assert_eq!(text, &r"
+//!     * f1
+//! *   | c3
+//! | * | c2b mid:t
+//! | * | c2a mid:t
 //! |/ /
-//! |/
+//! :/
 //! * c2
 //! * c1
-//! ");
+//! "[1..]);
 //! assert_eq!(dag.head(), Some("f1"));
 //! assert_eq!(dag.node("", "c2").unwrap().subgraphs, ["mid:t"]);
 //! ```

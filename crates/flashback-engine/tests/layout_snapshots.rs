@@ -37,9 +37,9 @@ fn one_fork() {
     check(
         &draw(&v, &root()),
         r"
-* f01 (head)
-| * a04
-| * a03
+  * f01 (head)
+* | a04
+* | a03
 |/
 * a02 [fork]
 * a01
@@ -58,10 +58,10 @@ fn two_forks_from_the_same_parent() {
     check(
         &draw(&v, &root()),
         r"
-* c01 (head)
-| * b02
-| * b01
-| | * a03
+    * c01 (head)
+  * | b02
+  * | b01
+* | | a03
 |/ /
 |/
 * a02 [fork]
@@ -82,12 +82,12 @@ fn fork_of_a_fork() {
     check(
         &draw(&v, &root()),
         r"
-* c02 (head)
-* c01
-| * b02
-|/
-* b01 [fork]
-| * a03
+    * c02 (head)
+    * c01
+  * | b02
+  |/
+  * b01 [fork]
+* | a03
 |/
 * a02 [fork]
 * a01
@@ -96,7 +96,7 @@ fn fork_of_a_fork() {
 }
 
 #[test]
-fn head_lineage_keeps_lane_zero() {
+fn the_trunk_keeps_lane_zero() {
     // a04 forks from a02 while the original branch goes on to the head a05.
     let v = vec![
         h("a05", Some("a03")),
@@ -302,9 +302,9 @@ fn out_of_order_ids_keep_children_above_parents() {
     check(
         &draw(&v, &root()),
         r"
-* c01 (head)
-* a05
-| * a01
+  * c01 (head)
+  * a05
+* | a01
 |/
 * b01 [fork]
 ",
@@ -360,15 +360,19 @@ fn layout_serialises_for_the_gui() {
     let json = serde_json::to_value(&l).unwrap();
     assert_eq!(json["width"], 2);
     assert_eq!(json["rows"][0]["id"], "b01");
-    // Each row carries its own line: b01 (lane 0) down to a01 in row 2, straight.
-    assert_eq!(json["rows"][0]["lane"], 0);
+    // Each row carries its own line: b01 (lane 1, a fork) down to a01 in row 2, bending into
+    // the trunk's lane 0 on the way.
+    assert_eq!(json["rows"][0]["lane"], 1);
     assert_eq!(json["rows"][0]["parent_row"], 2);
     assert_eq!(json["rows"][0]["parent_lane"], 0);
     assert_eq!(json["rows"][0]["parent_kind"], "parent");
-    // a02 (lane 1) bends into a01's lane 0 on the way into row 2.
-    assert_eq!(json["rows"][1]["lane"], 1);
+    assert_eq!(json["rows"][0]["branch_key"], "b01");
+    assert_eq!(json["rows"][0]["branch_label"], serde_json::Value::Null);
+    // a02, the trunk (the run as it first went), keeps lane 0 straight down into row 2.
+    assert_eq!(json["rows"][1]["lane"], 0);
     assert_eq!(json["rows"][1]["parent_row"], 2);
     assert_eq!(json["rows"][1]["parent_lane"], 0);
+    assert_eq!(json["rows"][1]["branch_key"], "a01");
     assert_eq!(json["rows"][2]["fork_point"], true);
     assert_eq!(json["rows"][2]["parent_row"], serde_json::Value::Null);
     assert!(

@@ -221,17 +221,18 @@ fn update_state_forks_layout() {
     });
     // update_state(as_node="a") on loop 1 forks a sibling of loop 2; update_state(as_node=
     // "__copy__") on loop 3 forks a sibling of loop 3 (its parent is the source's parent).
-    let expected = "\
-* loop 5
-* fork 4
-| * loop 3
-|/
-* update 2
-| * loop 2
+    // The run as it first went keeps lane 0; each fork takes the next lane, in the order made.
+    let expected = &r"
+    * loop 5
+    * fork 4
+  * | loop 3
+  |/
+  * update 2
+* | loop 2
 |/
 * loop 1
 * loop 0
 * input -1
-";
+"[1..];
     assert_eq!(text, expected);
 }

@@ -236,6 +236,11 @@ impl CheckpointHeader {
     pub fn flashback_action(&self) -> Option<&str> {
         metadata_flashback_action(&self.metadata)
     }
+
+    /// [`metadata_merged_from`] of the metadata.
+    pub fn merged_from(&self) -> Option<&str> {
+        metadata_merged_from(&self.metadata)
+    }
 }
 
 /// `metadata.step`, when it is an integer: the superstep that produced the checkpoint (`-1`
@@ -260,6 +265,17 @@ pub fn metadata_flashback_action(metadata: &serde_json::Value) -> Option<&str> {
     metadata
         .pointer("/flashback/action")
         .and_then(serde_json::Value::as_str)
+}
+
+/// `metadata.flashback.from` of a Flashback merge: the checkpoint of branch B it took channels
+/// from.
+pub fn metadata_merged_from(metadata: &serde_json::Value) -> Option<&str> {
+    match metadata_flashback_action(metadata) {
+        Some("merge") => metadata
+            .pointer("/flashback/from")
+            .and_then(serde_json::Value::as_str),
+        _ => None,
+    }
 }
 
 /// A full checkpoint: what Python's `get_tuple` returns.

@@ -10,6 +10,9 @@ export const forkHere = {
   run: async ({ page, openThread, dagRows, selectedId }) => {
     await openThread("forked");
     const before = await dagRows();
+    const lanes = () =>
+      page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-testid="dag-row"]')].map((r) => [r.dataset.id, r.dataset.lane])));
+    const lanesBefore = await lanes();
     // The fork point of the thread.
     const forkRow = page.locator(tid("dag-row")).filter({ hasText: "fork point" }).first();
     const forkId = await forkRow.getAttribute("data-id");
@@ -19,6 +22,11 @@ export const forkHere = {
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
     expect((await head.textContent()).includes("copy fork"), "the new head is Flashback's copy fork");
+    expect((await head.locator(tid("branch-label")).textContent()).trim() === "fork", "its branch is labelled fork");
+    // Every branch that was there keeps its lane (and so its colour).
+    const lanesAfter = await lanes();
+    const moved = Object.keys(lanesBefore).filter((id) => lanesAfter[id] !== lanesBefore[id]);
+    expect(moved.length === 0, `no checkpoint changed lane: ${moved.join(", ")}`);
     expect((await selectedId()) === (await head.getAttribute("data-id")), "the fork is selected");
   },
 };
@@ -89,6 +97,10 @@ export const rerun = {
     await page.locator(tid("rerun-log")).getByText("+ checkpoint").first().waitFor();
     await page.locator(tid("modal-close")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
+    // The re-run's branch says so at its tip (the head), and the merge made before links to B.
+    const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
+    expect((await head.locator(tid("branch-label")).textContent()).trim() === "re-run", "the re-run's branch is labelled");
+    expect((await page.locator(tid("merge-from")).count()) >= 1, "the merge shows where it took from");
   },
 };
 

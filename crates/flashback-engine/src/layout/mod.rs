@@ -4,9 +4,15 @@
 //! Rows are newest first. Ids order time only within one process, so rows are sorted by
 //! checkpoint id descending *subject to* every child appearing above its parent (a
 //! children-first topological order that always emits the highest ready id). Lane 0 is kept for
-//! the head's lineage; other branches take the lowest free lane and converge into their fork
-//! point's lane. In nested mode, a subgraph namespace's root hangs off the parent-graph
-//! checkpoint that spawned it, like a branch.
+//! the *trunk*: from the namespace's oldest root, always the oldest child — the run as it first
+//! went, which no later fork, merge or re-run changes, so lanes and colours stay put as branches
+//! are added. Other branches take the lowest free lane and converge into their fork point's
+//! lane. In nested mode, a subgraph namespace's root hangs off the parent-graph checkpoint that
+//! spawned it, like a branch.
+//!
+//! Each row also names its branch for front ends: `branch_key` (the id of the branch's first
+//! checkpoint, stable as the branch grows: colour by it), `branch_label` on each branch's tip
+//! (`fork`, `edit`, `re-run`, `merge`, `update`) and `merged_from_row` on a merge.
 //!
 //! The output is O(n) however wide the graph: a row carries its own dot and the one line that
 //! starts at it, the line up from it to its parent (`parent_row`, `parent_lane`,
@@ -22,8 +28,9 @@ use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, NodeIndexable};
 use petgraph::Direction;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 
+mod lanes;
 mod text;
 pub use text::render_text;
 
@@ -109,8 +116,16 @@ pub struct GraphRow {
     pub ts: String,
     /// Subgraph namespaces this checkpoint's step ran.
     pub subgraphs: Vec<String>,
-    /// What Flashback did to make it (`copy_fork`, `edit_fork`, `merge`), if it did.
+    /// What Flashback did to make it (`copy_fork`, `edit_fork`, `merge`, `rerun`), if it did.
     pub flashback_action: Option<String>,
+    /// The id of the first checkpoint of the row's branch (the lane segment it is on): stable
+    /// while the branch grows, so front ends colour branches by it.
+    pub branch_key: String,
+    /// On a branch's tip: what the branch is (`fork`, `edit`, `re-run`, `merge`, `update`),
+    /// from how its first checkpoint was made (`head` says which tip is the thread's head).
+    pub branch_label: Option<String>,
+    /// On a Flashback merge: the row of the branch-B checkpoint it took channels from.
+    pub merged_from_row: Option<usize>,
 }
 
 /// A laid-out thread (serialisable for the GUI).
@@ -178,19 +193,6 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         }
     }
 
-    // Lane 0 belongs to the laid-out namespace's head lineage.
-    let mut lineage = vec![false; bound];
-    // While the head lineage is being drawn, lane 0 is kept for it.
-    let mut reserved = false;
-    if let Some(head) = dag.namespace(&opts.ns).and_then(|n| n.head.as_deref()) {
-        for n in dag.lineage(&opts.ns, head) {
-            if let Some(i) = dag.index_of(&n.ns, &n.checkpoint_id) {
-                lineage[i.index()] = true;
-                reserved = true;
-            }
-        }
-    }
-
     // Rows go out newest first: each checkpoint's rank in (id, ns) order, so that the ready
     // queue compares integers, not strings.
     let mut order = nodes.clone();
@@ -220,13 +222,6 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
     let mut rows: Vec<GraphRow> = Vec::with_capacity(nodes.len());
     let mut row_nodes: Vec<NodeIndex> = Vec::with_capacity(nodes.len());
     let mut row_of = vec![NO_ROW; bound];
-    // Lanes whose line waits for a checkpoint (it converges into that checkpoint's lane).
-    let mut expecting: Vec<Vec<usize>> = vec![Vec::new(); bound];
-    let mut free: BTreeSet<usize> = BTreeSet::new();
-    let mut lanes = 1;
-    if !reserved {
-        free.insert(0);
-    }
     // `newest` only matters if the links had a cycle (they cannot: the DAG breaks parent
     // cycles and subgraph links always point to shallower namespaces); it then forces the
     // newest remaining checkpoint out instead of dropping rows.
@@ -247,25 +242,6 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         if row_of[n.index()] != NO_ROW {
             continue;
         }
-        let mut waiting = std::mem::take(&mut expecting[n.index()]);
-        waiting.sort_unstable();
-        let on_lineage = lineage[n.index()];
-        let lane = if on_lineage {
-            0
-        } else if let Some(&l) = waiting.first() {
-            l
-        } else if let Some(l) = free.pop_first() {
-            l
-        } else {
-            lanes += 1;
-            lanes - 1
-        };
-        // The lines waiting for `n` end here: their lanes are free again.
-        for &l in &waiting {
-            if l != lane && !(reserved && l == 0) {
-                free.insert(l);
-            }
-        }
         let node = &g[n];
         let ns_head = heads.get(node.ns.as_str()).copied() == Some(node.checkpoint_id.as_str());
         row_of[n.index()] = rows.len();
@@ -274,7 +250,7 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             id: node.checkpoint_id.clone(),
             ns: node.ns.clone(),
             parent_id: node.parent_checkpoint_id.clone(),
-            lane,
+            lane: 0,
             depth: node.depth.saturating_sub(base_depth),
             branch: node.branch,
             fork_point: node.is_fork_point,
@@ -290,37 +266,39 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             ts: node.ts.clone(),
             subgraphs: node.subgraphs.clone(),
             flashback_action: node.flashback_action.clone(),
+            branch_key: String::new(),
+            branch_label: None,
+            merged_from_row: None,
         });
-        match up[n.index()] {
-            // The line from `n` keeps this lane until its parent's row.
-            Some((p, _)) if row_of[p.index()] == NO_ROW => {
-                expecting[p.index()].push(lane);
+        if let Some((p, _)) = up[n.index()] {
+            if row_of[p.index()] == NO_ROW {
                 pending[p.index()] -= 1;
                 if pending[p.index()] == 0 {
                     ready.push(rank[p.index()]);
                 }
             }
-            link => {
-                if link.is_none() && on_lineage {
-                    reserved = false;
-                }
-                if !(reserved && lane == 0) {
-                    free.insert(lane);
-                }
-            }
         }
     }
 
+    // Parent rows first, then lanes (which read them).
     for (r, &n) in row_nodes.iter().enumerate() {
         if let Some((p, k)) = up[n.index()] {
             let pr = row_of[p.index()];
             if pr != NO_ROW {
-                let parent_lane = rows[pr].lane;
-                let row = &mut rows[r];
-                row.parent_row = Some(pr);
-                row.parent_lane = Some(parent_lane);
-                row.parent_kind = Some(k);
+                rows[r].parent_row = Some(pr);
+                rows[r].parent_kind = Some(k);
             }
+        }
+    }
+    let trunk_root = trunk_root(dag, &opts.ns).map(|i| row_of[i.index()]);
+    lanes::assign(&mut rows, trunk_root.filter(|&r| r != NO_ROW));
+    for (r, &n) in row_nodes.iter().enumerate() {
+        if let Some(from) = &g[n].merged_from {
+            let row = dag
+                .index_of(&g[n].ns, from)
+                .map(|i| row_of[i.index()])
+                .filter(|&pr| pr != NO_ROW);
+            rows[r].merged_from_row = row;
         }
     }
     let width = rows.iter().map(|r| r.lane).max().map_or(0, |m| m + 1);
@@ -330,4 +308,13 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
         width,
         rows,
     })
+}
+
+/// The oldest root of namespace `ns`: where its trunk (lane 0) starts.
+fn trunk_root(dag: &ThreadDag, ns: &str) -> Option<NodeIndex> {
+    dag.namespace(ns)?
+        .roots
+        .iter()
+        .filter_map(|id| dag.index_of(ns, id))
+        .min_by(|&a, &b| dag.graph[a].checkpoint_id.cmp(&dag.graph[b].checkpoint_id))
 }

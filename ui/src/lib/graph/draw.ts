@@ -8,7 +8,7 @@
 // converging into a fork point are one path per colour, not 5,000 elements.
 
 import type { GraphRow } from "../ipc/bindings";
-import { dotKind, laneColor, laneX, ROW_HEIGHT, rowY, type DotKind } from "./lanes";
+import { branchColor, dotKind, laneX, ROW_HEIGHT, rowY, type DotKind } from "./lanes";
 import type { LineIndex } from "./lines";
 
 /** The dash pattern of subgraph links (CSS `stroke-dasharray: 3 3`): one period. */
@@ -49,7 +49,9 @@ export function drawWindow(
   start: number,
   end: number,
   lanes: [number, number],
+  merges: readonly [number, number][] = [],
 ): Drawing {
+  const colorOf = (r: GraphRow) => branchColor(r.branch_key, r.lane === 0 && r.branch_key === trunkKey(rows));
   const [lo, hi] = lanes;
   const groups = new Map<string, LinePath>();
   const add = (color: number, dashed: boolean, d: string) => {
@@ -74,7 +76,7 @@ export function drawWindow(
       let y0 = rowY(c);
       if (y0 < top) y0 += Math.floor((top - y0) / DASH_PERIOD) * DASH_PERIOD;
       const y1 = Math.min(rowY(runEnd), bottom);
-      if (y1 > y0) add(laneColor(from), dashed, `M${x} ${y0}V${y1}`);
+      if (y1 > y0) add(colorOf(r), dashed, `M${x} ${y0}V${y1}`);
     }
     // The curve into the parent's lane, over the last row.
     if (from !== to && Math.max(from, to) >= lo && Math.min(from, to) <= hi && p - 1 < end) {
@@ -82,14 +84,52 @@ export function drawWindow(
       const y1 = rowY(p);
       const mid = (y0 + y1) / 2;
       const x1 = laneX(to);
-      add(laneColor(Math.max(from, to)), dashed, `M${x} ${y0}C${x} ${mid} ${x1} ${mid} ${x1} ${y1}`);
+      add(colorOf(r), dashed, `M${x} ${y0}C${x} ${mid} ${x1} ${mid} ${x1} ${y1}`);
     }
+  }
+  // A merge's link to the checkpoint of branch B it took from: dashed, in B's colour.
+  for (const [m, b] of merges) {
+    if (b < start - 1 || m > end) continue;
+    const x0 = laneX(rows[m].lane);
+    const x1 = laneX(rows[b].lane);
+    const [la, lb] = [rows[m].lane, rows[b].lane];
+    if ((la < lo && lb < lo) || (la > hi && lb > hi)) continue;
+    const y0 = rowY(m);
+    const y1 = rowY(b);
+    const mid = (y0 + y1) / 2;
+    add(colorOf(rows[b]), true, `M${x0} ${y0}C${x0} ${mid} ${x1} ${mid} ${x1} ${y1}`);
   }
   const dots: Dot[] = [];
   for (let i = start; i < end; i++) {
     const r = rows[i];
     if (r.lane < lo || r.lane > hi) continue;
-    dots.push({ row: i, cx: laneX(r.lane), cy: rowY(i), kind: dotKind(r), color: laneColor(r.lane), fork: r.fork_point });
+    dots.push({ row: i, cx: laneX(r.lane), cy: rowY(i), kind: dotKind(r), color: colorOf(r), fork: r.fork_point });
   }
   return { paths: [...groups.values()], dots };
+}
+
+/** Merges as [merge row, row it took from], for drawWindow. */
+export function mergeLinks(rows: readonly GraphRow[]): [number, number][] {
+  const out: [number, number][] = [];
+  rows.forEach((r, i) => {
+    if (r.merged_from_row !== null && r.merged_from_row !== undefined) out.push([i, r.merged_from_row]);
+  });
+  return out;
+}
+
+/** The trunk's key: the branch of the oldest row in lane 0 (the last one). */
+const trunkKeys = new WeakMap<readonly GraphRow[], string>();
+function trunkKey(rows: readonly GraphRow[]): string {
+  let k = trunkKeys.get(rows);
+  if (k === undefined) {
+    k = "";
+    for (let i = rows.length - 1; i >= 0; i--) {
+      if (rows[i].lane === 0) {
+        k = rows[i].branch_key;
+        break;
+      }
+    }
+    trunkKeys.set(rows, k);
+  }
+  return k;
 }

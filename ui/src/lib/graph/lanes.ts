@@ -27,9 +27,15 @@ export function graphWidth(width: number): number {
   return LANE_PAD * 2 + Math.max(0, width - 1) * LANE_WIDTH;
 }
 
-/** The colour slot of a lane (CSS var --lane-N). */
-export function laneColor(lane: number): number {
-  return lane % PALETTE_SIZE;
+/**
+ * The colour slot of a branch, from its key (the id of its first checkpoint): the same on every
+ * load and whatever lane the branch is drawn in. The trunk (lane 0's branch) keeps slot 0.
+ */
+export function branchColor(key: string, trunk: boolean): number {
+  if (trunk) return 0;
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+  return 1 + ((h >>> 0) % (PALETTE_SIZE - 1));
 }
 
 /** The most lanes the graph column shows at once. */

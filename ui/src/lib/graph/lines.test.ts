@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GraphRow } from "../ipc/bindings";
-import { drawWindow } from "./draw";
-import { laneX, ROW_HEIGHT, rowY } from "./lanes";
+import { drawWindow, mergeLinks } from "./draw";
+import { branchColor, laneX, PALETTE_SIZE, ROW_HEIGHT, rowY } from "./lanes";
 import { LineIndex } from "./lines";
 import { linked, row } from "./testrows";
 
@@ -74,7 +74,7 @@ describe("drawWindow", () => {
     const d = drawWindow(rows, new LineIndex(rows), 0, 3, [0, 10]);
     const [y0, y1, y2] = [rowY(0), rowY(1), rowY(2)];
     const byColor = Object.fromEntries(d.paths.map((p) => [p.color, p.d]));
-    expect(byColor[1]).toBe(`M${laneX(1)} ${y0}V${y1}M${laneX(1)} ${y1}C${laneX(1)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y2}`);
+    expect(byColor[branchColor("k1", false)]).toBe(`M${laneX(1)} ${y0}V${y1}M${laneX(1)} ${y1}C${laneX(1)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y2}`);
     expect(byColor[0]).toBe(`M${laneX(0)} ${y1}V${y2}`);
     expect(d.dots.map((x) => [x.row, x.cx, x.cy, x.fork])).toEqual([
       [0, laneX(1), y0, false],
@@ -83,12 +83,45 @@ describe("drawWindow", () => {
     ]);
   });
 
+  it("colours by branch, not lane: the trunk slot 0, others from their key, the same every time", () => {
+    expect(branchColor("anything", true)).toBe(0);
+    const a = branchColor("1f1e641e-e93a-6d53-8001-9d3db27f99b4", false);
+    expect(a).toBe(branchColor("1f1e641e-e93a-6d53-8001-9d3db27f99b4", false));
+    expect(a).toBeGreaterThan(0);
+    expect(a).toBeLessThan(PALETTE_SIZE);
+    const slots = new Set(Array.from({ length: 200 }, (_, i) => branchColor(`branch-${i}`, false)));
+    expect(slots.size).toBe(PALETTE_SIZE - 1);
+    // A branch moved to another lane keeps its colour.
+    const moved = linked([row("c", 3, { parent_row: 2, branch_key: "k1" }), row("b", 0, { parent_row: 2 }), row("a", 0)]);
+    const d = drawWindow(moved, new LineIndex(moved), 0, 3, [0, 10]);
+    expect(d.dots[0].color).toBe(branchColor("k1", false));
+    expect(d.dots[2].color).toBe(0);
+  });
+
+  it("links a merge to the checkpoint it took from, dashed in that branch's colour", () => {
+    // 0 * m (lane 0, merge from b)   1 | * b (lane 1)   2 * a
+    const r = linked([
+      row("m", 0, { parent_row: 2, merged_from_row: 1 }),
+      row("b", 1, { parent_row: 2, branch_key: "kb" }),
+      row("a", 0, { fork_point: true }),
+    ]);
+    const links = mergeLinks(r);
+    expect(links).toEqual([[0, 1]]);
+    const d = drawWindow(r, new LineIndex(r), 0, 3, [0, 10], links);
+    const dashed = d.paths.find((p) => p.dashed)!;
+    expect(dashed.color).toBe(branchColor("kb", false));
+    expect(dashed.d.startsWith(`M${laneX(0)} ${rowY(0)}C`)).toBe(true);
+    expect(dashed.d.endsWith(`${laneX(1)} ${rowY(1)}`)).toBe(true);
+    // Out of view: not drawn.
+    expect(drawWindow(r, new LineIndex(r), 0, 3, [5, 10], links).paths.some((p) => p.dashed)).toBe(false);
+  });
+
   it("dashes subgraph links", () => {
     const r = linked([row("s", 1, { parent_row: 1, parent_kind: "subgraph", ns: "sub:1" }), row("p", 0)]);
     const d = drawWindow(r, new LineIndex(r), 0, 2, [0, 10]);
     expect(d.paths).toHaveLength(1);
     expect(d.paths[0].dashed).toBe(true);
-    expect(d.paths[0].color).toBe(1);
+    expect(d.paths[0].color).toBe(branchColor("k1", false));
   });
 
   it("cuts long lines to the rows in view, at whole dash periods", () => {

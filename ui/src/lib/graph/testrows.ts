@@ -22,6 +22,9 @@ export function row(id: string, lane: number, extra: Partial<GraphRow> = {}): Gr
     ts: "",
     subgraphs: [],
     flashback_action: null,
+    branch_key: `k${lane}`,
+    branch_label: null,
+    merged_from_row: null,
     ...extra,
   };
 }

@@ -567,8 +567,20 @@ export type GraphRow = {
 	ts: string,
 	/**  Subgraph namespaces this checkpoint's step ran. */
 	subgraphs: string[],
-	/**  What Flashback did to make it (`copy_fork`, `edit_fork`, `merge`), if it did. */
+	/**  What Flashback did to make it (`copy_fork`, `edit_fork`, `merge`, `rerun`), if it did. */
 	flashback_action: string | null,
+	/**
+	 *  The id of the first checkpoint of the row's branch (the lane segment it is on): stable
+	 *  while the branch grows, so front ends colour branches by it.
+	 */
+	branch_key: string,
+	/**
+	 *  On a branch's tip: what the branch is (`HEAD`, `fork`, `edit`, `re-run`, `merge`,
+	 *  `update`), from how its first checkpoint was made.
+	 */
+	branch_label: string | null,
+	/**  On a Flashback merge: the row of the branch-B checkpoint it took channels from. */
+	merged_from_row: number | null,
 };
 
 /**  One checkpoint of a history. */
