@@ -35,16 +35,18 @@ impl Api {
         demo: bool,
     ) -> ApiResult<DbInfo> {
         let connect = loc.connect_string(password);
-        let store: Arc<dyn CheckpointStore> = match flashback_storage::open(&connect).await {
-            Ok(s) => Arc::from(s),
-            Err(flashback_storage::StoreError::Auth(m)) if password.is_none() => {
-                return Err(ApiError::new(
-                    ErrorCode::NeedsPassword,
-                    format!("{} needs a password ({m})", loc.display_name()),
-                ))
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let budget = self.decode_budget()?;
+        let store: Arc<dyn CheckpointStore> =
+            match flashback_storage::open_with_budget(&connect, budget).await {
+                Ok(s) => Arc::from(s),
+                Err(flashback_storage::StoreError::Auth(m)) if password.is_none() => {
+                    return Err(ApiError::new(
+                        ErrorCode::NeedsPassword,
+                        format!("{} needs a password ({m})", loc.display_name()),
+                    ))
+                }
+                Err(e) => return Err(e.into()),
+            };
         let info = DbInfo {
             db: uuid::Uuid::new_v4().simple().to_string(),
             kind: loc.kind,

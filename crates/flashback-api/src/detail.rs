@@ -22,11 +22,15 @@ fn type_name(d: &Decoded) -> String {
         Decoded::Encrypted { tag, .. } => format!("encrypted ({tag})"),
         Decoded::Empty => "empty".into(),
         Decoded::Error { tag, .. } => format!("undecodable ({tag})"),
+        Decoded::TooLarge { kind, .. } => kind.clone(),
     }
 }
 
 fn size_of(d: &Decoded) -> u32 {
-    count(encode_typed(d).1.len())
+    match d {
+        Decoded::TooLarge { bytes, .. } => u32::try_from(*bytes).unwrap_or(u32::MAX),
+        _ => count(encode_typed(d).1.len()),
+    }
 }
 
 fn write_kind(channel: &str) -> WriteKind {

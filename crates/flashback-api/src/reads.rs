@@ -64,9 +64,20 @@ impl Api {
         let s = self.session(&req.db)?;
         let store = s.store.as_ref();
         let ns = &req.checkpoint_ns;
-        let tuple = store
+        let tuple = if req.full {
+            // Asked for on purpose: this one read decodes everything, on its own connection.
+            flashback_storage::open_with_budget(
+                &s.connect,
+                flashback_codec::DecodeBudget::UNLIMITED,
+            )
+            .await?
             .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
-            .await?;
+            .await?
+        } else {
+            store
+                .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
+                .await?
+        };
         let Some(tuple) = tuple else {
             return Err(match &req.checkpoint_id {
                 Some(id) => checkpoint_not_found(&req.thread_id, ns, id),

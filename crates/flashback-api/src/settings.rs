@@ -3,15 +3,40 @@
 use crate::error::{ApiError, ApiResult};
 use crate::types::SetSettingRequest;
 use crate::Api;
+use flashback_codec::DecodeBudget;
+
+/// The setting that holds the decode budget per value, in MB.
+pub const MAX_VALUE_MB: &str = "max_value_mb";
+/// Its default: values up to 16 MB are decoded.
+pub const DEFAULT_MAX_VALUE_MB: u64 = 16;
 
 impl Api {
-    /// Save a setting: `theme` (`system`, `light`, `dark`) or `runner:<location>`.
+    /// The decode budget databases are opened with: setting `max_value_mb` (MB per value, `0`
+    /// for no limit; default 16), and 16 times that per read.
+    pub(crate) fn decode_budget(&self) -> ApiResult<DecodeBudget> {
+        let mb = match self.appdb.setting(MAX_VALUE_MB)? {
+            Some(v) => v.parse::<u64>().unwrap_or(DEFAULT_MAX_VALUE_MB),
+            None => DEFAULT_MAX_VALUE_MB,
+        };
+        Ok(DecodeBudget {
+            max_value_bytes: mb << 20,
+            max_request_bytes: (mb << 20).saturating_mul(16),
+        })
+    }
+
+    /// Save a setting: `theme` (`system`, `light`, `dark`), `max_value_mb` (the decode budget
+    /// per value, in MB; `0` for none; applies to databases opened afterwards),
+    /// `runner:<location>` or `ui:<key>`.
     pub async fn set_setting(&self, req: SetSettingRequest) -> ApiResult<()> {
         let ok = match req.key.as_str() {
             "theme" => req
                 .value
                 .as_deref()
                 .is_none_or(|v| matches!(v, "system" | "light" | "dark")),
+            MAX_VALUE_MB => req
+                .value
+                .as_deref()
+                .is_none_or(|v| v.parse::<u64>().is_ok_and(|n| n <= 1 << 20)),
             k => k.starts_with("runner:") || k.starts_with("ui:"),
         };
         if !ok {

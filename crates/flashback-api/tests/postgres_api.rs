@@ -45,6 +45,7 @@ async fn browse_fork_and_export_on_postgres() {
             checkpoint_ns: String::new(),
             checkpoint_id: Some(g.rows[3].id.clone()),
             reveal_secrets: false,
+            full: false,
         })
         .await
         .expect("detail");

@@ -41,6 +41,19 @@ fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> 
 /// Open `location` read-only (nothing is remembered) and return the API and the handle.
 async fn open(location: &str) -> Result<(Api, String), ApiError> {
     let api = Api::ephemeral()?;
+    // The decode budget per value, in MB (0: none), as the app's `max_value_mb` setting.
+    if let Ok(mb) = std::env::var("FLASHBACK_MAX_VALUE_MB") {
+        api.set_setting(SetSettingRequest {
+            key: "max_value_mb".into(),
+            value: Some(mb.trim().to_owned()),
+        })
+        .await
+        .map_err(|_| {
+            ApiError::invalid(format!(
+                "FLASHBACK_MAX_VALUE_MB={mb:?}: expected a number of megabytes (0 for no limit)"
+            ))
+        })?;
+    }
     let info = api
         .open_database(OpenRequest {
             location: location.to_owned(),
@@ -115,6 +128,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             checkpoint,
             ns,
             reveal_secrets,
+            full,
             json,
         } => {
             let (api, db) = open(&db).await?;
@@ -124,6 +138,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 checkpoint_ns: ns,
                 checkpoint_id: checkpoint,
                 reveal_secrets,
+                full,
             };
             let detail = api.checkpoint_detail(req).await?;
             done(render(json, &detail, human::state))

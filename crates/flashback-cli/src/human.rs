@@ -11,11 +11,25 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".into(), T::to_string)
 }
 
-/// A JSON value on one line (strings without quotes).
+/// A JSON value on one line (strings without quotes; a value left undecoded by the decode
+/// budget as its message).
 fn one_line(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         Json::Null => "-".into(),
+        Json::Object(m) if m.contains_key("$too_large") => m
+            .get("$message")
+            .and_then(Json::as_str)
+            .map(|msg| format!("⟨{msg} with --full⟩"))
+            .unwrap_or_else(|| "⟨too large⟩".into()),
+        other => other.to_string(),
+    }
+}
+
+/// A value as JSON on one line, or, left undecoded by the decode budget, its message.
+fn shown(v: &Json) -> String {
+    match v {
+        Json::Object(m) if m.contains_key("$too_large") => one_line(v),
         other => other.to_string(),
     }
 }
@@ -183,7 +197,7 @@ pub fn state(d: &CheckpointDetail) -> String {
     for (channel, value) in &d.values {
         out.push_str(&format!(
             "  {channel:<w$}  {}\n",
-            clip(&value.to_string(), WIDTH)
+            clip(&shown(value), WIDTH)
         ));
     }
     let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
@@ -195,7 +209,7 @@ pub fn state(d: &CheckpointDetail) -> String {
                 clip(&g.task_id, 12),
                 w.idx,
                 w.channel,
-                clip(&w.value.to_string(), WIDTH - 40)
+                clip(&shown(&w.value), WIDTH - 40)
             ));
         }
     }

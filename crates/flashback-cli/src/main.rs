@@ -72,6 +72,10 @@ enum Command {
         /// Show SecretStr values in plain text.
         #[arg(long)]
         reveal_secrets: bool,
+        /// Decode every value, however large (values over the decode budget, 16 MB each, are
+        /// otherwise shown as "too large: N MB"; see FLASHBACK_MAX_VALUE_MB).
+        #[arg(long)]
+        full: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -59,6 +59,12 @@ impl fmt::Display for Decoded {
                 quoted(&v.type_name(), MAX_NAME_CHARS)
             ),
             Decoded::Null => f.write_str("null value (None)"),
+            Decoded::TooLarge { bytes, kind, .. } => write!(
+                f,
+                "{} value left undecoded (too large: {})",
+                quoted(kind, MAX_NAME_CHARS),
+                crate::budget::human_bytes(*bytes)
+            ),
             Decoded::Empty => f.write_str("empty value (no value)"),
             Decoded::Bytes(b) => payload(f, "bytes", b),
             Decoded::ByteArray(b) => payload(f, "bytearray", b),

@@ -29,6 +29,7 @@
 
 #![deny(missing_docs)]
 
+pub mod budget;
 pub mod describe;
 pub mod legacy;
 pub mod msgpack;
@@ -38,6 +39,7 @@ pub mod unview;
 pub mod value;
 pub mod view;
 
+pub use budget::{DecodeBudget, TooLargeReason};
 pub use msgpack::DecodeCache;
 pub use typed::{decode_typed, decode_typed_cached, encode_typed, Decoded};
 pub use value::{NdArray, ObjectForm, PyObject, RawExt, Value};

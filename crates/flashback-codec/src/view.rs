@@ -41,6 +41,26 @@ pub fn view_decoded(d: &Decoded, opts: ViewOptions) -> Option<Json> {
         }
         Decoded::Empty => return None,
         Decoded::Error { tag, message, raw } => error_view(message, tag, raw),
+        Decoded::TooLarge {
+            bytes,
+            kind,
+            reason,
+            ..
+        } => too_large_view(*bytes, kind, *reason),
+    })
+}
+
+/// `{"$too_large": {"bytes", "reason"}, "$type", "$message"}`: a value left undecoded by the
+/// decode budget (`reason` `value` or `request`).
+pub fn too_large_view(bytes: u64, kind: &str, reason: crate::TooLargeReason) -> Json {
+    let (why, note) = match reason {
+        crate::TooLargeReason::Value => ("value", "over the per-value decode budget"),
+        crate::TooLargeReason::Request => ("request", "past this read's decode budget"),
+    };
+    json!({
+        "$too_large": {"bytes": bytes, "reason": why},
+        "$type": kind,
+        "$message": format!("too large: {} ({note}); open it to load it", crate::budget::human_bytes(bytes)),
     })
 }
 

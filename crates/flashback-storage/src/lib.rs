@@ -104,10 +104,24 @@ pub trait CheckpointStore: Send + Sync {
 
 /// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.
 pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError> {
+    open_with_budget(location, flashback_codec::DecodeBudget::DEFAULT).await
+}
+
+/// [`open`], decoding within `budget`: a stored value over it is read as
+/// [`Decoded::TooLarge`] (its size and kind) instead of being decoded, so a database holding a
+/// 200 MB value is read in bounded memory. `DecodeBudget::UNLIMITED` decodes everything.
+pub async fn open_with_budget(
+    location: &str,
+    budget: flashback_codec::DecodeBudget,
+) -> Result<Box<dyn CheckpointStore>, StoreError> {
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(postgres::PostgresStore::connect(location).await?));
+            return Ok(Box::new(
+                postgres::PostgresStore::connect(location)
+                    .await?
+                    .with_budget(budget),
+            ));
         }
         #[cfg(not(feature = "postgres"))]
         {
@@ -116,7 +130,11 @@ pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError
             ));
         }
     }
-    Ok(Box::new(sqlite::SqliteStore::open(location).await?))
+    Ok(Box::new(
+        sqlite::SqliteStore::open(location)
+            .await?
+            .with_budget(budget),
+    ))
 }
 
 /// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).

@@ -117,6 +117,11 @@ pub fn check_storable(channel: &str, v: &Decoded) -> Result<(), StoreError> {
         }
     }
     match v {
+        Decoded::TooLarge { bytes, .. } => Err(StoreError::InvalidInput(format!(
+            "channel {channel:?}: the value ({}) was read over the decode budget and not \
+             loaded; Flashback does not write a value it has not read",
+            flashback_codec::budget::human_bytes(*bytes)
+        ))),
         Decoded::Msgpack(v) if bad(v) => Err(StoreError::InvalidInput(format!(
             "channel {channel:?}: the value holds a string that is not valid UTF-8 as stored; \
              Flashback cannot write it back byte for byte, so it does not write it"

@@ -42,6 +42,7 @@
 //! than an hour are dropped when a test process first finds the server, so leftovers of
 //! killed runs go away on their own.
 
+pub mod bigvalue;
 pub mod cluster;
 mod database;
 mod dump;

@@ -173,6 +173,10 @@ pub struct CheckpointRequest {
     /// Show `SecretStr` values in plain text.
     #[serde(default)]
     pub reveal_secrets: bool,
+    /// Decode every value whatever its size: the explicit way to open a value shown as
+    /// "too large" (`{"$too_large": …}`) under the decode budget (setting `max_value_mb`).
+    #[serde(default)]
+    pub full: bool,
 }
 
 /// What a checkpoint holds in one channel, beside its value.

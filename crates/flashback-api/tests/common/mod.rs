@@ -115,6 +115,7 @@ pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> Chec
         checkpoint_ns: ns.into(),
         checkpoint_id: Some(id.into()),
         reveal_secrets: false,
+        full: false,
     })
     .await
     .expect("detail")

@@ -13,6 +13,7 @@ mod writer;
 pub use reader::{check, decode, decode_with_cache, is_invalid_str, top_level_str};
 pub use writer::{encode, encode_into};
 
+use crate::budget::{DecodeBudget, TooLargeReason};
 use crate::value::Value;
 use std::collections::HashMap;
 use thiserror::Error;
@@ -38,14 +39,45 @@ const CACHE_MIN_LEN: usize = 48;
 /// (in SQLite every checkpoint stores the whole state: a thread of n steps holds each message
 /// up to n times) is decoded once and shared. Identical bytes always decode to the same value,
 /// so sharing is exact. Use one cache for a batch of related documents, then drop it.
+///
+/// A cache also carries the [`DecodeBudget`] of the read it serves (unlimited by default), and
+/// what that read has decoded so far.
 #[derive(Debug, Default)]
 pub struct DecodeCache {
     by_code: [HashMap<Box<[u8]>, Value, Xxh3Builder>; 6],
+    budget: Option<DecodeBudget>,
+    spent: u64,
 }
 
 impl DecodeCache {
-    /// An empty cache.
+    /// An empty cache with no budget.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty cache for a read limited by `budget`.
+    pub fn with_budget(budget: DecodeBudget) -> Self {
+        DecodeCache {
+            budget: Some(budget),
+            ..Self::default()
+        }
+    }
+
+    /// The budget of this read, if it has one.
+    pub fn budget(&self) -> Option<DecodeBudget> {
+        self.budget
+    }
+
+    /// Account for decoding a value of `bytes`: `None` when it may be decoded, else why not.
+    pub fn charge(&mut self, bytes: u64) -> Option<TooLargeReason> {
+        let b = self.budget?;
+        if b.value_too_large(bytes) {
+            return Some(TooLargeReason::Value);
+        }
+        if b.request_exhausted(self.spent, bytes) {
+            return Some(TooLargeReason::Request);
+        }
+        self.spent += bytes;
+        None
     }
 }

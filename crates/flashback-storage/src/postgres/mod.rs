@@ -70,6 +70,8 @@ pub struct PostgresStore {
     /// changed it; it takes precedence over `schema`.
     after_setup: std::sync::OnceLock<SchemaInfo>,
     target: Target,
+    /// Values over it are read as their size only (see `flashback_codec::budget`).
+    budget: flashback_codec::DecodeBudget,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -164,7 +166,28 @@ impl PostgresStore {
             schema,
             after_setup: std::sync::OnceLock::new(),
             target,
+            budget: flashback_codec::DecodeBudget::UNLIMITED,
         })
+    }
+
+    /// The same store decoding within `budget` (a connected store has none).
+    pub fn with_budget(mut self, budget: flashback_codec::DecodeBudget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// `column` (a bytea) as selected under the budget: the value itself only when it fits,
+    /// else NULL, its length (`big`) and first bytes (`head`, for its kind). Postgres gives a
+    /// TOASTed value's length without reading it.
+    pub(crate) fn budgeted(&self, column: &str) -> String {
+        match self.budget.max_value_bytes {
+            0 => format!("{column} AS blob, NULL::int8 AS big, NULL::bytea AS head"),
+            n => format!(
+                "CASE WHEN octet_length({column}) > {n} THEN NULL ELSE {column} END AS blob, \
+                 CASE WHEN octet_length({column}) > {n} THEN octet_length({column})::int8 END AS big, \
+                 CASE WHEN octet_length({column}) > {n} THEN substring({column} from 1 for 96) END AS head"
+            ),
+        }
     }
 
     /// The current schema (see [`CheckpointStore::schema`]).

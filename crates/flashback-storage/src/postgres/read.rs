@@ -236,21 +236,23 @@ impl PostgresStore {
             Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
         };
         let sql = if self.info().shallow {
-            Sql::new(
-                "SELECT r.i - 1 AS i, b.type, b.blob \
+            Sql::new(&format!(
+                "SELECT r.i - 1 AS i, b.type, {} \
                  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
                  JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n AND b.channel = r.c",
-            )
+                self.budgeted("b.blob")
+            ))
             .with(column(|r| &r.0))
             .with(column(|r| &r.1))
             .with(column(|r| &r.2))
         } else {
-            Sql::new(
-                "SELECT r.i - 1 AS i, b.type, b.blob \
+            Sql::new(&format!(
+                "SELECT r.i - 1 AS i, b.type, {} \
                  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(t, n, c, v, i) \
                  JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n \
                  AND b.channel = r.c AND b.version = r.v",
-            )
+                self.budgeted("b.blob")
+            ))
             .with(column(|r| &r.0))
             .with(column(|r| &r.1))
             .with(column(|r| &r.2))
@@ -272,7 +274,8 @@ impl PostgresStore {
         };
         let select = format!(
             "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, {task_path} AS task_path, \
-             w.idx::bigint AS idx, w.channel, w.type, w.blob FROM checkpoint_writes w"
+             w.idx::bigint AS idx, w.channel, w.type, {} FROM checkpoint_writes w",
+            self.budgeted("w.blob")
         );
         let first = &keys[0];
         let sql = if keys.iter().all(|k| k.thread_id == first.thread_id) {

@@ -168,6 +168,26 @@ fn version_texts(doc: &serde_json::Value) -> VersionTexts {
     (versions, inexact)
 }
 
+/// A row's `blob` as selected by `PostgresStore::budgeted`: decoded, or (over the budget) its
+/// size and kind only.
+fn decode_budgeted(r: &PgRow, tag: &str) -> Result<Decoded, StoreError> {
+    if let Some(bytes) = r.try_get::<Option<i64>, _>("big").map_err(row_err)? {
+        let head: Option<&[u8]> = r.try_get("head").map_err(row_err)?;
+        let kind = match tag {
+            "msgpack" => flashback_codec::budget::kind_of(head.unwrap_or_default()),
+            other => other.to_owned(),
+        };
+        return Ok(flashback_codec::budget::too_large(
+            tag,
+            bytes.max(0) as u64,
+            kind,
+            flashback_codec::TooLargeReason::Value,
+        ));
+    }
+    let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
+    Ok(decode_typed(tag, data))
+}
+
 /// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.
 pub(super) fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlice, StoreError> {
     rows.iter()
@@ -180,8 +200,7 @@ pub(super) fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlic
             let value = if tag == "empty" {
                 None
             } else {
-                let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
-                Some(Arc::new(decode_typed(tag, data)))
+                Some(Arc::new(decode_budgeted(r, tag)?))
             };
             Ok((
                 offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
@@ -252,7 +271,7 @@ pub(super) fn decode_writes(
             continue;
         };
         let type_tag = type_tag(r)?;
-        let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
+        let value = decode_budgeted(r, &type_tag)?;
         writes[slot].push(PendingWrite {
             task_id: r.try_get("task_id").map_err(row_err)?,
             task_path: r
@@ -261,7 +280,7 @@ pub(super) fn decode_writes(
                 .unwrap_or_default(),
             idx: r.try_get("idx").map_err(row_err)?,
             channel: r.try_get("channel").map_err(row_err)?,
-            value: decode_typed(&type_tag, data),
+            value,
             type_tag,
         });
     }

@@ -131,6 +131,15 @@ impl Source {
     }
 
     /// A new connection the way this source reads (e.g. a second one for parallel reads).
+    /// A connection that reads through SQLite's small page cache instead of a memory map: for
+    /// streaming one oversized document, whose overflow pages a mapped read would all keep
+    /// resident (walking an overflow chain touches every page of it).
+    pub(super) fn connect_unmapped(&self) -> rusqlite::Result<Connection> {
+        let conn = self.connect()?;
+        conn.query_row("PRAGMA mmap_size = 0", [], |r| r.get::<_, i64>(0))?;
+        Ok(conn)
+    }
+
     pub(super) fn connect(&self) -> rusqlite::Result<Connection> {
         let conn = match &self.mode {
             Mode::Plain => read_only(&self.path)?,

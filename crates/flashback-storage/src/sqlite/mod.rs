@@ -4,6 +4,7 @@
 use crate::model::*;
 use crate::StoreError;
 use access::{OpenError, Source};
+use flashback_codec::DecodeBudget;
 use rusqlite::Connection;
 use schema::detect_schema;
 use std::path::Path;
@@ -23,6 +24,7 @@ pub struct SqliteStore {
     reader: Arc<Mutex<Reader>>,
     schema: SchemaInfo,
     path: String,
+    budget: DecodeBudget,
 }
 
 /// The connection and how it was made (reopened when that no longer fits the file).
@@ -106,7 +108,15 @@ impl SqliteStore {
             reader: Arc::new(Mutex::new(Reader { conn, source })),
             schema,
             path: path.into(),
+            budget: DecodeBudget::UNLIMITED,
         })
+    }
+
+    /// The same store decoding within `budget` (values over it are left undecoded; see
+    /// [`flashback_codec::budget`]). Opened stores have no budget.
+    pub fn with_budget(mut self, budget: DecodeBudget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The file path.
@@ -117,10 +127,11 @@ impl SqliteStore {
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Source, &SchemaInfo, &str) -> Result<T, StoreError>
+        F: FnOnce(&Connection, &Source, &SchemaInfo, &str, DecodeBudget) -> Result<T, StoreError>
             + Send
             + 'static,
     {
+        let budget = self.budget;
         let reader = Arc::clone(&self.reader);
         let schema = self.schema.clone();
         let path = self.path.clone();
@@ -132,7 +143,7 @@ impl SqliteStore {
             if let Some(fresh) = source.refresh().map_err(|e| open_err(&path, e))? {
                 *conn = fresh;
             }
-            f(conn, source, &schema, &path)
+            f(conn, source, &schema, &path, budget)
         })
         .await
         .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?

@@ -2,13 +2,15 @@
 //! the pending writes of the listed checkpoints (rows are decoded in `rows.rs`).
 
 use super::access::Source;
-use super::rows::{decode_writes, read_writes, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS};
+use super::rows::{
+    decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
+};
 use super::{query_err, SqliteStore};
 use crate::escape::{joined, key_or_note, key_text};
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
-use flashback_codec::DecodeCache;
+use flashback_codec::{DecodeBudget, DecodeCache};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -78,11 +80,17 @@ struct Ctx<'a> {
     source: &'a Source,
     schema: &'a SchemaInfo,
     path: &'a str,
+    budget: DecodeBudget,
 }
 
 impl Ctx<'_> {
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         query_err(self.path)
+    }
+
+    /// A decode cache for one read, within the store's budget.
+    fn cache(&self) -> DecodeCache {
+        DecodeCache::with_budget(self.budget)
     }
 }
 
@@ -117,15 +125,27 @@ fn for_each_row(
                 .map_err(&err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(&err)?;
+            let limit = cx.budget.max_value_bytes;
             let mut by_id = conn
                 .prepare_cached(&format!(
-                    "SELECT {ROW_COLUMNS} FROM checkpoints WHERE rowid = ?"
+                    "SELECT {} FROM checkpoints WHERE rowid = ?",
+                    row_columns(limit)
                 ))
                 .map_err(&err)?;
+            let mut unmapped: Option<Connection> = None;
             for id in ids {
                 let mut rows = by_id.query([id]).map_err(&err)?;
                 if let Some(r) = rows.next().map_err(&err)? {
-                    f(row_from(r).map_err(&err)?)?;
+                    let mut row = row_from(r).map_err(&err)?;
+                    // A document over the budget: streamed from the file, its big values left
+                    // out, never in memory whole (nor mapped: see `connect_unmapped`).
+                    if let Some(len) = row.oversized() {
+                        if unmapped.is_none() {
+                            unmapped = Some(cx.source.connect_unmapped().map_err(&err)?);
+                        }
+                        row.slim(unmapped.as_ref().unwrap_or(conn), id, len, limit);
+                    }
+                    f(row)?;
                 }
             }
         }
@@ -150,7 +170,14 @@ fn for_each_row(
 
 fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
     let (where_sql, params) = row.writes_where();
-    let mut map = read_writes(cx.conn, cx.schema, &where_sql, &params, &cx.err())?;
+    let mut map = read_writes(
+        cx.conn,
+        cx.schema,
+        &where_sql,
+        &params,
+        cx.budget.max_value_bytes,
+        &cx.err(),
+    )?;
     let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
     Ok(writes)
 }
@@ -169,7 +196,7 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
             rows.push(row);
             Ok(())
         })?;
-        let mut cache = DecodeCache::new();
+        let mut cache = cx.cache();
         return rows
             .into_iter()
             .map(|row| {
@@ -201,16 +228,18 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
     let (wtx, wrx) = std::sync::mpsc::channel();
     rayon::in_place_scope(|scope| -> Result<(), StoreError> {
         // Not the Ctx itself: its connection stays on this thread.
-        let (source, schema, path) = (cx.source, cx.schema, cx.path);
+        let (source, schema, path, budget) = (cx.source, cx.schema, cx.path, cx.budget);
         scope.spawn(move |_| {
             let read = || -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
                 let err = query_err(path);
                 let conn = source.connect().map_err(&err)?;
-                let mut cache = DecodeCache::new();
-                Ok(read_writes(&conn, schema, &wsql, &wparams, &err)?
-                    .into_iter()
-                    .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
-                    .collect())
+                let mut cache = DecodeCache::with_budget(budget);
+                Ok(
+                    read_writes(&conn, schema, &wsql, &wparams, budget.max_value_bytes, &err)?
+                        .into_iter()
+                        .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
+                        .collect(),
+                )
             };
             let _ = wtx.send(read());
         });
@@ -219,7 +248,7 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
         let send = |batch: Vec<Row>, first: usize| {
             let tx = tx.clone();
             scope.spawn(move |_| {
-                let mut cache = DecodeCache::new();
+                let mut cache = DecodeCache::with_budget(budget);
                 for (i, row) in batch.into_iter().enumerate() {
                     let _ = tx.send((first + i, row.into_tuple(Vec::new(), &mut cache)));
                 }
@@ -331,12 +360,13 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.with_conn(|conn, source, schema, path| {
+        self.with_conn(|conn, source, schema, path, budget| {
             list_threads_blocking(Ctx {
                 conn,
                 source,
                 schema,
                 path,
+                budget,
             })
         })
         .await
@@ -344,12 +374,13 @@ impl CheckpointStore for SqliteStore {
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path| {
+        self.with_conn(move |conn, source, schema, path, budget| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
+                budget,
             };
             let mut out = Vec::new();
             for_each_row(cx, &q, |row| {
@@ -363,12 +394,13 @@ impl CheckpointStore for SqliteStore {
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path| {
+        self.with_conn(move |conn, source, schema, path, budget| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
+                budget,
             };
             list_tuples_blocking(cx, &q)
         })
@@ -385,12 +417,13 @@ impl CheckpointStore for SqliteStore {
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
             .collect();
-        self.with_conn(move |conn, source, schema, path| {
+        self.with_conn(move |conn, source, schema, path, budget| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
+                budget,
             };
             let snapshot = conn.unchecked_transaction().map_err(cx.err())?;
             let read = queries

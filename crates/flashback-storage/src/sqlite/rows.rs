@@ -10,6 +10,7 @@ use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A checkpoint row, its document not decoded yet.
 pub(super) struct Row {
@@ -24,12 +25,32 @@ pub(super) struct Row {
     problems: Vec<String>,
     /// The stored keys, kept when one is not text (so that its writes are still found).
     raw_key: Option<Box<[StoredKey; 3]>>,
+    /// The document's stored length when it was over the budget and so not selected.
+    oversized: Option<u64>,
+    /// Channel values left out of the document: `(channel, bytes, kind)`.
+    too_large: Vec<(String, u64, String)>,
 }
 
 pub(super) const ROW_COLUMNS: &str =
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 
-/// A row of [`ROW_COLUMNS`]; never fails on what the columns hold.
+/// [`ROW_COLUMNS`], except that a document longer than `limit` bytes (`0`: no limit) is not
+/// selected — its length is, in an eighth column (SQLite gives a blob's length without
+/// reading it). Nor is that row's metadata, which sits after the document in the row: reaching
+/// it walks the document's overflow pages, which [`Row::slim`] does without a memory map.
+pub(super) fn row_columns(limit: u64) -> String {
+    if limit == 0 {
+        return ROW_COLUMNS.to_owned();
+    }
+    format!(
+        "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+         CASE WHEN length(checkpoint) > {limit} THEN NULL ELSE checkpoint END, \
+         CASE WHEN length(checkpoint) > {limit} THEN NULL ELSE metadata END, \
+         CASE WHEN length(checkpoint) > {limit} THEN length(checkpoint) END"
+    )
+}
+
+/// A row of [`ROW_COLUMNS`] or [`row_columns`]; never fails on what the columns hold.
 pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     let mut problems = Vec::new();
     let mut key = |i: usize, column: &str| -> rusqlite::Result<String> {
@@ -52,6 +73,10 @@ pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         let stored = |i: usize| r.get_ref(i).map(StoredKey::of);
         Some(Box::new([stored(0)?, stored(1)?, stored(2)?]))
     };
+    let oversized = match r.as_ref().column_count() > 7 {
+        true => r.get::<_, Option<i64>>(7)?.map(|n| n.max(0) as u64),
+        false => None,
+    };
     Ok(Row {
         thread_id,
         ns,
@@ -62,6 +87,8 @@ pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         metadata: blob_or_text(r, 6)?,
         problems,
         raw_key,
+        oversized,
+        too_large: Vec::new(),
     })
 }
 
@@ -90,6 +117,50 @@ fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
 }
 
 impl Row {
+    /// The stored length of a document left unselected for being over the budget.
+    pub(super) fn oversized(&self) -> Option<u64> {
+        self.oversized
+    }
+
+    /// Read an oversized msgpack document of row `rowid` through SQLite's incremental blob
+    /// I/O, keeping all of it but the channel values over `limit` (see
+    /// [`flashback_codec::budget::slim_document`]). A document that cannot be streamed so is
+    /// noted as this row's problem.
+    pub(super) fn slim(&mut self, conn: &Connection, rowid: i64, len: u64, limit: u64) {
+        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
+        let read = || -> Result<flashback_codec::budget::Slim, String> {
+            if tag != "msgpack" {
+                return Err(format!(
+                    "a {tag} document of {} is over the decode budget",
+                    flashback_codec::budget::human_bytes(len)
+                ));
+            }
+            let blob = conn
+                .blob_open(rusqlite::MAIN_DB, "checkpoints", "checkpoint", rowid, true)
+                .map_err(|e| e.to_string())?;
+            let reader = std::io::BufReader::with_capacity(1 << 16, blob);
+            flashback_codec::budget::slim_document(reader, limit).map_err(|e| e.to_string())
+        };
+        match read() {
+            Ok(slim) => {
+                self.checkpoint = Some(slim.document);
+                self.too_large = slim.too_large;
+            }
+            Err(e) => self.problems.push(unreadable_document(e)),
+        }
+        let metadata = conn.query_row(
+            "SELECT metadata FROM checkpoints WHERE rowid = ?",
+            [rowid],
+            |r| blob_or_text(r, 0),
+        );
+        match metadata {
+            Ok(m) => self.metadata = m,
+            Err(e) => self
+                .problems
+                .push(format!("its metadata cannot be read: {e}")),
+        }
+    }
+
     /// The header, reading `ts` cheaply from the undecoded document and checking that the
     /// document decodes (without building it; the full decode runs only for a bad one, to
     /// say why in the same words as [`Row::into_tuple`]).
@@ -149,6 +220,18 @@ impl Row {
         .map_err(unreadable_document)?;
         if cp.id.is_empty() {
             cp.id = self.id.clone();
+        }
+        for (channel, bytes, kind) in &self.too_large {
+            let placeholder = Arc::new(flashback_codec::budget::too_large(
+                "msgpack",
+                *bytes,
+                kind.clone(),
+                flashback_codec::TooLargeReason::Value,
+            ));
+            match cp.channel_values.iter_mut().find(|(c, _)| c == channel) {
+                Some((_, v)) => *v = placeholder,
+                None => cp.channel_values.push((channel.clone(), placeholder)),
+            }
         }
         Ok(cp)
     }
@@ -231,12 +314,39 @@ impl StoredKey {
     }
 }
 
-fn write_select(schema: &SchemaInfo) -> &'static str {
-    if schema.has_task_path {
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, task_path, idx FROM writes"
+/// The writes query's columns; a value longer than `limit` bytes (`0`: no limit) is not
+/// selected, its length and rowid are (columns 9 and 10).
+fn write_select(schema: &SchemaInfo, limit: u64) -> String {
+    let task_path = if schema.has_task_path {
+        "task_path"
     } else {
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, value, '' AS task_path, idx FROM writes"
+        "'' AS task_path"
+    };
+    let (value, extra) = match limit {
+        0 => ("value".to_owned(), "NULL, NULL".to_owned()),
+        n => (
+            format!("CASE WHEN length(value) > {n} THEN NULL ELSE value END"),
+            format!("CASE WHEN length(value) > {n} THEN length(value) END, rowid"),
+        ),
+    };
+    format!(
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, channel, type, {value}, \
+         {task_path}, idx, {extra} FROM writes"
+    )
+}
+
+/// The kind of an oversized write value, from its first bytes (read through blob I/O, so the
+/// value is never loaded).
+fn value_kind(conn: &Connection, rowid: i64, tag: &str) -> String {
+    if tag != "msgpack" {
+        return tag.to_owned();
     }
+    let mut head = [0u8; 96];
+    let n = conn
+        .blob_open(rusqlite::MAIN_DB, "writes", "value", rowid, true)
+        .and_then(|b| b.read_at(&mut head, 0).map_err(rusqlite::Error::from))
+        .unwrap_or(0);
+    flashback_codec::budget::kind_of(&head[..n])
 }
 
 /// `(thread_id, checkpoint_ns, checkpoint_id)`.
@@ -252,17 +362,25 @@ pub(super) struct RawWrite {
     idx: i64,
     /// An `idx` that is not an integer: the value is then shown as an error with this note.
     bad_idx: Option<String>,
+    /// A value over the decode budget: its size and kind (it was not selected).
+    oversized: Option<(u64, String)>,
 }
 
 impl RawWrite {
     fn decode(self, cache: &mut DecodeCache) -> PendingWrite {
-        let value = match self.bad_idx {
-            Some(message) => Decoded::Error {
+        let value = match (self.bad_idx, self.oversized) {
+            (Some(message), _) => Decoded::Error {
                 tag: self.type_tag.clone(),
                 message,
                 raw: self.data.unwrap_or_default(),
             },
-            None => decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
+            (None, Some((bytes, kind))) => flashback_codec::budget::too_large(
+                &self.type_tag,
+                bytes,
+                kind,
+                flashback_codec::TooLargeReason::Value,
+            ),
+            (None, None) => decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
         };
         PendingWrite {
             value,
@@ -289,9 +407,10 @@ pub(super) fn read_writes(
     schema: &SchemaInfo,
     where_sql: &str,
     params: &[SqlValue],
+    limit: u64,
     query_err: &dyn Fn(rusqlite::Error) -> StoreError,
 ) -> Result<HashMap<WriteKey, Vec<RawWrite>>, StoreError> {
-    let sql = format!("{} {where_sql}", write_select(schema));
+    let sql = format!("{} {where_sql}", write_select(schema, limit));
     let mut stmt = conn.prepare_cached(&sql).map_err(query_err)?;
     let mut rows = stmt
         .query(rusqlite::params_from_iter(params.iter()))
@@ -321,14 +440,23 @@ pub(super) fn read_writes(
                 )
             }
         };
+        let type_tag = optional(5, "type", "msgpack")?;
+        let oversized = match get(9)? {
+            ValueRef::Integer(n) => {
+                let rowid = get(10)?.as_i64().unwrap_or(0);
+                Some((n.max(0) as u64, value_kind(conn, rowid, &type_tag)))
+            }
+            _ => None,
+        };
         let w = RawWrite {
             task_id: text(3, "task_id")?,
             channel: text(4, "channel")?,
-            type_tag: optional(5, "type", "msgpack")?,
+            type_tag,
             data: blob_or_text(r, 6).map_err(query_err)?,
             task_path: optional(7, "task_path", "")?,
             idx,
             bad_idx,
+            oversized,
         };
         let key = (
             text(0, "thread_id")?,

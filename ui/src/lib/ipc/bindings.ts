@@ -274,6 +274,11 @@ export type CheckpointRequest = {
 	checkpoint_id?: string | null,
 	/**  Show `SecretStr` values in plain text. */
 	reveal_secrets?: boolean,
+	/**
+	 *  Decode every value whatever its size: the explicit way to open a value shown as
+	 *  "too large" (`{"$too_large": …}`) under the decode budget (setting `max_value_mb`).
+	 */
+	full?: boolean,
 };
 
 /**  A connection id. */
@@ -575,8 +580,8 @@ export type GraphRow = {
 	 */
 	branch_key: string,
 	/**
-	 *  On a branch's tip: what the branch is (`HEAD`, `fork`, `edit`, `re-run`, `merge`,
-	 *  `update`), from how its first checkpoint was made.
+	 *  On a branch's tip: what the branch is (`fork`, `edit`, `re-run`, `merge`, `update`),
+	 *  from how its first checkpoint was made (`head` says which tip is the thread's head).
 	 */
 	branch_label: string | null,
 	/**  On a Flashback merge: the row of the branch-B checkpoint it took channels from. */

@@ -105,10 +105,11 @@ export async function openThread(overrides: Partial<ThreadApi> = {}) {
 /** A checkpoint key. */
 export const key = (id: string, ns = "") => ({ ns, id });
 /** The detail request of a checkpoint, as sent. */
-export const detailReq = (id: string, reveal = false, ns = "") => ({
+export const detailReq = (id: string, reveal = false, ns = "", full = false) => ({
   db: "db1",
   thread_id: "t",
   checkpoint_ns: ns,
   checkpoint_id: id,
   reveal_secrets: reveal,
+  full,
 });

@@ -90,6 +90,8 @@ export class ThreadView {
   diffError = $state<Failure | null>(null);
   /** Show SecretStr values in plain text. */
   reveal = $state(false);
+  /** The next detail load decodes every value, past the decode budget (see openFull). */
+  full = false;
   /** Checkpoints this session wrote (forks, a re-run's), highlighted in the DAG. */
   fresh = $state(new Set<string>());
   /** Fork here: one at a time (the button shows it); a failure is a toast. */
@@ -178,6 +180,17 @@ export class ThreadView {
     );
   }
 
+  /** Load the selected checkpoint again with every value decoded, however large (asked for:
+   * the state view offers it for values shown as "too large"). Later loads are budgeted. */
+  async openFull() {
+    this.full = true;
+    try {
+      await this.loadDetail();
+    } finally {
+      this.full = false;
+    }
+  }
+
   async loadDetail() {
     const db = this.deps.db();
     if (!db || !this.selectedKey) return;
@@ -189,6 +202,7 @@ export class ThreadView {
         checkpoint_ns: key.ns,
         checkpoint_id: key.id,
         reveal_secrets: this.reveal,
+        full: this.full,
       }),
       (d) => {
         this.detail = d;

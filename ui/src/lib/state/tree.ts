@@ -16,6 +16,7 @@ export type NodeKind =
   | "bytes"
   | "secret"
   | "error"
+  | "too_large" // left undecoded by the decode budget
   | "opaque"; // pickle / encrypted payloads
 
 export interface TreeNode {
@@ -124,6 +125,10 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
   if (typeof value.$error === "string") {
     return node("error", type ?? "undecodable", `could not decode: ${value.$error}`);
   }
+  if (isObject(value.$too_large)) {
+    const message = typeof value.$message === "string" ? value.$message : "too large to decode";
+    return node("too_large", type ?? "value", message.split(" (")[0]);
+  }
   if (value.$secret === true) return node("secret", type ?? "SecretStr", "**********");
   if (value.$opaque === true || typeof value.$encrypted === "string") {
     const size = typeof value.size === "number" ? ` (${value.size} bytes)` : "";
@@ -198,6 +203,15 @@ export function decodeErrors(value: Json, path = ""): { path: string; message: s
   if (!isObject(value)) return [];
   if (typeof value.$error === "string") return [{ path, message: value.$error }];
   return Object.entries(value).flatMap(([k, v]) => decodeErrors(v, childPath(path, k)));
+}
+
+/** Every value left undecoded by the decode budget inside `value`, with its path and size. */
+export function tooLargeValues(value: Json, path = ""): { path: string; bytes: number }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => tooLargeValues(v, childPath(path, i)));
+  if (!isObject(value)) return [];
+  const t = value.$too_large;
+  if (isObject(t)) return [{ path, bytes: typeof t.bytes === "number" ? t.bytes : 0 }];
+  return Object.entries(value).flatMap(([k, v]) => tooLargeValues(v, childPath(path, k)));
 }
 
 // ---- messages --------------------------------------------------------------------------------
