@@ -190,10 +190,15 @@ fn invalid(msg: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg.to_owned())
 }
 
+/// Appends exactly `n` bytes read from `r` to `out`, growing `out` as they arrive (a length
+/// claimed by the input is never allocated up front).
 fn read_n<R: Read>(r: &mut R, n: usize, out: &mut Vec<u8>) -> io::Result<()> {
     let start = out.len();
-    out.resize(start + n, 0);
-    r.read_exact(&mut out[start..])
+    r.take(n as u64).read_to_end(out)?;
+    if out.len() - start != n {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
 }
 
 fn be(b: &[u8]) -> u64 {
@@ -426,6 +431,10 @@ mod tests {
         let bytes = msgpack::encode(&Value::Array(vec![s("abc"); 10]));
         assert!(copy_value(&mut Cursor::new(&bytes[..bytes.len() - 2]), None, 0).is_err());
         assert!(slim_document(Cursor::new(&[0xc1][..]), 10).is_err());
+        // A claimed length is never allocated up front: 4 GB claimed, 10 bytes there.
+        let mut liar = vec![0x81, 0xa1, b'x', 0xc6, 0xff, 0xff, 0xff, 0xf0];
+        liar.extend_from_slice(&[0; 10]);
+        assert!(slim_document(Cursor::new(&liar[..]), u64::MAX).is_err());
         // A length past the end (sought over, not read) is an error too.
         let mut huge = vec![0xc6, 0x7f, 0xff, 0xff, 0xff];
         huge.extend_from_slice(&[0; 100_000]);
