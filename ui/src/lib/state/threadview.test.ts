@@ -39,6 +39,14 @@ describe("ThreadView: selection, detail and diff", () => {
     expect(view.current?.id).toBe("c0");
   });
 
+  it("opens a checkpoint in full once, on purpose; stepping on is budgeted again", async () => {
+    const { view, calls } = await openThread();
+    await view.openFull();
+    view.step("older");
+    await settle();
+    expect(calls.detail).toEqual([detailReq("c3"), detailReq("c3", false, "", true), detailReq("c2")]);
+  });
+
   it("never lets a stale detail answer replace a newer one", async () => {
     const pending = new Map<string, ReturnType<typeof deferred<CheckpointDetail>>>();
     const { view } = await openThread({

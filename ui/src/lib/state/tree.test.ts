@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTree, decodeErrors, foldText, initiallyOpen, isMessageList, preview, toChatMessage, type Json } from "./tree";
+import { buildTree, decodeErrors, foldText, initiallyOpen, isMessageList, preview, toChatMessage, tooLargeValues, type Json } from "./tree";
 
 const ai: Json = {
   $type: "langchain_core.messages.ai.AIMessage",
@@ -42,6 +42,24 @@ describe("value tree", () => {
     expect(t.children[1].preview).toContain("truncated msgpack");
     expect(t.children[2].kind).toBe("string");
     expect(decodeErrors({ a: [1, { $error: "x", $type: "msgpack" }] })).toEqual([{ path: "a[1]", message: "x" }]);
+  });
+
+  it("shows values left undecoded by the decode budget as their size, and finds them", () => {
+    const big = {
+      $too_large: { bytes: 209583749, reason: "value" },
+      $type: "list",
+      $message: "too large: 199.9 MB (over the per-value decode budget); open it to load it",
+    };
+    const t = buildTree({ log: big, n: 1 });
+    expect(t.children[0].kind).toBe("too_large");
+    expect(t.children[0].typeName).toBe("list");
+    expect(t.children[0].preview).toBe("too large: 199.9 MB");
+    expect(t.children[0].children).toEqual([]);
+    expect(tooLargeValues({ log: big, n: 1, deep: [{ x: big }] })).toEqual([
+      { path: "log", bytes: 209583749 },
+      { path: "deep[0].x", bytes: 209583749 },
+    ]);
+    expect(tooLargeValues({ a: [1, 2] })).toEqual([]);
   });
 
   it("renders scalars, sets, bytes, non-string-key dicts and opaque values", () => {
