@@ -344,7 +344,7 @@ fn value_kind(conn: &Connection, rowid: i64, tag: &str) -> String {
     let mut head = [0u8; 96];
     let n = conn
         .blob_open(rusqlite::MAIN_DB, "writes", "value", rowid, true)
-        .and_then(|b| b.read_at(&mut head, 0).map_err(rusqlite::Error::from))
+        .and_then(|b| b.read_at(&mut head, 0))
         .unwrap_or(0);
     flashback_codec::budget::kind_of(&head[..n])
 }
