@@ -84,6 +84,15 @@ pub enum TooLargeReason {
     Request,
 }
 
+/// The kind of a stored value left undecoded, from its serde tag and first bytes (as many as
+/// it has; 96 are plenty): for msgpack, [`kind_of`] them; otherwise the tag (`bytes`, `pickle`…).
+pub fn kind_for(tag: &str, head: &[u8]) -> String {
+    match tag {
+        "msgpack" => kind_of(head.get(..KEEP).unwrap_or(head)),
+        other => other.to_owned(),
+    }
+}
+
 /// The kind of msgpack value that starts with `head` (its first bytes): `list`, `dict`, `str`,
 /// `bytes`, `numpy.ndarray`, a Python class name for ext 0–5 when its name is readable, or
 /// `value`.

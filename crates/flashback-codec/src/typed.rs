@@ -80,7 +80,8 @@ fn decode_typed_inner(
     let bytes = data.unwrap_or_default();
     if let Some(c) = cache.as_deref_mut() {
         if let Some(reason) = c.charge(bytes.len() as u64) {
-            return crate::budget::too_large(tag, bytes.len() as u64, kind_for(tag, bytes), reason);
+            let kind = crate::budget::kind_for(tag, bytes);
+            return crate::budget::too_large(tag, bytes.len() as u64, kind, reason);
         }
     }
     let error = |message: String| Decoded::Error {
@@ -122,15 +123,6 @@ fn decode_typed_inner(
     }
 }
 
-/// The kind of an undecoded value, from its tag and first bytes.
-fn kind_for(tag: &str, bytes: &[u8]) -> String {
-    match tag {
-        "msgpack" => crate::budget::kind_of(bytes.get(..96).unwrap_or(bytes)),
-        "bytes" | "bytearray" | "json" | "pickle" => tag.to_owned(),
-        other => other.to_owned(),
-    }
-}
-
 /// Encode back to `(type, bytes)`. For every value Python wrote, this gives the stored bytes.
 pub fn encode_typed(value: &Decoded) -> (String, Vec<u8>) {
     match value {
@@ -143,18 +135,12 @@ pub fn encode_typed(value: &Decoded) -> (String, Vec<u8>) {
         Decoded::Encrypted { tag, data } => (tag.clone(), data.clone()),
         Decoded::Empty => ("empty".into(), Vec::new()),
         Decoded::Error { tag, raw, .. } => (tag.clone(), raw.clone()),
-        // Never written: writers read with no budget, and refuse one (see `is_placeholder`).
+        // Never written: writers read with no budget, and `check_storable` refuses one.
         Decoded::TooLarge { tag, .. } => (tag.clone(), Vec::new()),
     }
 }
 
 impl Decoded {
-    /// A value that was not read (over the decode budget): it stands for bytes it does not
-    /// hold, so it must never be written back.
-    pub fn is_placeholder(&self) -> bool {
-        matches!(self, Decoded::TooLarge { .. })
-    }
-
     /// The decoded msgpack value, if this is one.
     pub fn as_value(&self) -> Option<&Value> {
         match self {

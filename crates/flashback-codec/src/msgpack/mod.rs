@@ -63,11 +63,6 @@ impl DecodeCache {
         }
     }
 
-    /// The budget of this read, if it has one.
-    pub fn budget(&self) -> Option<DecodeBudget> {
-        self.budget
-    }
-
     /// Account for decoding a value of `bytes`: `None` when it may be decoded, else why not.
     pub fn charge(&mut self, bytes: u64) -> Option<TooLargeReason> {
         let b = self.budget?;

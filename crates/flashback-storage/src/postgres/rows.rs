@@ -173,10 +173,7 @@ fn version_texts(doc: &serde_json::Value) -> VersionTexts {
 fn decode_budgeted(r: &PgRow, tag: &str) -> Result<Decoded, StoreError> {
     if let Some(bytes) = r.try_get::<Option<i64>, _>("big").map_err(row_err)? {
         let head: Option<&[u8]> = r.try_get("head").map_err(row_err)?;
-        let kind = match tag {
-            "msgpack" => flashback_codec::budget::kind_of(head.unwrap_or_default()),
-            other => other.to_owned(),
-        };
+        let kind = flashback_codec::budget::kind_for(tag, head.unwrap_or_default());
         return Ok(flashback_codec::budget::too_large(
             tag,
             bytes.max(0) as u64,

@@ -130,7 +130,6 @@ impl Source {
         Ok((source, conn))
     }
 
-    /// A new connection the way this source reads (e.g. a second one for parallel reads).
     /// A connection that reads through SQLite's small page cache instead of a memory map: for
     /// streaming one oversized document, whose overflow pages a mapped read would all keep
     /// resident (walking an overflow chain touches every page of it).
@@ -140,6 +139,7 @@ impl Source {
         Ok(conn)
     }
 
+    /// A new connection the way this source reads (e.g. a second one for parallel reads).
     pub(super) fn connect(&self) -> rusqlite::Result<Connection> {
         let conn = match &self.mode {
             Mode::Plain => read_only(&self.path)?,

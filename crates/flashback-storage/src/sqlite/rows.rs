@@ -338,15 +338,15 @@ fn write_select(schema: &SchemaInfo, limit: u64) -> String {
 /// The kind of an oversized write value, from its first bytes (read through blob I/O, so the
 /// value is never loaded).
 fn value_kind(conn: &Connection, rowid: i64, tag: &str) -> String {
-    if tag != "msgpack" {
-        return tag.to_owned();
-    }
     let mut head = [0u8; 96];
-    let n = conn
-        .blob_open(rusqlite::MAIN_DB, "writes", "value", rowid, true)
-        .and_then(|b| b.read_at(&mut head, 0))
-        .unwrap_or(0);
-    flashback_codec::budget::kind_of(&head[..n])
+    let n = match tag {
+        "msgpack" => conn
+            .blob_open(rusqlite::MAIN_DB, "writes", "value", rowid, true)
+            .and_then(|b| b.read_at(&mut head, 0))
+            .unwrap_or(0),
+        _ => 0,
+    };
+    flashback_codec::budget::kind_for(tag, &head[..n])
 }
 
 /// `(thread_id, checkpoint_ns, checkpoint_id)`.
