@@ -3,6 +3,8 @@
 #
 #   fork_resume.py: LangGraph resumes from `flashback fork` copy forks exactly as from its own
 #   time travel, on SQLite and on PostgreSQL.
+#   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
+#   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -60,6 +62,9 @@ status=0
 echo
 echo "== fork_resume.py: SQLite"
 "$python" tests/interop/fork_resume.py || status=1
+echo
+echo "== delta_test.py: SQLite"
+"$python" tests/interop/delta_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -89,12 +94,14 @@ p = urlsplit(sys.argv[1]); print(urlunsplit(p._replace(path="/" + sys.argv[2])))
 pg_url=""
 db_a=""
 db_b=""
+db_c=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
     if [ -n "$pg_url" ] && [ -n "$db_a" ]; then
         pg_admin "$pg_url" "DROP DATABASE IF EXISTS \"$db_a\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -138,6 +145,15 @@ else
             --pg "$(with_db "$pg_url" "$db_a")" --pg "$(with_db "$pg_url" "$db_b")" || status=1
     else
         echo "FAIL postgres: could not create the two throwaway databases"
+        status=1
+    fi
+    echo
+    echo "== delta_test.py: PostgreSQL"
+    db_c="flashback_interop_${tag}_c"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_c\""; then
+        "$python" tests/interop/delta_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_c")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for delta_test.py"
         status=1
     fi
 fi

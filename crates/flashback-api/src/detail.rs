@@ -5,11 +5,12 @@ use crate::types::{
     count, source_of, step_of, ChannelInfo, CheckpointDetail, WriteEntry, WriteGroup, WriteKind,
 };
 use flashback_codec::{encode_typed, view_decoded, Decoded, ViewOptions};
+use flashback_engine::delta::Rebuilt;
 use flashback_engine::is_control_channel;
 use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
 use flashback_storage::{CheckpointTuple, PendingWrite};
 use serde_json::{json, Value as Json};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 fn type_name(d: &Decoded) -> String {
     match d {
@@ -87,6 +88,7 @@ pub fn checkpoint_detail(
     live: bool,
     namespaces: Vec<String>,
     opts: ViewOptions,
+    rebuilt: BTreeMap<String, Rebuilt>,
 ) -> CheckpointDetail {
     let cp = &tuple.checkpoint;
     let h = &tuple.header;
@@ -165,5 +167,6 @@ pub fn checkpoint_detail(
         subgraphs,
         tasks,
         problem: h.problem.clone(),
+        rebuilt,
     }
 }

@@ -64,6 +64,7 @@ impl Api {
         let s = self.session(&req.db)?;
         let store = s.store.as_ref();
         let ns = &req.checkpoint_ns;
+        let delta = delta_options(&self.reducers_for(&s.info.location, &req.reducers)?)?;
         let tuple = if req.full {
             // Asked for on purpose: this one read decodes everything, on its own connection.
             flashback_storage::open_with_budget(
@@ -78,7 +79,7 @@ impl Api {
                 .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
                 .await?
         };
-        let Some(tuple) = tuple else {
+        let Some(mut tuple) = tuple else {
             return Err(match &req.checkpoint_id {
                 Some(id) => checkpoint_not_found(&req.thread_id, ns, id),
                 None => {
@@ -112,6 +113,11 @@ impl Api {
             Some(n) => n,
             None => thread_namespaces(store, &req.thread_id).await?,
         };
+        let rebuilt = if req.raw {
+            Default::default()
+        } else {
+            flashback_engine::delta::materialize(store, &mut tuple, &delta).await?
+        };
         Ok(crate::detail::checkpoint_detail(
             &tuple,
             live,
@@ -119,6 +125,7 @@ impl Api {
             ViewOptions {
                 reveal_secrets: req.reveal_secrets,
             },
+            rebuilt,
         ))
     }
 
@@ -229,6 +236,20 @@ fn read_bundle(path: &Path) -> ApiResult<String> {
             path.display()
         ))
     })
+}
+
+/// Reducer choices (`{channel: name}`) as rebuild options; an unknown name is a bad request.
+fn delta_options(
+    reducers: &std::collections::BTreeMap<String, String>,
+) -> ApiResult<flashback_engine::delta::DeltaOptions> {
+    let mut out = flashback_engine::delta::DeltaOptions::default();
+    for (channel, name) in reducers {
+        let r = name
+            .parse()
+            .map_err(|e: String| ApiError::invalid(format!("channel {channel:?}: {e}")))?;
+        out.reducers.insert(channel.clone(), r);
+    }
+    Ok(out)
 }
 
 /// The namespaces of a thread, sorted (`""` first).

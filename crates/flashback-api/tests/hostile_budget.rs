@@ -40,6 +40,8 @@ fn req(db: &flashback_api::DbInfo, id: &str, full: bool) -> CheckpointRequest {
         checkpoint_id: Some(id.into()),
         reveal_secrets: false,
         full,
+        raw: false,
+        reducers: Default::default(),
     }
 }
 

@@ -46,6 +46,8 @@ async fn browse_fork_and_export_on_postgres() {
             checkpoint_id: Some(g.rows[3].id.clone()),
             reveal_secrets: false,
             full: false,
+            raw: false,
+            reducers: Default::default(),
         })
         .await
         .expect("detail");

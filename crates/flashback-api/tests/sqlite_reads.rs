@@ -180,6 +180,8 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
             checkpoint_id: Some("1f000000-0000-6000-8000-000000000000".into()),
             reveal_secrets: false,
             full: false,
+            raw: false,
+            reducers: Default::default(),
         })
         .await
         .expect_err("unknown checkpoint");

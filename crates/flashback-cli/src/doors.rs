@@ -129,8 +129,11 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             ns,
             reveal_secrets,
             full,
+            raw,
+            reducer,
             json,
         } => {
+            let reducers = parse_reducers(&reducer)?;
             let (api, db) = open(&db).await?;
             let req = CheckpointRequest {
                 db,
@@ -139,6 +142,8 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 checkpoint_id: checkpoint,
                 reveal_secrets,
                 full,
+                raw,
+                reducers,
             };
             let detail = api.checkpoint_detail(req).await?;
             done(render(json, &detail, human::state))
@@ -483,6 +488,26 @@ fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, ApiError> {
         // Bare words are strings, for convenience: --filter source=loop.
         let value = serde_json::from_str(v).unwrap_or_else(|_| Json::String(v.to_owned()));
         out.insert(k.to_owned(), value);
+    }
+    Ok(out)
+}
+
+/// `--reducer CHANNEL=NAME`, repeatable (the names are checked by the API).
+fn parse_reducers(
+    given: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in given {
+        match r.split_once('=') {
+            Some((channel, name)) if !channel.is_empty() && !name.is_empty() => {
+                out.insert(channel.to_owned(), name.to_owned());
+            }
+            _ => {
+                return Err(ApiError::invalid(format!(
+                    "--reducer {r:?}: expected CHANNEL=append|add_messages|merge|last"
+                )))
+            }
+        }
     }
     Ok(out)
 }

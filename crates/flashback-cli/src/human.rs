@@ -200,6 +200,30 @@ pub fn state(d: &CheckpointDetail) -> String {
             clip(&shown(value), WIDTH)
         ));
     }
+    if !d.rebuilt.is_empty() {
+        out.push_str(
+            "\nrebuilt (DeltaChannels, as the graph sees them; --raw for the stored view):\n",
+        );
+        let w = d.rebuilt.keys().map(String::len).max().unwrap_or(0);
+        for (channel, r) in &d.rebuilt {
+            let from = match r.from_step {
+                Some(step) => format!("step {step}"),
+                None if r.from_checkpoint.is_some() => "a stored value".to_owned(),
+                None => "empty".to_owned(),
+            };
+            let how = if r.inferred { "inferred" } else { "chosen" };
+            let line = match &r.error {
+                Some(e) => format!("not shown: {e}"),
+                None => format!(
+                    "from {from} + {} write{} ({}, {how})",
+                    r.writes,
+                    if r.writes == 1 { "" } else { "s" },
+                    r.reducer.short_name()
+                ),
+            };
+            out.push_str(&format!("  {channel:<w$}  {line}\n"));
+        }
+    }
     let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
     out.push_str(&format!("\npending writes ({count}):\n"));
     for g in &d.writes {

@@ -76,6 +76,14 @@ enum Command {
         /// otherwise shown as "too large: N MB"; see FLASHBACK_MAX_VALUE_MB).
         #[arg(long)]
         full: bool,
+        /// The saver's raw view: DeltaChannels as stored (snapshots wrapped, nothing between
+        /// them) instead of rebuilt as the graph sees them.
+        #[arg(long)]
+        raw: bool,
+        /// Rebuild DeltaChannel CHANNEL with this reducer: append, add_messages, merge or
+        /// last (default: inferred from the values). Repeatable.
+        #[arg(long, value_name = "CHANNEL=REDUCER")]
+        reducer: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

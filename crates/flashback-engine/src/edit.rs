@@ -29,7 +29,7 @@
 //! not also stored as pending writes on `X`.
 
 use crate::error::EngineError;
-use crate::fork::{load_source, set_channels, write_fork, ForkResult};
+use crate::fork::{load_rebuilt, set_channels, write_fork, ForkResult};
 use flashback_codec::unview::decoded_from_view;
 use flashback_storage::{CheckpointSaver, StoreError};
 use serde_json::{json, Value as Json};
@@ -78,7 +78,7 @@ pub async fn edit_fork(
             )));
         }
     }
-    let source = load_source(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
+    let (source, delta) = load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
 
     // Validate and convert every edit before writing anything.
     let mut new_values = Vec::with_capacity(edits.len());
@@ -96,7 +96,7 @@ pub async fn edit_fork(
 
     let edited: Vec<&str> = edits.iter().map(|(c, _)| c.as_str()).collect();
     let note = json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited});
-    write_fork(saver, &source, "update", note, |checkpoint| {
+    write_fork(saver, &source, &delta, "update", note, |checkpoint| {
         set_channels(checkpoint, new_values)
     })
     .await

@@ -8,14 +8,17 @@
 //! time travel. On Postgres no blob is written (the versions are unchanged, so the existing
 //! blobs are shared).
 
+use crate::delta::{DeltaOptions, Rebuilt};
 use crate::error::EngineError;
-use flashback_codec::Decoded;
+use flashback_codec::{Decoded, Value};
 use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, StoreError, Versions,
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, StoreError, Version,
+    Versions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// What a fork wrote.
@@ -53,9 +56,9 @@ pub async fn copy_fork_as(
     checkpoint_id: &str,
     action: &str,
 ) -> Result<ForkResult, EngineError> {
-    let source = load_source(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
+    let (source, delta) = load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
     let note = json!({"action": action, "forked_from": checkpoint_id});
-    write_fork(saver, &source, "fork", note, |_| Vec::new()).await
+    write_fork(saver, &source, &delta, "fork", note, |_| Vec::new()).await
 }
 
 /// A checkpoint that must exist and be readable (the one a fork starts from, either side of a
@@ -69,7 +72,20 @@ pub(crate) async fn load_source(
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<CheckpointTuple, EngineError> {
-    let tuple = store
+    Ok(load_rebuilt(store, thread_id, checkpoint_ns, checkpoint_id)
+        .await?
+        .0)
+}
+
+/// [`load_source`] with the provenance of its rebuilt DeltaChannels (what a fork needs to
+/// store them as snapshots).
+pub(crate) async fn load_rebuilt(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    checkpoint_ns: &str,
+    checkpoint_id: &str,
+) -> Result<(CheckpointTuple, BTreeMap<String, Rebuilt>), EngineError> {
+    let mut tuple = store
         .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
         .await?
         .ok_or_else(|| EngineError::UnknownCheckpoint {
@@ -77,7 +93,8 @@ pub(crate) async fn load_source(
             id: checkpoint_id.to_owned(),
         })?;
     readable(&tuple)?;
-    Ok(tuple)
+    let delta = crate::delta::materialize(store, &mut tuple, &DeltaOptions::default()).await?;
+    Ok((tuple, delta))
 }
 
 /// Refuse a checkpoint whose row could not be read in full.
@@ -95,10 +112,14 @@ pub(crate) fn readable(tuple: &CheckpointTuple) -> Result<(), EngineError> {
 /// Write a new child of `source` as the thread's newest checkpoint: a copy of it with a new
 /// id and time, `step + 1`, `updated_channels = None` and the given metadata `source`;
 /// `change` may edit the copy and returns the versions that are new (Postgres writes blobs
-/// for those only). `note` is recorded under the metadata key `flashback`.
+/// for those only). `note` is recorded under the metadata key `flashback`. The source's
+/// DeltaChannels (`delta`, rebuilt into its values by [`load_rebuilt`]) are stored as
+/// snapshots, as LangGraph's own `update_state` does off the head: the fork's parent holds
+/// writes of the original next step, which a replay from the fork must not pick up.
 pub(crate) async fn write_fork(
     saver: &dyn CheckpointSaver,
     source: &CheckpointTuple,
+    delta: &BTreeMap<String, Rebuilt>,
     metadata_source: &str,
     note: Json,
     change: impl FnOnce(&mut Checkpoint) -> Versions,
@@ -109,7 +130,8 @@ pub(crate) async fn write_fork(
     checkpoint.id = uuid6(step);
     checkpoint.ts = utc_now_isoformat();
     checkpoint.updated_channels = None;
-    let new_versions = change(&mut checkpoint);
+    let mut new_versions = change(&mut checkpoint);
+    snapshot_deltas(&mut checkpoint, source, delta, &mut new_versions)?;
     let mut metadata = Map::new();
     metadata.insert("source".into(), metadata_source.into());
     metadata.insert("step".into(), step.into());
@@ -135,6 +157,71 @@ pub(crate) async fn write_fork(
     })
 }
 
+/// Store each DeltaChannel of a fork as a `_DeltaSnapshot` of its (rebuilt or edited) value,
+/// its version among `new_versions` so that Postgres writes the blob. Refuses a channel whose
+/// value could not be rebuilt.
+fn snapshot_deltas(
+    checkpoint: &mut Checkpoint,
+    source: &CheckpointTuple,
+    delta: &BTreeMap<String, Rebuilt>,
+    new_versions: &mut Versions,
+) -> Result<(), EngineError> {
+    for (channel, info) in delta {
+        if let Some(error) = &info.error {
+            return Err(StoreError::InvalidInput(format!(
+                "channel {channel:?} is a DeltaChannel whose value cannot be rebuilt ({error}); \
+                 a fork would not resume with the right value, so nothing was written"
+            ))
+            .into());
+        }
+        let Some(pos) = checkpoint
+            .channel_values
+            .iter()
+            .position(|(c, _)| c == channel)
+        else {
+            continue;
+        };
+        let value = match checkpoint.channel_values[pos].1.as_ref() {
+            Decoded::Msgpack(Value::DeltaSnapshot(v)) => (**v).clone(),
+            Decoded::Msgpack(v) => v.clone(),
+            Decoded::Null => Value::Nil,
+            _ => continue,
+        };
+        let version = match checkpoint.version(channel) {
+            Some(v) => v.clone(),
+            // Never written: LangGraph keeps no value for it, unless writes on the source
+            // would otherwise be replayed into it.
+            None if !source.pending_writes.iter().any(|w| &w.channel == channel) => {
+                checkpoint.channel_values.remove(pos);
+                continue;
+            }
+            None => {
+                let v = step_version(checkpoint);
+                checkpoint
+                    .channel_versions
+                    .push((channel.clone(), v.clone()));
+                v
+            }
+        };
+        checkpoint.channel_values[pos].1 =
+            Arc::new(Decoded::Msgpack(Value::DeltaSnapshot(Box::new(value))));
+        if !new_versions.iter().any(|(c, _)| c == channel) {
+            new_versions.push((channel.clone(), version));
+        }
+    }
+    Ok(())
+}
+
+/// `get_next_version(max of all versions)`: the version a step gives the channels it updates.
+fn step_version(checkpoint: &Checkpoint) -> Version {
+    let max = checkpoint
+        .channel_versions
+        .iter()
+        .map(|(_, v)| v)
+        .max_by(|a, b| a.py_cmp(b));
+    next_version(max)
+}
+
 /// Replace (or add) channel values in a fork and give every one of them ONE new version —
 /// `get_next_version(max of all versions)`, as `apply_writes` does for the channels a step
 /// updates. Returns those new versions (for `PutRequest::new_versions`).
@@ -142,12 +229,7 @@ pub(crate) fn set_channels(
     checkpoint: &mut Checkpoint,
     values: Vec<(String, Arc<Decoded>)>,
 ) -> Versions {
-    let max_version = checkpoint
-        .channel_versions
-        .iter()
-        .map(|(_, v)| v)
-        .max_by(|a, b| a.py_cmp(b));
-    let version = next_version(max_version);
+    let version = step_version(checkpoint);
     let mut new_versions: Versions = Vec::with_capacity(values.len());
     for (channel, value) in values {
         match checkpoint

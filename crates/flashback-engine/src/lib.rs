@@ -94,6 +94,7 @@
 
 pub mod channels;
 pub mod dag;
+pub mod delta;
 pub mod diff;
 pub mod edit;
 mod error;

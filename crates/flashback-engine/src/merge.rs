@@ -13,7 +13,7 @@
 
 use crate::dag::ThreadDag;
 use crate::error::EngineError;
-use crate::fork::{load_source, set_channels, write_fork, ForkResult};
+use crate::fork::{load_rebuilt, set_channels, write_fork, ForkResult};
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointSaver, CheckpointStore, CheckpointTuple, ListQuery, StoreError};
 use serde::{Deserialize, Serialize};
@@ -71,13 +71,15 @@ async fn thread_tuples(
     thread_id: &str,
     ns: &str,
 ) -> Result<Vec<CheckpointTuple>, EngineError> {
-    Ok(store
+    let mut tuples = store
         .list_tuples(&ListQuery {
             thread_id: Some(thread_id.to_owned()),
             checkpoint_ns: Some(ns.to_owned()),
             ..Default::default()
         })
-        .await?)
+        .await?;
+    crate::delta::materialize_all(&mut tuples, &crate::delta::DeltaOptions::default());
+    Ok(tuples)
 }
 
 /// The newest checkpoint that is an ancestor of (or equal to) both `a` and `b`.
@@ -285,20 +287,20 @@ pub async fn merge_branches(
         };
         new_values.push((channel.clone(), value));
     }
-    let source = load_source(saver, thread_id, ns, a).await?;
+    let (source, delta) = load_rebuilt(saver, thread_id, ns, a).await?;
     let taken: Vec<Json> = take
         .iter()
         .map(|(c, m)| json!({"channel": c, "mode": m}))
         .collect();
     let note = json!({"action": "merge", "into": a, "from": b, "fork_point": s.fork_point, "channels": taken});
-    write_fork(saver, &source, "update", note, |checkpoint| {
+    write_fork(saver, &source, &delta, "update", note, |checkpoint| {
         set_channels(checkpoint, new_values)
     })
     .await
 }
 
 /// A reducer LangGraph ships.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Reducer {
@@ -310,6 +312,47 @@ pub enum Reducer {
     AddMessages,
     /// `{**old, **new}`.
     DictMerge,
+}
+
+impl Reducer {
+    /// Every reducer, with the names `--reducer` takes.
+    pub const NAMES: [(&'static str, Reducer); 4] = [
+        ("append", Reducer::ListAppend),
+        ("add_messages", Reducer::AddMessages),
+        ("merge", Reducer::DictMerge),
+        ("last", Reducer::LastValue),
+    ];
+
+    /// The short name (`append`, `add_messages`, `merge`, `last`).
+    pub fn short_name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, r)| *r == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("last")
+    }
+}
+
+impl std::str::FromStr for Reducer {
+    type Err = String;
+
+    /// A short name, or the serialized one (`list_append`, `dict_merge`, `last_value`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, r)| *r)
+            .or(match s {
+                "list_append" => Some(Reducer::ListAppend),
+                "dict_merge" => Some(Reducer::DictMerge),
+                "last_value" => Some(Reducer::LastValue),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                format!("unknown reducer {s:?}: use append, add_messages, merge or last")
+            })
+    }
 }
 
 /// In tie-break order: `add_messages` (which only accepts messages) before plain list append,

@@ -77,7 +77,8 @@ pub async fn replay(
         checkpoint_ns: Some(checkpoint_ns.to_owned()),
         ..Default::default()
     };
-    let tuples = store.list_tuples(&query).await?;
+    let mut tuples = store.list_tuples(&query).await?;
+    crate::delta::materialize_all(&mut tuples, &crate::delta::DeltaOptions::default());
     let headers: Vec<_> = tuples.iter().map(|t| t.header.clone()).collect();
     let dag = ThreadDag::build(&headers)?;
     let tip = match tip {

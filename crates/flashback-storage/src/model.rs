@@ -318,6 +318,9 @@ pub struct ListQuery {
     pub checkpoint_ns: Option<String>,
     /// Restrict to one checkpoint id.
     pub checkpoint_id: Option<String>,
+    /// Restrict to these checkpoint ids (empty: no restriction): a batch of known checkpoints,
+    /// such as a chain of ancestors, in one query.
+    pub checkpoint_ids: Vec<String>,
     /// Only checkpoints whose id sorts before this one.
     pub before: Option<String>,
     /// At most this many (newest first).

@@ -450,33 +450,24 @@ async fn delete_for_runs_and_orphaned_blobs() {
 }
 
 #[tokio::test]
-async fn keep_latest_refuses_delta_channel_threads() {
+async fn keep_latest_keeps_what_delta_channels_need() {
     let pg = flashback_testkit::pg_or_skip!();
     let store = empty_store(&pg).await;
     let pool = pg.pool().await.expect("pool");
     let snapshot = Decoded::Msgpack(Value::DeltaSnapshot(Box::new(Value::Array(vec![
         Value::Int(1),
     ]))));
-    // A snapshot: the inline `true` marker with a blob behind it.
-    put(
-        &store,
-        "snap",
-        "",
-        None,
-        &checkpoint("1", vec![("a", snapshot)]),
-        json!({}),
-    )
-    .await;
-    put(
-        &store,
-        "snap",
-        "",
-        Some("1"),
-        &checkpoint("2", vec![]),
-        json!({}),
-    )
-    .await;
-    // A plain inline `true` is no snapshot.
+    // A snapshot at 1 (the inline `true` marker with a blob behind it): 0 goes, 1..2 stay.
+    for (id, parent) in [("0", None), ("1", Some("0")), ("2", Some("1"))] {
+        let values = if id == "1" {
+            vec![("a", snapshot.clone())]
+        } else {
+            vec![]
+        };
+        let meta = json!({"counters_since_delta_snapshot": {"a": [1, 1]}});
+        put(&store, "snap", "", parent, &checkpoint(id, values), meta).await;
+    }
+    // A plain inline `true` is no snapshot, and no counters: only the head stays.
     let yes = Decoded::Msgpack(Value::Bool(true));
     put(
         &store,
@@ -496,16 +487,6 @@ async fn keep_latest_refuses_delta_channel_threads() {
         json!({}),
     )
     .await;
-    // Counters in the metadata.
-    put(
-        &store,
-        "js",
-        "",
-        None,
-        &checkpoint("1", vec![]),
-        json!({"delta_writes_versioned": true}),
-    )
-    .await;
     assert_eq!(
         count(
             &pool,
@@ -514,29 +495,34 @@ async fn keep_latest_refuses_delta_channel_threads() {
         .await,
         3
     );
+    let threads = owned(&["plain", "snap"]);
     let before = dump(&pool).await;
-    for threads in [owned(&["plain", "snap"]), owned(&["js"])] {
-        for dry_run in [true, false] {
-            let e = store
-                .prune(&threads, PruneStrategy::KeepLatest, dry_run)
-                .await
-                .unwrap_err();
-            assert!(matches!(e, StoreError::InvalidInput(_)), "{e}");
-            assert!(e.to_string().contains("DeltaChannel"), "{e}");
-            assert!(!e.to_string().contains("plain"), "{e}");
-        }
-    }
-    assert_eq!(dump(&pool).await, before, "a refused prune wrote");
-    let r = store
-        .prune(&owned(&["plain"]), PruneStrategy::KeepLatest, false)
+    let dry = store
+        .prune(&threads, PruneStrategy::KeepLatest, true)
         .await
-        .expect("plain");
-    assert_eq!(r.checkpoints, [("plain".into(), "".into(), "1".into())]);
+        .expect("dry run");
+    assert_eq!(dump(&pool).await, before, "a dry run wrote");
     let r = store
-        .prune(&owned(&["snap", "js"]), PruneStrategy::Delete, false)
+        .prune(&threads, PruneStrategy::KeepLatest, false)
         .await
-        .expect("delete");
-    assert_eq!((r.checkpoints.len(), r.blobs), (3, 1));
+        .expect("prune");
+    assert_eq!(r.checkpoints, dry.checkpoints);
+    assert_eq!(
+        r.checkpoints,
+        [
+            ("plain".into(), "".into(), "1".into()),
+            ("snap".into(), "".into(), "0".into())
+        ]
+    );
+    // The snapshot's blob stays.
+    assert_eq!(
+        count(
+            &pool,
+            "SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'snap'"
+        )
+        .await,
+        1
+    );
     store.close().await;
 }
 

@@ -441,96 +441,87 @@ async fn delete_for_runs_deletes_the_runs_checkpoints_and_writes() {
 }
 
 #[tokio::test]
-async fn keep_latest_refuses_delta_channel_threads() {
+async fn keep_latest_keeps_what_delta_channels_need() {
     let (_dir, path, saver) = new_saver().await;
-    // Plain thread.
-    put(
-        &saver,
-        "plain",
-        "",
-        None,
-        &checkpoint("1", vec![]),
-        json!({}),
-    )
-    .await;
-    put(
-        &saver,
-        "plain",
-        "",
-        Some("1"),
-        &checkpoint("2", vec![]),
-        json!({}),
-    )
-    .await;
-    // DeltaChannel counters in the metadata.
-    put(
-        &saver,
-        "counters",
-        "",
-        None,
-        &checkpoint("1", vec![]),
-        json!({}),
-    )
-    .await;
-    put(
-        &saver,
-        "counters",
-        "",
-        Some("1"),
-        &checkpoint("2", vec![]),
-        json!({"counters_since_delta_snapshot": {"a": 1}}),
-    )
-    .await;
-    // A `_DeltaSnapshot` value.
+    let chain = |ids: &[&'static str]| {
+        ids.iter()
+            .enumerate()
+            .map(|(i, id)| (*id, if i == 0 { None } else { Some(ids[i - 1]) }))
+            .collect::<Vec<_>>()
+    };
+    // Plain thread: only the head stays.
+    for (id, parent) in chain(&["1", "2"]) {
+        put(
+            &saver,
+            "plain",
+            "",
+            parent,
+            &checkpoint(id, vec![]),
+            json!({}),
+        )
+        .await;
+    }
+    // DeltaChannel counters, nothing ever stored: the whole line stays.
+    for (id, parent) in chain(&["1", "2"]) {
+        let meta = json!({"counters_since_delta_snapshot": {"a": [1, 1]}});
+        put(
+            &saver,
+            "counters",
+            "",
+            parent,
+            &checkpoint(id, vec![]),
+            meta,
+        )
+        .await;
+    }
+    // A `_DeltaSnapshot` at 1: 1..3 stay, 0 goes and 1 becomes the root.
     let snapshot = Decoded::Msgpack(Value::DeltaSnapshot(Box::new(Value::Array(vec![
         Value::Int(1),
     ]))));
-    put(
-        &saver,
-        "snap",
-        "",
-        None,
-        &checkpoint("1", vec![("a", snapshot)]),
-        json!({}),
-    )
-    .await;
-    put(
-        &saver,
-        "snap",
-        "",
-        Some("1"),
-        &checkpoint("2", vec![]),
-        json!({}),
-    )
-    .await;
-
-    let before = dump(&path);
-    for threads in [
-        owned(&["plain", "counters"]),
-        owned(&["snap"]),
-        owned(&["plain", "snap", "counters"]),
-    ] {
-        for dry_run in [true, false] {
-            let e = saver
-                .prune(&threads, PruneStrategy::KeepLatest, dry_run)
-                .await
-                .unwrap_err();
-            assert!(matches!(e, StoreError::InvalidInput(_)), "{e}");
-            assert!(e.to_string().contains("DeltaChannel"), "{e}");
-            assert!(!e.to_string().contains("plain"), "{e}");
-        }
+    for (id, parent) in chain(&["0", "1", "2", "3"]) {
+        let values = if id == "1" {
+            vec![("a", snapshot.clone())]
+        } else {
+            vec![]
+        };
+        put(
+            &saver,
+            "snap",
+            "",
+            parent,
+            &checkpoint(id, values),
+            json!({}),
+        )
+        .await;
     }
-    assert_eq!(dump(&path), before, "a refused prune wrote");
-    // "delete" is not refused.
-    let r = saver
-        .prune(&owned(&["snap", "counters"]), PruneStrategy::Delete, false)
+
+    let threads = owned(&["plain", "counters", "snap"]);
+    let before = dump(&path);
+    let dry = saver
+        .prune(&threads, PruneStrategy::KeepLatest, true)
         .await
-        .expect("delete");
-    assert_eq!(r.checkpoints.len(), 4);
+        .expect("dry run");
+    assert_eq!(dump(&path), before, "a dry run wrote");
     let r = saver
-        .prune(&owned(&["plain"]), PruneStrategy::KeepLatest, false)
+        .prune(&threads, PruneStrategy::KeepLatest, false)
         .await
-        .expect("plain");
-    assert_eq!(r.checkpoints, [("plain".into(), "".into(), "1".into())]);
-    assert_eq!(r.parents_cleared, 1);
+        .expect("prune");
+    assert_eq!(r.checkpoints, dry.checkpoints);
+    assert_eq!(
+        r.checkpoints,
+        [
+            ("plain".into(), "".into(), "1".into()),
+            ("snap".into(), "".into(), "0".into())
+        ]
+    );
+    assert_eq!(r.parents_cleared, 2);
+    let snap = saver
+        .list_headers(&ListQuery::thread("snap"))
+        .await
+        .expect("list");
+    let ids: Vec<(&str, Option<&str>)> = snap
+        .iter()
+        .map(|h| (h.checkpoint_id.as_str(), h.parent_checkpoint_id.as_deref()))
+        .collect();
+    assert_eq!(ids, [("3", Some("2")), ("2", Some("1")), ("1", None)]);
 }

@@ -1,10 +1,12 @@
 //! What the read commands take and return: threads, history, the graph, one checkpoint, diff, replay, rebuild.
 
 use super::{source_of, step_of};
+use flashback_engine::delta::Rebuilt;
 use flashback_engine::{TaskSet, TaskStatus, ThreadStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use specta::Type;
+use std::collections::BTreeMap;
 
 /// One thread of the database.
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
@@ -177,6 +179,14 @@ pub struct CheckpointRequest {
     /// "too large" (`{"$too_large": …}`) under the decode budget (setting `max_value_mb`).
     #[serde(default)]
     pub full: bool,
+    /// The saver's view: DeltaChannels as stored (snapshots wrapped, nothing between them)
+    /// instead of rebuilt as the graph sees them.
+    #[serde(default)]
+    pub raw: bool,
+    /// The reducer to rebuild a DeltaChannel with (`append`, `add_messages`, `merge`,
+    /// `last`), per channel; the others are inferred from the values.
+    #[serde(default)]
+    pub reducers: BTreeMap<String, String>,
 }
 
 /// What a checkpoint holds in one channel, beside its value.
@@ -294,6 +304,9 @@ pub struct CheckpointDetail {
     /// text, or a document that does not decode (its `values`, versions and tasks are then
     /// empty; metadata and writes are shown as far as they read). `None` for a sound one.
     pub problem: Option<String>,
+    /// The DeltaChannels whose values were rebuilt (snapshot plus replayed writes), with how;
+    /// empty in the raw view and for graphs without DeltaChannels.
+    pub rebuilt: BTreeMap<String, Rebuilt>,
 }
 
 /// A checkpoint by namespace and id.

@@ -116,6 +116,8 @@ pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> Chec
         checkpoint_id: Some(id.into()),
         reveal_secrets: false,
         full: false,
+        raw: false,
+        reducers: Default::default(),
     })
     .await
     .expect("detail")

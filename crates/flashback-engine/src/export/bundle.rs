@@ -91,24 +91,27 @@ pub async fn build_bundle_observed(
 
     let total = order.len();
     report(ExportProgress::Loading { total })?;
-    let mut tuples: HashMap<(String, String), CheckpointTuple> = HashMap::new();
-    match scope {
-        Scope::Tree => {
-            for t in store.list_tuples(&ListQuery::thread(thread_id)).await? {
-                let key = (
-                    t.header.checkpoint_ns.clone(),
-                    t.header.checkpoint_id.clone(),
-                );
-                tuples.entry(key).or_insert(t);
-            }
-        }
+    let mut loaded: Vec<CheckpointTuple> = match scope {
+        Scope::Tree => store.list_tuples(&ListQuery::thread(thread_id)).await?,
         Scope::Branch => {
+            let mut out = Vec::with_capacity(order.len());
             for (ns, id) in &order {
                 if let Some(t) = store.get_tuple(thread_id, ns, Some(id)).await? {
-                    tuples.insert((ns.clone(), id.clone()), t);
+                    out.push(t);
                 }
             }
+            out
         }
+    };
+    // DeltaChannels as the graph sees them (a branch holds every ancestor it needs).
+    crate::delta::materialize_all(&mut loaded, &crate::delta::DeltaOptions::default());
+    let mut tuples: HashMap<(String, String), CheckpointTuple> = HashMap::new();
+    for t in loaded {
+        let key = (
+            t.header.checkpoint_ns.clone(),
+            t.header.checkpoint_id.clone(),
+        );
+        tuples.entry(key).or_insert(t);
     }
 
     let mut checkpoints = Vec::with_capacity(order.len());

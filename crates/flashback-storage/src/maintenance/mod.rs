@@ -15,8 +15,10 @@
 //!                                          their writes and the blobs still referenced; kept rows
 //!                                          whose parent goes get parent_checkpoint_id = NULL; a
 //!                                          subgraph call's namespace (with ':') goes with the
-//!                                          root checkpoint it started from; DeltaChannel threads
-//!                                          are refused
+//!                                          root checkpoint it started from; a DeltaChannel
+//!                                          thread also keeps the head's ancestors back to
+//!                                          where every DeltaChannel has a stored value
+//!                                          (Python 3.2.0 refuses such threads)
 //!                            dry_run: the same report, computed in a read-only transaction
 //! ```
 //!
@@ -116,8 +118,8 @@ pub trait SaverMaintenance: CheckpointSaver {
     /// checkpoint keeps its `parent_checkpoint_id`). An empty list does nothing.
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError>;
 
-    /// Prune the threads (see the module docs), in one transaction. `KeepLatest` refuses
-    /// threads that use a DeltaChannel ([`StoreError::InvalidInput`], nothing is pruned).
+    /// Prune the threads (see the module docs), in one transaction. `KeepLatest` keeps what a
+    /// DeltaChannel needs to rebuild the head's value.
     /// With `dry_run`, nothing is written and the report says what would be deleted.
     async fn prune(
         &self,

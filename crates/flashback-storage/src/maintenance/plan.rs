@@ -5,9 +5,6 @@ use super::PruneReport;
 use crate::StoreError;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Metadata keys a DeltaChannel graph leaves (LangGraph Python and JS).
-const DELTA_METADATA_KEYS: [&str; 2] = ["counters_since_delta_snapshot", "delta_writes_versioned"];
-
 /// One checkpoint row, as much as planning needs.
 #[derive(Debug, Clone)]
 pub(crate) struct CpRow {
@@ -23,6 +20,10 @@ pub(crate) struct CpRow {
     pub(crate) run_id: Option<String>,
     /// `channel_versions` as the texts Postgres joins blobs on (empty on SQLite).
     pub(crate) versions: Vec<(String, String)>,
+    /// The channels with a value stored in `channel_values`.
+    pub(crate) stored: Vec<String>,
+    /// The DeltaChannels this checkpoint shows signs of (metadata counters, snapshots).
+    pub(crate) delta: Vec<String>,
 }
 
 /// Per `(thread, ns, checkpoint_id)`: the number of write rows and whether one is a Send.
@@ -124,6 +125,7 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
                     continue;
                 };
                 let mut stay = HashSet::from([head.id.as_str()]);
+                keep_delta_history(rows, head, &mut stay);
                 if head.v.is_some_and(|v| v < 4) {
                     if let Some(p) = head.parent.as_deref() {
                         let wkey = ((*thread).to_owned(), (*ns).to_owned(), p.to_owned());
@@ -217,13 +219,46 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
     plan
 }
 
-pub(crate) fn delta_error(threads: &BTreeMap<String, ()>) -> StoreError {
-    let names: Vec<&str> = threads.keys().map(String::as_str).collect();
-    StoreError::InvalidInput(format!(
-        "keep_latest can't prune threads that use a DeltaChannel (their latest values are \
-         rebuilt from older checkpoints' writes): {}; nothing was pruned",
-        names.join(", ")
-    ))
+/// DeltaChannel-safe `keep_latest`: a DeltaChannel's value at the head is rebuilt from the
+/// nearest stored value on its parent chain plus the writes since, so the head's ancestors
+/// (with their writes) stay back to the one where every DeltaChannel of the namespace has a
+/// stored value; the parent of the oldest kept one is then cleared as usual.
+fn keep_delta_history<'a>(rows: &[&'a CpRow], head: &'a CpRow, stay: &mut HashSet<&'a str>) {
+    let mut need: HashSet<&str> = rows
+        .iter()
+        .flat_map(|r| r.delta.iter().map(String::as_str))
+        .collect();
+    if need.is_empty() {
+        return;
+    }
+    let by_id: HashMap<&str, &CpRow> = rows.iter().map(|r| (r.id.as_str(), *r)).collect();
+    let mut cur = Some(head);
+    while let Some(r) = cur {
+        for c in &r.stored {
+            need.remove(c.as_str());
+        }
+        if need.is_empty() {
+            break;
+        }
+        cur = r.parent.as_deref().and_then(|p| by_id.get(p).copied());
+        if let Some(p) = cur {
+            if !stay.insert(p.id.as_str()) {
+                break;
+            }
+        }
+    }
+}
+
+/// The metadata key whose keys name a graph's DeltaChannels.
+pub(crate) const DELTA_COUNTERS: &str = "counters_since_delta_snapshot";
+
+/// The DeltaChannels named by `metadata.counters_since_delta_snapshot`.
+pub(crate) fn delta_counters(metadata: &serde_json::Value) -> Vec<String> {
+    metadata
+        .get(DELTA_COUNTERS)
+        .and_then(|c| c.as_object())
+        .map(|c| c.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 pub(crate) fn check_threads(thread_ids: &[String]) -> Vec<String> {
@@ -251,11 +286,8 @@ pub(crate) fn not_empty(target: &str) -> StoreError {
     ))
 }
 
-/// `metadata` fields planning needs: the root parent, the run id, and whether DeltaChannel
-/// keys are present.
-pub(crate) fn metadata_fields(
-    metadata: &serde_json::Value,
-) -> (Option<String>, Option<String>, bool) {
+/// `metadata` fields planning needs: the root parent and the run id.
+pub(crate) fn metadata_fields(metadata: &serde_json::Value) -> (Option<String>, Option<String>) {
     let root = metadata
         .get("parents")
         .and_then(|p| p.get(""))
@@ -266,10 +298,7 @@ pub(crate) fn metadata_fields(
         serde_json::Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
     });
-    let delta = metadata
-        .as_object()
-        .is_some_and(|m| DELTA_METADATA_KEYS.iter().any(|k| m.contains_key(*k)));
-    (root, run_id, delta)
+    (root, run_id)
 }
 
 #[cfg(test)]
@@ -286,6 +315,8 @@ mod tests {
             root: root.map(Into::into),
             run_id: None,
             versions: vec![("a".into(), format!("v{id}"))],
+            stored: Vec::new(),
+            delta: Vec::new(),
         }
     }
 
@@ -331,6 +362,40 @@ mod tests {
         assert_eq!(p.report.blobs, 4); // v1, v2, v5 (whole ns), v8
         let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
         assert_eq!(cleared, ["3", "9", "7"]);
+    }
+
+    #[test]
+    fn keep_latest_keeps_what_a_delta_channel_needs() {
+        // 1 ← 2 (snapshot of m) ← 3 ← 4 (head); a side branch 25 off 2.
+        let mut rows: Vec<CpRow> = [
+            ("1", None),
+            ("2", Some("1")),
+            ("3", Some("2")),
+            ("4", Some("3")),
+            ("25", Some("2")),
+        ]
+        .into_iter()
+        .map(|(id, p)| row("", id, p, None))
+        .collect();
+        for r in &mut rows {
+            r.delta = vec!["m".into()];
+        }
+        rows[1].stored = vec!["m".into()];
+        let snap = Snapshot {
+            rows,
+            ..Default::default()
+        };
+        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
+        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(ids, ["1", "25"]);
+        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(cleared, ["2"]);
+        // Never stored: the whole line stays.
+        let mut snap = snap;
+        snap.rows[1].stored.clear();
+        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
+        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(ids, ["25"]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::PostgresStore;
 use crate::maintenance::plan::{
-    check_threads, copy_args, delta_error, not_empty, plan, CpRow, Plan, Select, Snapshot,
+    check_threads, copy_args, not_empty, plan, CpRow, Plan, Select, Snapshot,
 };
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
@@ -11,7 +11,7 @@ use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, PgPool};
 use sqlx::{Postgres, Row as _, Transaction};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 const BEGIN_WRITE: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -199,33 +199,7 @@ async fn maintain_in(
             (threads, Select::Runs(&runs))
         }
         Job::Prune(_, PruneStrategy::Delete) => (ids, Select::Delete),
-        Job::Prune(_, PruneStrategy::KeepLatest) => {
-            let delta: BTreeMap<String, ()> = query(
-                "SELECT DISTINCT c.thread_id FROM checkpoints c \
-                 WHERE c.thread_id = ANY($1) AND ( \
-                   c.metadata -> 'counters_since_delta_snapshot' IS NOT NULL \
-                   OR c.metadata -> 'delta_writes_versioned' IS NOT NULL \
-                   OR EXISTS ( \
-                     SELECT 1 FROM jsonb_each(c.checkpoint -> 'channel_values') AS v \
-                     WHERE v.value = 'true'::jsonb AND EXISTS ( \
-                       SELECT 1 FROM checkpoint_blobs b \
-                       WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
-                       AND b.channel = v.key \
-                       AND b.version = c.checkpoint -> 'channel_versions' ->> v.key)))",
-            )
-            .bind(&ids)
-            .fetch_all(&mut **tx)
-            .await
-            .map_err(err)?
-            .iter()
-            .map(|r| r.try_get::<String, _>(0).map(|t| (t, ())))
-            .collect::<Result<_, _>>()
-            .map_err(err)?;
-            if !delta.is_empty() {
-                return Err(delta_error(&delta));
-            }
-            (ids, Select::KeepLatest)
-        }
+        Job::Prune(_, PruneStrategy::KeepLatest) => (ids, Select::KeepLatest),
     };
     if threads.is_empty() {
         return Ok(None);
@@ -247,9 +221,19 @@ async fn snapshot(
     versions: bool,
 ) -> Result<Snapshot, StoreError> {
     let mut snap = Snapshot::default();
+    // Besides the links: the channels stored inline, and the DeltaChannels (metadata counters,
+    // snapshot markers `true`) for a DeltaChannel-safe keep_latest.
     let rows = query(
         "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, \
-         checkpoint ->> 'v', metadata -> 'parents' ->> '', metadata ->> 'run_id' \
+         checkpoint ->> 'v', metadata -> 'parents' ->> '', metadata ->> 'run_id', \
+         ARRAY(SELECT v.key FROM jsonb_each(CASE WHEN jsonb_typeof(checkpoint -> 'channel_values') \
+           = 'object' THEN checkpoint -> 'channel_values' ELSE '{}'::jsonb END) AS v), \
+         ARRAY(SELECT v.key FROM jsonb_each(CASE WHEN jsonb_typeof(checkpoint -> 'channel_values') \
+           = 'object' THEN checkpoint -> 'channel_values' ELSE '{}'::jsonb END) AS v \
+           WHERE v.value = 'true'::jsonb \
+           UNION SELECT k FROM jsonb_object_keys(CASE WHEN jsonb_typeof( \
+             metadata -> 'counters_since_delta_snapshot') = 'object' \
+             THEN metadata -> 'counters_since_delta_snapshot' ELSE '{}'::jsonb END) AS k) \
          FROM checkpoints WHERE thread_id = ANY($1)",
     )
     .bind(threads)
@@ -268,6 +252,8 @@ async fn snapshot(
             root: r.try_get(5).map_err(err)?,
             run_id: r.try_get(6).map_err(err)?,
             versions: Vec::new(),
+            stored: r.try_get(7).map_err(err)?,
+            delta: r.try_get(8).map_err(err)?,
         };
         index.insert(
             (row.thread.clone(), row.ns.clone(), row.id.clone()),

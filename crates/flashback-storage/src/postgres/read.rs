@@ -34,6 +34,10 @@ impl PostgresStore {
         if let Some(cid) = &q.checkpoint_id {
             wheres.push(format!("{id} = {}", sql.arg(Arg::Text(cid.clone()))));
         }
+        if !q.checkpoint_ids.is_empty() {
+            let ids = sql.arg(Arg::TextArray(q.checkpoint_ids.clone()));
+            wheres.push(format!("{id} = ANY({ids}::text[])"));
+        }
         if !q.filter.is_empty() {
             let filter = serde_json::Value::Object(q.filter.clone());
             wheres.push(format!("metadata @> {}::jsonb", sql.arg(Arg::Json(filter))));

@@ -5,15 +5,15 @@ use super::access::Source;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
-    check_threads, copy_args, delta_error, metadata_fields, not_empty, plan, CpRow, Plan, Select,
-    Snapshot,
+    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Plan,
+    Select, Snapshot,
 };
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{Decoded, Value};
 use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// A connection of our own to the saver's file: read-write, or for dry runs read-only the way
@@ -102,13 +102,9 @@ fn copy(
     })
 }
 
-/// The checkpoint rows and write counts of `threads`; the threads that use a DeltaChannel.
-fn snapshot(
-    tx: &Transaction<'_>,
-    threads: &[String],
-) -> Result<(Snapshot, BTreeMap<String, ()>), StoreError> {
+/// The checkpoint rows and write counts of `threads`.
+fn snapshot(tx: &Transaction<'_>, threads: &[String]) -> Result<Snapshot, StoreError> {
     let mut snap = Snapshot::default();
-    let mut delta = BTreeMap::new();
     let mut cps = tx
         .prepare(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
@@ -133,11 +129,9 @@ fn snapshot(
             let metadata = metadata
                 .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
                 .unwrap_or(serde_json::Value::Null);
-            let (root, run_id, delta_keys) = metadata_fields(&metadata);
-            let (v, snapshot) = document_facts(tag.as_deref(), doc.as_deref());
-            if delta_keys || snapshot {
-                delta.insert(thread.clone(), ());
-            }
+            let (root, run_id) = metadata_fields(&metadata);
+            let (v, stored, mut delta) = document_facts(tag.as_deref(), doc.as_deref());
+            delta.extend(delta_counters(&metadata));
             snap.rows.push(CpRow {
                 thread: thread.clone(),
                 ns,
@@ -147,6 +141,8 @@ fn snapshot(
                 root,
                 run_id,
                 versions: Vec::new(),
+                stored,
+                delta,
             });
         }
         let mut rows = writes.query(params![thread, TASKS]).map_err(err)?;
@@ -161,32 +157,48 @@ fn snapshot(
             );
         }
     }
-    Ok((snap, delta))
+    Ok(snap)
 }
 
 /// `checkpoint["v"]` and whether a channel value is a `_DeltaSnapshot`.
-fn document_facts(tag: Option<&str>, doc: Option<&[u8]>) -> (Option<i64>, bool) {
+fn document_facts(
+    tag: Option<&str>,
+    doc: Option<&[u8]>,
+) -> (Option<i64>, Vec<String>, Vec<String>) {
+    let mut stored = Vec::new();
+    let mut snapshots = Vec::new();
     match flashback_codec::decode_typed(tag.unwrap_or("msgpack"), doc) {
         Decoded::Msgpack(Value::Map(entries)) => {
             let mut v = None;
-            let mut snapshot = false;
             for (k, val) in &entries {
                 match k.as_str() {
                     Some("v") => v = val.as_i64(),
                     Some("channel_values") => {
                         if let Value::Map(values) = val {
-                            snapshot = values
-                                .iter()
-                                .any(|(_, x)| matches!(x, Value::DeltaSnapshot(_)));
+                            for (c, x) in values {
+                                let Some(c) = c.as_str() else { continue };
+                                stored.push(c.to_owned());
+                                if matches!(x, Value::DeltaSnapshot(_)) {
+                                    snapshots.push(c.to_owned());
+                                }
+                            }
                         }
                     }
                     _ => {}
                 }
             }
-            (v, snapshot)
+            (v, stored, snapshots)
         }
-        Decoded::Json { value, .. } => (value.get("v").and_then(|v| v.as_i64()), false),
-        _ => (None, false),
+        Decoded::Json { value, .. } => (
+            value.get("v").and_then(|v| v.as_i64()),
+            value
+                .get("channel_values")
+                .and_then(|c| c.as_object())
+                .map(|c| c.keys().cloned().collect())
+                .unwrap_or_default(),
+            snapshots,
+        ),
+        _ => (None, stored, snapshots),
     }
 }
 
@@ -206,7 +218,7 @@ fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<Strin
         let metadata = metadata
             .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
             .unwrap_or(serde_json::Value::Null);
-        let (_, run_id, _) = metadata_fields(&metadata);
+        let (_, run_id) = metadata_fields(&metadata);
         if run_id.is_some_and(|r| runs.contains(&r)) && out.last() != Some(&thread) {
             out.push(thread);
         }
@@ -286,16 +298,11 @@ async fn sqlite_maintain(
                 ..Default::default()
             });
         }
-        let (snap, delta) = snapshot(tx, &threads)?;
+        let snap = snapshot(tx, &threads)?;
         let select = match (&runs, strategy) {
             (Some(r), _) => Select::Runs(r),
             (None, PruneStrategy::Delete) => Select::Delete,
-            (None, PruneStrategy::KeepLatest) => {
-                if !delta.is_empty() {
-                    return Err(delta_error(&delta));
-                }
-                Select::KeepLatest
-            }
+            (None, PruneStrategy::KeepLatest) => Select::KeepLatest,
         };
         let plan = plan(&snap, &threads, &select);
         if dry_run || plan.is_empty() {

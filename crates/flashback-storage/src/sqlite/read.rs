@@ -37,6 +37,11 @@ fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), StoreError> {
         clauses.push("checkpoint_id = ?".to_string());
         params.push(SqlValue::Text(id.clone()));
     }
+    if !q.checkpoint_ids.is_empty() {
+        let marks = vec!["?"; q.checkpoint_ids.len()].join(", ");
+        clauses.push(format!("checkpoint_id IN ({marks})"));
+        params.extend(q.checkpoint_ids.iter().cloned().map(SqlValue::Text));
+    }
     for (key, value) in &q.filter {
         validate_filter_key(key)?;
         let path = format!("json_extract(CAST(metadata AS TEXT), '$.{key}')");

@@ -216,6 +216,11 @@ export type CheckpointDetail = {
 	 *  empty; metadata and writes are shown as far as they read). `None` for a sound one.
 	 */
 	problem: string | null,
+	/**
+	 *  The DeltaChannels whose values were rebuilt (snapshot plus replayed writes), with how;
+	 *  empty in the raw view and for graphs without DeltaChannels.
+	 */
+	rebuilt: { [key in string]: Rebuilt },
 };
 
 /**  The difference between two checkpoints. */
@@ -279,6 +284,16 @@ export type CheckpointRequest = {
 	 *  "too large" (`{"$too_large": …}`) under the decode budget (setting `max_value_mb`).
 	 */
 	full?: boolean,
+	/**
+	 *  The saver's view: DeltaChannels as stored (snapshots wrapped, nothing between them)
+	 *  instead of rebuilt as the graph sees them.
+	 */
+	raw?: boolean,
+	/**
+	 *  The reducer to rebuild a DeltaChannel with (`append`, `add_messages`, `merge`,
+	 *  `last`), per channel; the others are inferred from the values.
+	 */
+	reducers?: { [key in string]: string },
 };
 
 /**  A connection id. */
@@ -870,6 +885,25 @@ export type RebuildRequest = {
 	checkpoint_ns?: string,
 	/**  The branch tip (default: the namespace's head). */
 	tip?: string | null,
+};
+
+/**  How one DeltaChannel's value at a checkpoint was rebuilt. */
+export type Rebuilt = {
+	/**
+	 *  The checkpoint whose stored value (a snapshot) the replay started from; `None` when it
+	 *  started from the empty value (nothing stored on the chain).
+	 */
+	from_checkpoint: string | null,
+	/**  That checkpoint's step. */
+	from_step: number | null,
+	/**  Writes replayed on top of it. */
+	writes: number,
+	/**  The reducer used. */
+	reducer: Reducer,
+	/**  Whether the reducer was inferred from the values (else chosen by the user). */
+	inferred: boolean,
+	/**  Why the value cannot be shown (it is shown as this error instead). */
+	error?: string | null,
 };
 
 /**  A remembered connection. */

@@ -48,6 +48,23 @@ class AppState {
     this.screen = { name: "thread", threadId };
   }
 
+  /** The reducer chosen for a DeltaChannel of the open database (null: inferred), remembered
+   * per database (setting `reducers:<location>`). */
+  async setReducer(channel: string, reducer: string | null) {
+    if (!this.db || !this.info) return;
+    const key = `reducers:${this.db.location}`;
+    const saved = this.info.settings.find((s) => s.key === key)?.value;
+    const map: Record<string, string> = saved ? JSON.parse(saved) : {};
+    if (reducer) map[channel] = reducer;
+    else delete map[channel];
+    const value = Object.keys(map).length ? JSON.stringify(map) : null;
+    await call(commands.setSetting({ key, value }));
+    this.info.settings = [
+      ...this.info.settings.filter((s) => s.key !== key),
+      ...(value ? [{ key, value }] : []),
+    ];
+  }
+
   async setTheme(theme: Theme) {
     this.theme = theme;
     applyTheme(theme);

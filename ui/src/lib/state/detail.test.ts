@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { channelValues } from "./detail";
+import { channelValues, rebuiltLabel, reducerName } from "./detail";
 
 const info = (channel: string, control = false) => ({ channel, version: "1", type_name: "list", size: 3, error: null, control });
 
@@ -17,5 +17,23 @@ describe("channelValues", () => {
 
   it("gives null for a channel without a value", () => {
     expect(channelValues({ channels: [info("gone")], values: {} })[0].value).toBeNull();
+  });
+});
+
+describe("rebuilt DeltaChannels", () => {
+  const r = { from_checkpoint: "c1", from_step: 4, writes: 3, reducer: "add_messages" as const, inferred: true };
+  it("says where the value was rebuilt from", () => {
+    expect(rebuiltLabel(r)).toBe("rebuilt from step 4 + 3 writes");
+    expect(rebuiltLabel({ ...r, writes: 1 })).toBe("rebuilt from step 4 + 1 write");
+    expect(rebuiltLabel({ ...r, from_checkpoint: null, from_step: null })).toBe("rebuilt from empty + 3 writes");
+    expect(rebuiltLabel({ ...r, error: "no" })).toBe("cannot be rebuilt");
+  });
+  it("names reducers as the API takes them", () => {
+    expect(["list_append", "add_messages", "dict_merge", "last_value"].map((x) => reducerName(x as never))).toEqual([
+      "append",
+      "add_messages",
+      "merge",
+      "last",
+    ]);
   });
 });

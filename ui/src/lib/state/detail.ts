@@ -1,10 +1,58 @@
 // A checkpoint's channels joined with their values, in stored order: what the state panel and
 // the edit dialog list. The API sends the values as a map (`values`, as Python's
 // `get_state().values`) and what it knows of each channel beside it (`channels`).
-import type { ChannelInfo, CheckpointDetail, Value } from "../ipc/bindings";
+import type { ChannelInfo, CheckpointDetail, Rebuilt, Reducer, Value } from "../ipc/bindings";
 
 export type ChannelValue = ChannelInfo & { value: Value };
 
 export function channelValues(detail: Pick<CheckpointDetail, "channels" | "values">): ChannelValue[] {
   return detail.channels.map((c) => ({ ...c, value: detail.values[c.channel] ?? null }));
+}
+
+/** The reducers a DeltaChannel can be rebuilt with, by the names the API takes. */
+export const REDUCERS = ["append", "add_messages", "merge", "last"] as const;
+export type ReducerName = (typeof REDUCERS)[number];
+
+/** The short name of a reducer (`list_append` → `append`). */
+export function reducerName(r: Reducer): ReducerName {
+  switch (r) {
+    case "list_append":
+      return "append";
+    case "dict_merge":
+      return "merge";
+    case "last_value":
+      return "last";
+    default:
+      return "add_messages";
+  }
+}
+
+/** "rebuilt from step 4 + 3 writes" (or from empty), for a rebuilt DeltaChannel. */
+export function rebuiltLabel(r: Rebuilt): string {
+  if (r.error) return "cannot be rebuilt";
+  const from =
+    r.from_step !== null ? `step ${r.from_step}` : r.from_checkpoint ? "a stored value" : "empty";
+  return `rebuilt from ${from} + ${r.writes} write${r.writes === 1 ? "" : "s"}`;
+}
+
+/** How the state panel switches DeltaChannels between the graph's view and the stored one,
+ * and chooses a channel's reducer (null: inferred again). */
+export interface DeltaControls {
+  readonly raw: boolean;
+  setRaw(raw: boolean): void;
+  choose(channel: string, reducer: ReducerName | null): void;
+}
+
+/** The controls over a view that keeps `rawDelta` and can `chooseReducer`. */
+export function deltaControls(view: {
+  rawDelta: boolean;
+  chooseReducer(channel: string, reducer: string | null): Promise<void>;
+}): DeltaControls {
+  return {
+    get raw() {
+      return view.rawDelta;
+    },
+    setRaw: (raw) => (view.rawDelta = raw),
+    choose: (channel, reducer) => void view.chooseReducer(channel, reducer),
+  };
 }

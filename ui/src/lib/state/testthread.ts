@@ -90,26 +90,33 @@ export function started(stop: () => void) {
 export async function openThread(overrides: Partial<ThreadApi> = {}) {
   const backend = fakeBackend(overrides);
   const toasts: [string, string, number | undefined][] = [];
+  const reducers: [string, string | null][] = [];
   let notOpen = 0;
   const view = new ThreadView("t", {
     api: backend.api,
     db: () => "db1",
     notOpen: () => notOpen++,
     toast: (kind, text, ms) => toasts.push([kind, text, ms]),
+    saveReducer: async (channel, reducer) => {
+      if (channel === "refused") throw new Error("setting refused");
+      reducers.push([channel, reducer]);
+    },
   });
   stops.push(view.start());
   await settle();
-  return { view, calls: backend.calls, toasts, notOpen: () => notOpen };
+  return { view, calls: backend.calls, toasts, reducers, notOpen: () => notOpen };
 }
 
 /** A checkpoint key. */
 export const key = (id: string, ns = "") => ({ ns, id });
 /** The detail request of a checkpoint, as sent. */
-export const detailReq = (id: string, reveal = false, ns = "", full = false) => ({
+export const detailReq = (id: string, reveal = false, ns = "", full = false, raw = false) => ({
   db: "db1",
   thread_id: "t",
   checkpoint_ns: ns,
   checkpoint_id: id,
   reveal_secrets: reveal,
   full,
+  raw,
+  reducers: {},
 });

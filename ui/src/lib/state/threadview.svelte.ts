@@ -27,6 +27,7 @@ import { errorTitle } from "./format";
 import { latest } from "./latest";
 import { Action } from "./action.svelte";
 import { Replay } from "./replay.svelte";
+import { deltaControls, type DeltaControls } from "./detail";
 
 /** The dialogs the thread screen opens (one at a time). */
 export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help";
@@ -62,6 +63,8 @@ export interface ThreadDeps {
   /** The backend has no such database open (any more): back to the open screen. */
   notOpen: () => void;
   toast: (kind: Toast["kind"], text: string, ms?: number) => void;
+  /** Remember the reducer of a DeltaChannel for this database (null: inferred). */
+  saveReducer: (channel: string, reducer: string | null) => Promise<void>;
 }
 
 const appDeps = (): ThreadDeps => ({
@@ -69,6 +72,7 @@ const appDeps = (): ThreadDeps => ({
   db: () => app.db?.db ?? null,
   notOpen: () => (app.screen = { name: "open" }),
   toast: (kind, text, ms) => app.toast(kind, text, ms),
+  saveReducer: (channel, reducer) => app.setReducer(channel, reducer),
 });
 
 const same = (a: CheckpointKey | null, b: CheckpointKey) => a !== null && a.ns === b.ns && a.id === b.id;
@@ -92,6 +96,11 @@ export class ThreadView {
   reveal = $state(false);
   /** The next detail load decodes every value, past the decode budget (see openFull). */
   full = false;
+  /** DeltaChannels as the saver stores them, instead of rebuilt as the graph sees them. */
+  rawDelta = $state(false);
+  /** The state panel's DeltaChannel switches. */
+  readonly delta: DeltaControls = deltaControls(this);
+
   /** Checkpoints this session wrote (forks, a re-run's), highlighted in the DAG. */
   fresh = $state(new Set<string>());
   /** Fork here: one at a time (the button shows it); a failure is a toast. */
@@ -135,6 +144,7 @@ export class ThreadView {
       $effect(() => {
         void this.selectedKey;
         void this.reveal;
+        void this.rawDelta;
         this.loadDetail();
       });
       $effect(() => {
@@ -191,6 +201,12 @@ export class ThreadView {
     }
   }
 
+  /** Rebuild a DeltaChannel with another reducer (remembered for the database), then reload. */
+  async chooseReducer(channel: string, reducer: string | null) {
+    const saved = this.deps.saveReducer(channel, reducer).then(() => true);
+    if (await saved.catch((e) => (this.deps.toast("error", toFailure(e).message), false))) await this.loadDetail();
+  }
+
   async loadDetail() {
     const db = this.deps.db();
     if (!db || !this.selectedKey) return;
@@ -203,6 +219,8 @@ export class ThreadView {
         checkpoint_id: key.id,
         reveal_secrets: this.reveal,
         full: this.full,
+        raw: this.rawDelta,
+        reducers: {},
       }),
       (d) => {
         this.detail = d;

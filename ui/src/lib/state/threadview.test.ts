@@ -74,6 +74,28 @@ describe("ThreadView: selection, detail and diff", () => {
     expect(calls.detail).toEqual([detailReq("c3"), detailReq("c3", true)]);
   });
 
+  it("reloads the detail in the stored view of DeltaChannels when asked, and back", async () => {
+    const { view, calls } = await openThread();
+    view.delta.setRaw(true);
+    await settle();
+    expect(view.delta.raw).toBe(true);
+    view.delta.setRaw(false);
+    await settle();
+    expect(calls.detail).toEqual([detailReq("c3"), detailReq("c3", false, "", false, true), detailReq("c3")]);
+  });
+
+  it("remembers a chosen reducer, then reloads the detail; a refusal is a toast", async () => {
+    const { view, calls, reducers, toasts } = await openThread();
+    view.delta.choose("log", "last");
+    await settle();
+    expect(reducers).toEqual([["log", "last"]]);
+    expect(calls.detail.length).toBe(2);
+    view.delta.choose("refused", null);
+    await settle();
+    expect(calls.detail.length).toBe(2);
+    expect(toasts.map((t) => t[1])).toContain("setting refused");
+  });
+
   it("shows a failed detail's error instead of the detail", async () => {
     const { view } = await openThread({
       detail: async (req) => {

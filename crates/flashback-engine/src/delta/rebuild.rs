@@ -1,0 +1,307 @@
+//! Rebuilding DeltaChannel values over a set of checkpoints of one namespace, each from its
+//! parent's value and the writes stored on the parent (memoised, so stepping along a branch
+//! costs one reducer call per step), then checked against the snapshots stored further down.
+
+use super::reduce::{empty, infer, replay};
+use super::{DeltaOptions, Rebuilt};
+use crate::merge::Reducer;
+use flashback_codec::{Decoded, Value};
+use flashback_storage::CheckpointTuple;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+/// One channel's rebuilt value at one checkpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct ChannelState {
+    /// The value, or why it cannot be shown.
+    pub value: Result<Value, String>,
+    /// The checkpoint whose stored value the replay started from, and its step.
+    pub from: Option<(String, Option<i64>)>,
+    /// Writes replayed since.
+    pub writes: u32,
+}
+
+type States = BTreeMap<String, Arc<ChannelState>>;
+
+/// Per channel: the value to show (or why not) and how it was rebuilt.
+pub(crate) type Rebuilds = BTreeMap<String, (Result<Value, String>, Rebuilt)>;
+
+/// The stored value of `channel` at `t`: `Some(Ok)` for a value (a snapshot unwrapped),
+/// `Some(Err)` for one that cannot be read, `None` when nothing is stored.
+fn stored(t: &CheckpointTuple, channel: &str) -> Option<Result<Value, String>> {
+    let d = t.checkpoint.value(channel)?;
+    Some(match d.as_ref() {
+        Decoded::Msgpack(Value::DeltaSnapshot(v)) => Ok((**v).clone()),
+        Decoded::Msgpack(v) => Ok(v.clone()),
+        Decoded::Null => Ok(Value::Nil),
+        other => Err(format!(
+            "the value stored at checkpoint {} cannot be read ({})",
+            t.header.checkpoint_id,
+            describe(other)
+        )),
+    })
+}
+
+fn describe(d: &Decoded) -> String {
+    match d {
+        Decoded::TooLarge { bytes, .. } => format!(
+            "{} over the decode budget",
+            flashback_codec::budget::human_bytes(*bytes)
+        ),
+        Decoded::Encrypted { tag, .. } => format!("encrypted, {tag}"),
+        Decoded::Error { message, .. } => message.clone(),
+        Decoded::Pickle(_) => "pickle".into(),
+        _ => "not msgpack".into(),
+    }
+}
+
+/// The writes of `channel` stored on `t`, in stored order (`task_path, task_id, idx`).
+fn writes_of<'a>(t: &'a CheckpointTuple, channel: &str) -> Result<Vec<&'a Value>, String> {
+    const NIL: &Value = &Value::Nil;
+    t.pending_writes
+        .iter()
+        .filter(|w| w.channel == channel)
+        .map(|w| match &w.value {
+            Decoded::Msgpack(v) => Ok(v),
+            Decoded::Null => Ok(NIL),
+            other => Err(format!(
+                "a write of task {} on checkpoint {} cannot be read ({})",
+                w.task_id,
+                t.header.checkpoint_id,
+                describe(other)
+            )),
+        })
+        .collect()
+}
+
+/// Rebuilds over one namespace's checkpoints.
+pub(crate) struct Rebuilder<'a> {
+    by_id: HashMap<&'a str, &'a CheckpointTuple>,
+    channels: BTreeSet<String>,
+    reducers: BTreeMap<String, (Reducer, bool)>,
+    memo: HashMap<&'a str, States>,
+}
+
+impl<'a> Rebuilder<'a> {
+    /// `tuples` are of one namespace; `channels` the DeltaChannels to rebuild.
+    pub(crate) fn new(
+        tuples: &[&'a CheckpointTuple],
+        channels: &BTreeSet<String>,
+        opts: &DeltaOptions,
+    ) -> Self {
+        let by_id: HashMap<&str, &CheckpointTuple> = tuples
+            .iter()
+            .map(|t| (t.header.checkpoint_id.as_str(), *t))
+            .collect();
+        let reducers = channels
+            .iter()
+            .map(|ch| {
+                let chosen = match opts.reducers.get(ch) {
+                    Some(r) => (*r, false),
+                    None => {
+                        let mut seen: Vec<&Value> = Vec::new();
+                        for t in tuples {
+                            if let Some(d) = t.checkpoint.value(ch) {
+                                if let Decoded::Msgpack(v) = d.as_ref() {
+                                    seen.push(match v {
+                                        Value::DeltaSnapshot(inner) => inner,
+                                        v => v,
+                                    });
+                                }
+                            }
+                            for w in t.pending_writes.iter().filter(|w| &w.channel == ch) {
+                                if let Decoded::Msgpack(v) = &w.value {
+                                    seen.push(v);
+                                }
+                            }
+                        }
+                        (infer(seen), true)
+                    }
+                };
+                (ch.clone(), chosen)
+            })
+            .collect();
+        Rebuilder {
+            by_id,
+            channels: channels.clone(),
+            reducers,
+            memo: HashMap::new(),
+        }
+    }
+
+    fn reducer(&self, channel: &str) -> (Reducer, bool) {
+        self.reducers
+            .get(channel)
+            .copied()
+            .unwrap_or((Reducer::ListAppend, true))
+    }
+
+    /// The states at checkpoint `id` (which must be in the set).
+    fn states(&mut self, id: &'a str) -> States {
+        // Walk up to the first checkpoint already known (or the top of the set), then come back
+        // down, so a long chain costs no recursion.
+        let mut chain: Vec<&'a str> = Vec::new();
+        let mut cur = Some(id);
+        while let Some(c) = cur {
+            if self.memo.contains_key(c) || chain.contains(&c) {
+                break;
+            }
+            chain.push(c);
+            cur = self
+                .by_id
+                .get(c)
+                .and_then(|t| t.header.parent_checkpoint_id.as_deref());
+            if let Some(p) = cur {
+                if !self.by_id.contains_key(p) {
+                    break;
+                }
+            }
+        }
+        for c in chain.into_iter().rev() {
+            let s = self.step(c);
+            self.memo.insert(c, s);
+        }
+        self.memo.get(id).cloned().unwrap_or_default()
+    }
+
+    /// The states at `id` from its parent's (already memoised when the parent is in the set).
+    fn step(&self, id: &'a str) -> States {
+        let t = self.by_id[id];
+        let parent_id = t.header.parent_checkpoint_id.as_deref();
+        let parent = parent_id.and_then(|p| self.by_id.get(p).copied());
+        let parent_states = parent.and_then(|p| self.memo.get(p.header.checkpoint_id.as_str()));
+        let mut out = States::new();
+        for ch in &self.channels {
+            let state = if let Some(value) = stored(t, ch) {
+                ChannelState {
+                    value,
+                    from: Some((id.to_owned(), t.header.step())),
+                    writes: 0,
+                }
+            } else {
+                match (parent_id, parent, parent_states.and_then(|s| s.get(ch))) {
+                    (None, _, _) => ChannelState {
+                        value: Ok(empty(self.reducer(ch).0)),
+                        from: None,
+                        writes: 0,
+                    },
+                    (Some(p), None, _) | (Some(p), Some(_), None) => ChannelState {
+                        value: Err(format!(
+                            "its history is incomplete: ancestor checkpoint {p} is missing or \
+                             unreadable, so the writes since the last snapshot are not all there"
+                        )),
+                        from: None,
+                        writes: 0,
+                    },
+                    (Some(p), Some(pt), Some(_)) if pt.header.problem.is_some() => ChannelState {
+                        value: Err(format!(
+                            "ancestor checkpoint {p} could not be read in full, so its writes \
+                             are not all there"
+                        )),
+                        from: None,
+                        writes: 0,
+                    },
+                    (Some(_), Some(pt), Some(prev)) => {
+                        let value = match (&prev.value, writes_of(pt, ch)) {
+                            (Err(e), _) => Err(e.clone()),
+                            (_, Err(e)) => Err(e),
+                            (Ok(v), Ok(ws)) if ws.is_empty() => Ok(v.clone()),
+                            (Ok(v), Ok(ws)) => replay(self.reducer(ch).0, v.clone(), &ws),
+                        };
+                        let n = u32::try_from(writes_of(pt, ch).map_or(0, |w| w.len()))
+                            .unwrap_or(u32::MAX);
+                        ChannelState {
+                            value,
+                            from: prev.from.clone(),
+                            writes: prev.writes.saturating_add(n),
+                        }
+                    }
+                }
+            };
+            out.insert(ch.clone(), Arc::new(state));
+        }
+        out
+    }
+
+    /// Rebuild every checkpoint of the set, then check each snapshot a loop step stored
+    /// against the replay that leads to it: where they differ, the values replayed since the
+    /// previous stored value are marked instead of shown.
+    pub(crate) fn run(mut self) -> HashMap<String, Rebuilds> {
+        let ids: Vec<&'a str> = self.by_id.keys().copied().collect();
+        for id in &ids {
+            self.states(id);
+        }
+        let mut bad: HashMap<(&'a str, String), String> = HashMap::new();
+        for id in &ids {
+            let t = self.by_id[id];
+            if t.header.source() != Some("loop") {
+                continue;
+            }
+            let Some(p) = t.header.parent_checkpoint_id.as_deref() else {
+                continue;
+            };
+            let (Some(pt), Some(prev)) = (self.by_id.get(p).copied(), self.memo.get(p)) else {
+                continue;
+            };
+            for ch in &self.channels {
+                let Some(Ok(snapshot)) = stored(t, ch) else {
+                    continue;
+                };
+                let Some(Ok(before)) = prev.get(ch).map(|s| s.value.clone()) else {
+                    continue;
+                };
+                let Ok(ws) = writes_of(pt, ch) else { continue };
+                let (reducer, _) = self.reducer(ch);
+                let expected = replay(reducer, before, &ws);
+                if expected.as_ref() == Ok(&snapshot) {
+                    continue;
+                }
+                let why = format!(
+                    "replaying the writes with {} does not give the snapshot stored at step {} \
+                     (checkpoint {id}), so the values rebuilt before it are not shown; set the channel's reducer \
+                     (append, add_messages, merge or last)",
+                    reducer.short_name(),
+                    t.header.step().map_or("?".into(), |s| s.to_string()),
+                );
+                // Mark p and its ancestors back to the stored value the replay started from.
+                let mut cur = Some(p);
+                while let Some(c) = cur {
+                    let Some(s) = self.memo.get(c).and_then(|s| s.get(ch)) else {
+                        break;
+                    };
+                    if s.writes == 0 || bad.contains_key(&(c, ch.clone())) {
+                        break;
+                    }
+                    bad.insert((c, ch.clone()), why.clone());
+                    cur = self
+                        .by_id
+                        .get(c)
+                        .and_then(|t| t.header.parent_checkpoint_id.as_deref());
+                }
+            }
+        }
+        let mut out = HashMap::new();
+        for id in ids {
+            let states = self.memo.remove(id).unwrap_or_default();
+            let mut per = BTreeMap::new();
+            for (ch, s) in states {
+                let (reducer, inferred) = self.reducer(&ch);
+                let value = match bad.get(&(id, ch.clone())) {
+                    Some(why) => Err(why.clone()),
+                    None => s.value.clone(),
+                };
+                let info = Rebuilt {
+                    from_checkpoint: s.from.as_ref().map(|(c, _)| c.clone()),
+                    from_step: s.from.as_ref().and_then(|(_, st)| *st),
+                    writes: s.writes,
+                    reducer,
+                    inferred,
+                    error: value.as_ref().err().cloned(),
+                };
+                per.insert(ch, (value, info));
+            }
+            out.insert(id.to_owned(), per);
+        }
+        out
+    }
+}
