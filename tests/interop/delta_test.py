@@ -23,6 +23,7 @@ Threads:
               and a Flashback edit fork of fork-a's log against update_state(Overwrite(...)).
 
 Usage: FLASHBACK_BIN=target/debug/flashback python tests/interop/delta_test.py [--pg URL]
+       python tests/interop/delta_test.py --make PATH   (the chat thread only, for ui/e2e)
 Prints one line per check and finally `N passed, M failed`; exits 1 on failure.
 """
 
@@ -377,7 +378,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pg", help="an empty Postgres database (its checkpoint tables are created)")
     ap.add_argument("--no-sqlite", action="store_true")
+    ap.add_argument("--make", metavar="PATH", help="only write the chat thread to a new SQLite file (for the UI tests)")
     args = ap.parse_args()
+    if args.make:
+        conn = sqlite3.connect(args.make, check_same_thread=False)
+        saver = SqliteSaver(conn)
+        saver.setup()
+        run_chat(build_chat(saver), "chat")
+        conn.close()
+        return 0
     r = Results()
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory() as d:

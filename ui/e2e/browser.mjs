@@ -63,6 +63,7 @@ const checks = [
   threadDetail.wideThread,
   optional.bigThread,
   optional.realRerun,
+  optional.deltaChannels,
   optional.postgres,
   threadDetail.subgraphs,
   threadDetail.sendFanout,

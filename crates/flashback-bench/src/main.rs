@@ -2,6 +2,8 @@
 //!
 //! * `flashback-bench DB THREAD [RUNS]`: load a thread's full decoded history, best of RUNS
 //!   (`bench/compare.sh`, beside Python's savers).
+//! * `flashback-bench delta DB THREAD [RUNS]`: the full history with DeltaChannels rebuilt,
+//!   and single steps as the app takes them (`bench/delta.sh`, beside `get_state_history`).
 //! * `flashback-bench layout SHAPE N`: build and lay out a generated thread in process, with
 //!   the size of its JSON and text renderings and the peak RSS (`bench/layout.sh`).
 //! * `flashback-bench graph-db FILE SHAPE N`: write that thread (`t`) to a new SQLite file, for
@@ -19,7 +21,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: flashback-bench DB THREAD [RUNS]
        flashback-bench layout siblings|forked N
-       flashback-bench graph-db FILE siblings|forked N";
+       flashback-bench graph-db FILE siblings|forked N
+       flashback-bench delta DB THREAD [RUNS]";
 
 fn usage() -> ! {
     eprintln!("{USAGE}");
@@ -40,6 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let shape = layout::Shape::parse(shape).unwrap_or_else(|| usage());
             layout::write_db(file, shape, count(n)).await
         }
+        ["delta", db, thread] => load::delta(db, thread, 5).await,
+        ["delta", db, thread, runs] => load::delta(db, thread, count(runs)).await,
         [db, thread] => load::run(db, thread, 5).await,
         [db, thread, runs] => load::run(db, thread, count(runs)).await,
         _ => usage(),

@@ -70,6 +70,42 @@ export const realRerun = {
   },
 };
 
+export const deltaChannels = {
+  name: "DeltaChannels show as the graph sees them, the stored view on request, a chosen reducer",
+  why: "no --python with LangGraph",
+  available: (t) => t.python,
+  run: async ({ page, shot, openDb, db, work, repo, python }) => {
+    const path = join(work, "delta.sqlite");
+    const made = spawnSync(python, [join(repo, "tests", "interop", "delta_test.py"), "--make", path], { encoding: "utf8" });
+    expect(made.status === 0, `delta_test.py --make: ${made.stderr}`);
+    await openDb(path);
+    await page.locator(`${tid("thread-row")}[data-thread="chat"]`).click();
+    // Step back to a checkpoint between snapshots, where `log` is replayed from writes.
+    await page.locator(tid("rebuilt-badge")).first().waitFor();
+    const log = page.locator(`${tid("channel")}[data-channel="log"]`);
+    const replayed = /rebuilt from (step \d+|empty) \+ [1-9]\d* write/;
+    for (let i = 0; i < 8 && !replayed.test((await log.locator(tid("rebuilt-badge")).textContent()) ?? ""); i++) {
+      const before = await page.locator(tid("selected-id")).textContent();
+      await page.keyboard.press("j");
+      await page.waitForFunction((b) => document.querySelector('[data-testid="selected-id"]')?.textContent !== b, before);
+      await log.locator(tid("rebuilt-badge")).waitFor();
+    }
+    await log.locator(tid("rebuilt-badge")).getByText(replayed).waitFor();
+    await shot("delta-rebuilt.png");
+    await page.locator(tid("delta-raw-toggle")).click();
+    await page.locator(tid("delta-bar")).getByText("Stored view").waitFor();
+    expect((await page.locator(tid("rebuilt-badge")).count()) === 0, "no rebuilt badge in the stored view");
+    await page.locator(tid("delta-raw-toggle")).click();
+    await log.locator(tid("rebuilt-badge")).waitFor();
+    // A reducer that contradicts the snapshots: the value is withheld, with the reason.
+    await log.locator(tid("reducer-select")).selectOption("merge");
+    await log.locator(tid("rebuilt-badge")).getByText("cannot be rebuilt").waitFor();
+    await log.locator(tid("reducer-select")).selectOption("");
+    await log.locator(tid("rebuilt-badge")).getByText(/rebuilt from/).waitFor();
+    await openDb(db);
+  },
+};
+
 export const postgres = {
   name: "a Postgres database browses and forks like a file",
   why: "no --pg database",

@@ -13,8 +13,9 @@
 //!   value) unless the caller sets it per channel ([`DeltaOptions::reducers`]).
 //! * **Point reads** ([`materialize`]): one header list of the namespace, then the ancestors in
 //!   batches of [`BATCH`] (one query each) until every channel has its stored value, and the
-//!   descendants on the way to the namespace's head until the next snapshots, which the replay
-//!   is checked against.
+//!   descendants on the way to the namespace's head until the next snapshots; the value is the
+//!   stored one plus every write since in one reducer call (as Python does), and the replay on
+//!   to the next snapshot must reproduce it.
 //! * **Whole threads** ([`materialize_all`]): each checkpoint from its parent's value and the
 //!   parent's writes, memoised, so a history costs one reducer call per step.
 //!
@@ -150,7 +151,8 @@ pub async fn materialize(
         async move { store.list_tuples(&q).await }
     };
     let target_id = tuple.header.checkpoint_id.clone();
-    let mut set: Vec<CheckpointTuple> = Vec::new();
+    let mut up: Vec<CheckpointTuple> = Vec::new();
+    let mut down: Vec<CheckpointTuple> = Vec::new();
 
     // Up: until every channel has a stored value (or the root).
     let mut need: BTreeSet<String> = channels
@@ -176,7 +178,7 @@ pub async fn materialize(
                 }
             }
             need.retain(|c| t.checkpoint.value(c).is_none());
-            set.push(t);
+            up.push(t);
             if need.is_empty() {
                 break;
             }
@@ -205,7 +207,7 @@ pub async fn materialize(
                 continue;
             };
             unchecked.retain(|c| t.checkpoint.value(c).is_none());
-            set.push(t);
+            down.push(t);
             if unchecked.is_empty() {
                 break;
             }
@@ -213,10 +215,9 @@ pub async fn materialize(
         cur = ids.last().and_then(|l| step(l)).map(str::to_owned);
     }
 
-    set.push(tuple.clone());
-    let refs: Vec<&CheckpointTuple> = set.iter().collect();
-    let mut results = Rebuilder::new(&refs, &channels, opts).run();
-    let per = results.remove(&target_id).unwrap_or_default();
+    let up: Vec<&CheckpointTuple> = up.iter().collect();
+    let down: Vec<&CheckpointTuple> = down.iter().collect();
+    let per = rebuild::point(tuple, &up, &down, &channels, opts);
     Ok(apply(tuple, per))
 }
 

@@ -74,6 +74,154 @@ fn writes_of<'a>(t: &'a CheckpointTuple, channel: &str) -> Result<Vec<&'a Value>
         .collect()
 }
 
+/// The reducer of each channel: the user's choice, else inferred from every value and write of
+/// it among `tuples` (`(reducer, inferred)`).
+fn choose_reducers(
+    tuples: &[&CheckpointTuple],
+    channels: &BTreeSet<String>,
+    opts: &DeltaOptions,
+) -> BTreeMap<String, (Reducer, bool)> {
+    channels
+        .iter()
+        .map(|ch| {
+            let chosen = match opts.reducers.get(ch) {
+                Some(r) => (*r, false),
+                None => {
+                    let mut seen: Vec<&Value> = Vec::new();
+                    for t in tuples {
+                        if let Some(Decoded::Msgpack(v)) = t.checkpoint.value(ch).map(Arc::as_ref) {
+                            seen.push(match v {
+                                Value::DeltaSnapshot(inner) => inner,
+                                v => v,
+                            });
+                        }
+                        for w in t.pending_writes.iter().filter(|w| &w.channel == ch) {
+                            if let Decoded::Msgpack(v) = &w.value {
+                                seen.push(v);
+                            }
+                        }
+                    }
+                    (infer(seen), true)
+                }
+            };
+            (ch.clone(), chosen)
+        })
+        .collect()
+}
+
+fn contradiction(reducer: Reducer, at: &CheckpointTuple) -> String {
+    format!(
+        "replaying the writes with {} does not give the snapshot stored at step {} \
+         (checkpoint {}), so the values rebuilt before it are not shown; set the channel's \
+         reducer (append, add_messages, merge or last)",
+        reducer.short_name(),
+        at.header.step().map_or("?".into(), |s| s.to_string()),
+        at.header.checkpoint_id,
+    )
+}
+
+/// One checkpoint's DeltaChannels, as Python rebuilds them: the nearest stored value on the
+/// way up (`up`: the parent first, each the parent of the one before) plus every write since
+/// in one reducer call; then the same forward along `down` (the target's descendants, in
+/// order) to the next stored snapshot, which the replay must reproduce.
+pub(crate) fn point(
+    target: &CheckpointTuple,
+    up: &[&CheckpointTuple],
+    down: &[&CheckpointTuple],
+    channels: &BTreeSet<String>,
+    opts: &DeltaOptions,
+) -> Rebuilds {
+    let mut all: Vec<&CheckpointTuple> = vec![target];
+    all.extend(up);
+    all.extend(down);
+    let reducers = choose_reducers(&all, channels, opts);
+    let mut out = Rebuilds::new();
+    for ch in channels {
+        let (reducer, inferred) = reducers
+            .get(ch)
+            .copied()
+            .unwrap_or((Reducer::ListAppend, true));
+        let mut from = None;
+        let mut count = 0u32;
+        let value = (|| -> Result<Value, String> {
+            if let Some(v) = stored(target, ch) {
+                from = Some((target.header.checkpoint_id.clone(), target.header.step()));
+                return v;
+            }
+            // Up to the seed, collecting each ancestor's writes (newest ancestor first).
+            let mut batches: Vec<Vec<&Value>> = Vec::new();
+            let mut child = target;
+            let mut seed = None;
+            for a in up {
+                if child.header.parent_checkpoint_id.as_deref() != Some(&a.header.checkpoint_id) {
+                    break;
+                }
+                if a.header.problem.is_some() {
+                    return Err(format!(
+                        "ancestor checkpoint {} could not be read in full, so its writes are \
+                         not all there",
+                        a.header.checkpoint_id
+                    ));
+                }
+                batches.push(writes_of(a, ch)?);
+                if let Some(v) = stored(a, ch) {
+                    from = Some((a.header.checkpoint_id.clone(), a.header.step()));
+                    seed = Some(v?);
+                    break;
+                }
+                child = a;
+            }
+            let seed = match seed {
+                Some(v) => v,
+                None => match &child.header.parent_checkpoint_id {
+                    Some(p) if !up.iter().any(|a| &a.header.checkpoint_id == p) => {
+                        return Err(format!(
+                            "its history is incomplete: ancestor checkpoint {p} is missing or \
+                             unreadable, so the writes since the last snapshot are not all there"
+                        ))
+                    }
+                    _ => empty(reducer),
+                },
+            };
+            let writes: Vec<&Value> = batches.into_iter().rev().flatten().collect();
+            count = u32::try_from(writes.len()).unwrap_or(u32::MAX);
+            let value = replay(reducer, seed, &writes)?;
+            // Forward to the next snapshot, which the replay must reproduce.
+            let mut ahead = writes_of(target, ch)?;
+            let mut parent = target;
+            for d in down {
+                if d.header.parent_checkpoint_id.as_deref() != Some(&parent.header.checkpoint_id)
+                    || d.header.problem.is_some()
+                {
+                    break;
+                }
+                if let Some(Ok(snapshot)) = stored(d, ch) {
+                    if d.header.source() == Some("loop")
+                        && replay(reducer, value.clone(), &ahead).as_ref() != Ok(&snapshot)
+                    {
+                        return Err(contradiction(reducer, d));
+                    }
+                    break;
+                }
+                let Ok(more) = writes_of(d, ch) else { break };
+                ahead.extend(more);
+                parent = d;
+            }
+            Ok(value)
+        })();
+        let info = Rebuilt {
+            from_checkpoint: from.as_ref().map(|(c, _)| c.clone()),
+            from_step: from.as_ref().and_then(|(_, s)| *s),
+            writes: count,
+            reducer,
+            inferred,
+            error: value.as_ref().err().cloned(),
+        };
+        out.insert(ch.clone(), (value, info));
+    }
+    out
+}
+
 /// Rebuilds over one namespace's checkpoints.
 pub(crate) struct Rebuilder<'a> {
     by_id: HashMap<&'a str, &'a CheckpointTuple>,
@@ -93,34 +241,7 @@ impl<'a> Rebuilder<'a> {
             .iter()
             .map(|t| (t.header.checkpoint_id.as_str(), *t))
             .collect();
-        let reducers = channels
-            .iter()
-            .map(|ch| {
-                let chosen = match opts.reducers.get(ch) {
-                    Some(r) => (*r, false),
-                    None => {
-                        let mut seen: Vec<&Value> = Vec::new();
-                        for t in tuples {
-                            if let Some(d) = t.checkpoint.value(ch) {
-                                if let Decoded::Msgpack(v) = d.as_ref() {
-                                    seen.push(match v {
-                                        Value::DeltaSnapshot(inner) => inner,
-                                        v => v,
-                                    });
-                                }
-                            }
-                            for w in t.pending_writes.iter().filter(|w| &w.channel == ch) {
-                                if let Decoded::Msgpack(v) = &w.value {
-                                    seen.push(v);
-                                }
-                            }
-                        }
-                        (infer(seen), true)
-                    }
-                };
-                (ch.clone(), chosen)
-            })
-            .collect();
+        let reducers = choose_reducers(tuples, channels, opts);
         Rebuilder {
             by_id,
             channels: channels.clone(),
@@ -256,13 +377,7 @@ impl<'a> Rebuilder<'a> {
                 if expected.as_ref() == Ok(&snapshot) {
                     continue;
                 }
-                let why = format!(
-                    "replaying the writes with {} does not give the snapshot stored at step {} \
-                     (checkpoint {id}), so the values rebuilt before it are not shown; set the channel's reducer \
-                     (append, add_messages, merge or last)",
-                    reducer.short_name(),
-                    t.header.step().map_or("?".into(), |s| s.to_string()),
-                );
+                let why = contradiction(reducer, t);
                 // Mark p and its ancestors back to the stored value the replay started from.
                 let mut cur = Some(p);
                 while let Some(c) = cur {

@@ -2,7 +2,7 @@
 //! (`reducer(state, [write, …]) -> state`, LangGraph's `DeltaChannel` contract), and how one is
 //! inferred from the values when the database does not say.
 
-use crate::merge::{item_key, Reducer};
+use crate::merge::Reducer;
 use flashback_codec::Value;
 
 /// `langgraph.graph.message.REMOVE_ALL_MESSAGES`: a `RemoveMessage` with this id clears the list.
@@ -51,8 +51,18 @@ pub(crate) fn empty(reducer: Reducer) -> Value {
     }
 }
 
-fn message_id(m: &Value) -> Option<String> {
-    item_key(m).strip_prefix("id:").map(str::to_owned)
+/// A message's `id`, borrowed (no allocation: this runs for every message of every step).
+fn message_id(m: &Value) -> Option<&str> {
+    match m {
+        Value::Object(o) => match &o.payload {
+            Value::Map(entries) => match str_key(entries, "id") {
+                Some(Value::Str(id)) => Some(id.as_str()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// `DeltaChannel.replay_writes`: the last `Overwrite` among `writes` resets the base, then the
@@ -128,11 +138,12 @@ fn add_messages(base: Value, writes: &[&Value]) -> Result<Value, String> {
             base.type_name()
         ));
     };
-    let mut result: Vec<Option<Value>> = state.into_iter().map(Some).collect();
-    let mut index: std::collections::HashMap<String, usize> = result
+    // References into `state` and `writes`; one clone of each kept message at the end.
+    let mut result: Vec<Option<&Value>> = state.iter().map(Some).collect();
+    let mut index: std::collections::HashMap<&str, usize> = state
         .iter()
         .enumerate()
-        .filter_map(|(i, m)| m.as_ref().and_then(message_id).map(|id| (id, i)))
+        .filter_map(|(i, m)| message_id(m).map(|id| (id, i)))
         .collect();
     let flat = writes.iter().flat_map(|w| match w {
         Value::Array(items) => items.iter().collect::<Vec<_>>(),
@@ -141,26 +152,27 @@ fn add_messages(base: Value, writes: &[&Value]) -> Result<Value, String> {
     for msg in flat {
         let remove = matches!(msg, Value::Object(o) if o.name == "RemoveMessage");
         match message_id(msg) {
-            Some(id) if remove && id == REMOVE_ALL => {
+            Some(REMOVE_ALL) if remove => {
                 result.clear();
                 index.clear();
             }
             Some(id) if remove => {
-                if let Some(i) = index.remove(&id) {
+                if let Some(i) = index.remove(id) {
                     result[i] = None;
                 }
             }
-            Some(id) => match index.get(&id) {
-                Some(&i) => result[i] = Some(msg.clone()),
+            Some(id) => match index.get(id) {
+                Some(&i) => result[i] = Some(msg),
                 None => {
                     index.insert(id, result.len());
-                    result.push(Some(msg.clone()));
+                    result.push(Some(msg));
                 }
             },
-            None => result.push(Some(msg.clone())),
+            None => result.push(Some(msg)),
         }
     }
-    Ok(Value::Array(result.into_iter().flatten().collect()))
+    let out: Vec<Value> = result.into_iter().flatten().cloned().collect();
+    Ok(Value::Array(out))
 }
 
 /// The reducer the values suggest (the database does not record it): langchain messages →
@@ -215,7 +227,11 @@ mod tests {
     }
     fn ids(v: &Value) -> Vec<String> {
         match v {
-            Value::Array(xs) => xs.iter().filter_map(message_id).collect(),
+            Value::Array(xs) => xs
+                .iter()
+                .filter_map(message_id)
+                .map(str::to_owned)
+                .collect(),
             _ => vec![],
         }
     }

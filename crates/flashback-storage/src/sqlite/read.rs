@@ -193,8 +193,9 @@ fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
 /// second connection while this thread streams the checkpoint rows to the rayon pool, which
 /// decodes them as they arrive (reading and decoding take similar time on a long history).
 fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
-    let short =
-        q.checkpoint_id.is_some() || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD);
+    let short = q.checkpoint_id.is_some()
+        || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD)
+        || (1..=BULK_WRITES_THRESHOLD).contains(&q.checkpoint_ids.len());
     if short {
         let mut rows = Vec::new();
         for_each_row(cx, q, |row| {
@@ -219,6 +220,16 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
     if let Some(ns) = &q.checkpoint_ns {
         clauses.push("checkpoint_ns = ?");
         wparams.push(SqlValue::Text(ns.clone()));
+    }
+    // A batch of known checkpoints: only their writes.
+    let ids_clause;
+    if !q.checkpoint_ids.is_empty() {
+        ids_clause = format!(
+            "checkpoint_id IN ({})",
+            vec!["?"; q.checkpoint_ids.len()].join(", ")
+        );
+        clauses.push(&ids_clause);
+        wparams.extend(q.checkpoint_ids.iter().cloned().map(SqlValue::Text));
     }
     let wsql = if clauses.is_empty() {
         String::new()
