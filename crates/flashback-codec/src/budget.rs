@@ -296,8 +296,8 @@ fn copy_value<R: BufRead + Seek>(
         let (payload, children) = match m {
             0xdc | 0xdd => (0, be(&hdr[1..])),
             0xde | 0xdf => (0, 2 * be(&hdr[1..])),
-            // The ext code byte follows the length.
-            0xc7..=0xc9 => (be(&hdr[1..]) + 1, 0),
+            // The header holds the length, then the ext code byte (already read).
+            0xc7..=0xc9 => (be(&hdr[1..hdr.len() - 1]), 0),
             _ => (fixed.unwrap_or_else(|| be(&hdr[1..])), children),
         };
         pending = pending
@@ -413,6 +413,43 @@ mod tests {
                 .document,
             bytes
         );
+    }
+
+    #[test]
+    fn ext_values_of_every_length_form_are_copied_whole() {
+        // ext8 (0xc7), ext16 (0xc8), ext32 (0xc9) and fixext: the header is the length and then
+        // the ext code, which must not be read as part of the length (found by fuzzing).
+        let mut values = Vec::new();
+        for len in [3usize, 200, 300, 70_000] {
+            let mut ext = match len {
+                0..=255 => vec![0xc7, len as u8],
+                256..=65_535 => vec![0xc8, (len >> 8) as u8, len as u8],
+                _ => {
+                    let mut h = vec![0xc9];
+                    h.extend_from_slice(&(len as u32).to_be_bytes());
+                    h
+                }
+            };
+            ext.push(0x93); // an unknown ext code: kept raw
+            ext.extend(std::iter::repeat_n(0x41, len));
+            values.push(ext);
+        }
+        values.push(vec![0xd4, 0x93, 0x41]);
+        let mut doc = vec![0x82, 0xae];
+        doc.extend_from_slice(b"channel_values");
+        doc.push(0x80 | values.len() as u8);
+        for (i, v) in values.iter().enumerate() {
+            doc.extend_from_slice(&[0xa1, b'a' + i as u8]);
+            doc.extend_from_slice(v);
+        }
+        doc.extend_from_slice(&[0xa1, b'v', 0x04]);
+        assert!(msgpack::decode(&doc).is_ok());
+        let whole = slim_document(Cursor::new(&doc[..]), u64::MAX).unwrap();
+        assert_eq!(whole.document, doc);
+        let slim = slim_document(Cursor::new(&doc[..]), 1000).unwrap();
+        assert_eq!(slim.too_large.len(), 1, "{:?}", slim.too_large);
+        assert_eq!(slim.too_large[0].1, 70_006);
+        msgpack::decode(&slim.document).expect("still a document");
     }
 
     #[test]
