@@ -138,6 +138,7 @@ impl Api {
             (&req.a.checkpoint_ns, &req.a.checkpoint_id),
             (&req.b.checkpoint_ns, &req.b.checkpoint_id),
             ViewOptions::default(),
+            &self.delta_for(&req.db)?,
         )
         .await?)
     }
@@ -236,6 +237,14 @@ fn read_bundle(path: &Path) -> ApiResult<String> {
             path.display()
         ))
     })
+}
+
+impl Api {
+    /// The DeltaChannel options of an open database: the reducers remembered for it.
+    pub(crate) fn delta_for(&self, db: &str) -> ApiResult<flashback_engine::delta::DeltaOptions> {
+        let location = self.session(db)?.info.location.clone();
+        delta_options(&self.reducers_for(&location, &Default::default())?)
+    }
 }
 
 /// Reducer choices (`{channel: name}`) as rebuild options; an unknown name is a bad request.

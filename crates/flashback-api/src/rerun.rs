@@ -38,6 +38,8 @@ pub struct RerunSpec {
     pub runner: String,
     /// Stop the runner after this long.
     pub timeout: Duration,
+    /// How the fork rebuilds DeltaChannels (the reducers remembered for the database).
+    pub delta: flashback_engine::delta::DeltaOptions,
 }
 
 /// What happens during a re-run.
@@ -134,6 +136,7 @@ pub async fn rerun(
         &spec.checkpoint_id,
         &[],
         "rerun",
+        &spec.delta,
     )
     .await?;
     drop(saver);

@@ -8,6 +8,7 @@ use crate::types::{
     MergeRequest, PruneRequest, PruneSummary, ValidateEditRequest,
 };
 use crate::{Api, CopyReport, ForkResult};
+use flashback_engine::delta::DeltaOptions;
 use flashback_engine::edit::edit_fork;
 use flashback_engine::fork::copy_fork_as;
 use flashback_engine::EngineError;
@@ -69,12 +70,14 @@ impl Api {
             .into_iter()
             .map(|e| (e.channel, e.value))
             .collect();
+        let delta = self.delta_for(&req.db)?;
         fork(
             saver.as_ref(),
             &req.thread_id,
             &req.checkpoint_ns,
             &req.checkpoint_id,
             &edits,
+            &delta,
         )
         .await
     }
@@ -94,6 +97,7 @@ impl Api {
             &req.into,
             &req.from,
             &take,
+            &self.delta_for(&req.db)?,
         )
         .await?)
     }
@@ -183,6 +187,7 @@ pub(crate) async fn fork(
     checkpoint_ns: &str,
     checkpoint_id: &str,
     edits: &[(String, Json)],
+    delta: &DeltaOptions,
 ) -> ApiResult<ForkResult> {
     fork_as(
         saver,
@@ -191,6 +196,7 @@ pub(crate) async fn fork(
         checkpoint_id,
         edits,
         "copy_fork",
+        delta,
     )
     .await
 }
@@ -203,11 +209,20 @@ pub(crate) async fn fork_as(
     checkpoint_id: &str,
     edits: &[(String, Json)],
     action: &str,
+    delta: &DeltaOptions,
 ) -> ApiResult<ForkResult> {
     let forked = if edits.is_empty() {
-        copy_fork_as(saver, thread_id, checkpoint_ns, checkpoint_id, action).await
+        copy_fork_as(
+            saver,
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            action,
+            delta,
+        )
+        .await
     } else {
-        edit_fork(saver, thread_id, checkpoint_ns, checkpoint_id, edits).await
+        edit_fork(saver, thread_id, checkpoint_ns, checkpoint_id, edits, delta).await
     };
     match forked {
         Err(EngineError::UnknownCheckpoint { .. }) => {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use flashback_api::{CheckpointRequest, ErrorCode, Initial, SetSettingRequest};
+use flashback_api::{CheckpointRequest, ErrorCode, ForkRequest, Initial, SetSettingRequest};
 use flashback_codec::{Decoded, Value};
 use flashback_storage::sqlite_write::SqliteSaver;
 use flashback_storage::{Checkpoint, CheckpointSaver, PutRequest, Version};
@@ -130,6 +130,17 @@ async fn reducers_per_request_and_remembered_per_database() {
         e.message
     );
 
+    // A fork would store the value as a snapshot: with the inferred reducer it is refused.
+    let fork = |db: &str| ForkRequest {
+        db: db.into(),
+        thread_id: "t".into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: id(1),
+        edits: Vec::new(),
+    };
+    let e = api.fork_checkpoint(fork(&db.db)).await.unwrap_err();
+    assert!(e.message.contains("cannot be rebuilt"), "{}", e.message);
+
     // Remembered for the database; a bad remembered value is refused.
     let key = format!("reducers:{}", db.location);
     let bad = api
@@ -152,4 +163,16 @@ async fn reducers_per_request_and_remembered_per_database() {
     assert_eq!(d.values["log"], json!(["b"]));
     assert_eq!(d.rebuilt["log"].writes, 1);
     assert_eq!(d.rebuilt["log"].from_step, Some(0));
+
+    // The fork uses the remembered reducer too.
+    let forked = api.fork_checkpoint(fork(&db.db)).await.unwrap();
+    let mut r = req(&db.db, true, &[]);
+    r.checkpoint_id = Some(forked.checkpoint_id);
+    let d = api.checkpoint_detail(r).await.unwrap();
+    assert_eq!(
+        d.values["log"]["$value"],
+        json!(["b"]),
+        "{}",
+        d.values["log"]
+    );
 }

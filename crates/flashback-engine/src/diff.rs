@@ -10,8 +10,9 @@
 //! Values are compared as decoded values (not their JSON view), so a changed `SecretStr` counts
 //! as changed even though both sides are shown masked.
 
+use crate::delta::DeltaOptions;
 use crate::error::EngineError;
-use crate::fork::load_source;
+use crate::fork::load_rebuilt;
 use crate::merge::{item_key, items};
 use flashback_codec::{view, view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple};
@@ -181,9 +182,10 @@ pub async fn diff_checkpoints(
     a: (&str, &str),
     b: (&str, &str),
     opts: ViewOptions,
+    delta: &DeltaOptions,
 ) -> Result<CheckpointDiff, EngineError> {
-    let ta = load_source(store, thread_id, a.0, a.1).await?;
-    let tb = load_source(store, thread_id, b.0, b.1).await?;
+    let ta = load_rebuilt(store, thread_id, a.0, a.1, delta).await?.0;
+    let tb = load_rebuilt(store, thread_id, b.0, b.1, delta).await?.0;
     Ok(diff_tuples(&ta, &tb, opts))
 }
 

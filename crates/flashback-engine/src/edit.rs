@@ -28,6 +28,7 @@
 //! are produced, and `versions_seen` is not advanced for any node), and the edited values are
 //! not also stored as pending writes on `X`.
 
+use crate::delta::DeltaOptions;
 use crate::error::EngineError;
 use crate::fork::{load_rebuilt, set_channels, write_fork, ForkResult};
 use flashback_codec::unview::decoded_from_view;
@@ -62,6 +63,7 @@ pub async fn edit_fork(
     checkpoint_ns: &str,
     checkpoint_id: &str,
     edits: &[(String, Json)],
+    opts: &DeltaOptions,
 ) -> Result<ForkResult, EngineError> {
     if edits.is_empty() {
         return Err(invalid(
@@ -78,7 +80,8 @@ pub async fn edit_fork(
             )));
         }
     }
-    let (source, delta) = load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
+    let (source, delta) =
+        load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id, opts).await?;
 
     // Validate and convert every edit before writing anything.
     let mut new_values = Vec::with_capacity(edits.len());

@@ -44,46 +44,47 @@ pub async fn copy_fork(
     checkpoint_ns: &str,
     checkpoint_id: &str,
 ) -> Result<ForkResult, EngineError> {
-    copy_fork_as(saver, thread_id, checkpoint_ns, checkpoint_id, "copy_fork").await
+    let delta = DeltaOptions::default();
+    copy_fork_as(
+        saver,
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        "copy_fork",
+        &delta,
+    )
+    .await
 }
 
 /// [`copy_fork`] recorded as `action` in `metadata.flashback` (`rerun` for the fork a re-run
-/// resumes, so the graph labels that branch a re-run).
+/// resumes, so the graph labels that branch a re-run), DeltaChannels rebuilt with `opts`.
 pub async fn copy_fork_as(
     saver: &dyn CheckpointSaver,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
     action: &str,
+    opts: &DeltaOptions,
 ) -> Result<ForkResult, EngineError> {
-    let (source, delta) = load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id).await?;
+    let (source, delta) =
+        load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id, opts).await?;
     let note = json!({"action": action, "forked_from": checkpoint_id});
     write_fork(saver, &source, &delta, "fork", note, |_| Vec::new()).await
 }
 
 /// A checkpoint that must exist and be readable (the one a fork starts from, either side of a
-/// diff): one whose row could not be read in full ([`CheckpointHeader::problem`]) would be
-/// forked, merged or compared as something it is not, so it is refused with the reason.
+/// diff), with its DeltaChannels rebuilt (`opts`) and their provenance (what a fork needs to
+/// store them as snapshots). One whose row could not be read in full
+/// ([`CheckpointHeader::problem`]) would be forked, merged or compared as something it is not,
+/// so it is refused with the reason.
 ///
 /// [`CheckpointHeader::problem`]: flashback_storage::CheckpointHeader::problem
-pub(crate) async fn load_source(
-    store: &dyn CheckpointStore,
-    thread_id: &str,
-    checkpoint_ns: &str,
-    checkpoint_id: &str,
-) -> Result<CheckpointTuple, EngineError> {
-    Ok(load_rebuilt(store, thread_id, checkpoint_ns, checkpoint_id)
-        .await?
-        .0)
-}
-
-/// [`load_source`] with the provenance of its rebuilt DeltaChannels (what a fork needs to
-/// store them as snapshots).
 pub(crate) async fn load_rebuilt(
     store: &dyn CheckpointStore,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
+    opts: &DeltaOptions,
 ) -> Result<(CheckpointTuple, BTreeMap<String, Rebuilt>), EngineError> {
     let mut tuple = store
         .get_tuple(thread_id, checkpoint_ns, Some(checkpoint_id))
@@ -93,7 +94,7 @@ pub(crate) async fn load_rebuilt(
             id: checkpoint_id.to_owned(),
         })?;
     readable(&tuple)?;
-    let delta = crate::delta::materialize(store, &mut tuple, &DeltaOptions::default()).await?;
+    let delta = crate::delta::materialize(store, &mut tuple, opts).await?;
     Ok((tuple, delta))
 }
 

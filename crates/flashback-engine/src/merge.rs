@@ -12,6 +12,7 @@
 //!   that explains the next checkpoint is identified, and steps where none does are reported.
 
 use crate::dag::ThreadDag;
+use crate::delta::DeltaOptions;
 use crate::error::EngineError;
 use crate::fork::{load_rebuilt, set_channels, write_fork, ForkResult};
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
@@ -70,6 +71,7 @@ async fn thread_tuples(
     store: &dyn CheckpointStore,
     thread_id: &str,
     ns: &str,
+    opts: &DeltaOptions,
 ) -> Result<Vec<CheckpointTuple>, EngineError> {
     let mut tuples = store
         .list_tuples(&ListQuery {
@@ -78,7 +80,7 @@ async fn thread_tuples(
             ..Default::default()
         })
         .await?;
-    crate::delta::materialize_all(&mut tuples, &crate::delta::DeltaOptions::default());
+    crate::delta::materialize_all(&mut tuples, opts);
     Ok(tuples)
 }
 
@@ -136,8 +138,9 @@ async fn sides(
     ns: &str,
     a: &str,
     b: &str,
+    opts: &DeltaOptions,
 ) -> Result<Sides, EngineError> {
-    let tuples = thread_tuples(store, thread_id, ns).await?;
+    let tuples = thread_tuples(store, thread_id, ns, opts).await?;
     let headers: Vec<_> = tuples.iter().map(|t| t.header.clone()).collect();
     let dag = ThreadDag::build(&headers)?;
     let find = |id: &str| {
@@ -168,7 +171,7 @@ pub async fn three_way(
     b: &str,
     channels: &[String],
 ) -> Result<Vec<ThreeWay>, EngineError> {
-    let s = sides(store, thread_id, ns, a, b).await?;
+    let s = sides(store, thread_id, ns, a, b, &DeltaOptions::default()).await?;
     let mut names: Vec<String> = if channels.is_empty() {
         s.a.checkpoint
             .channel_values
@@ -237,6 +240,7 @@ pub async fn merge_branches(
     a: &str,
     b: &str,
     take: &[(String, MergeMode)],
+    opts: &DeltaOptions,
 ) -> Result<ForkResult, EngineError> {
     if take.is_empty() {
         return Err(StoreError::InvalidInput(
@@ -244,7 +248,7 @@ pub async fn merge_branches(
         )
         .into());
     }
-    let s = sides(saver, thread_id, ns, a, b).await?;
+    let s = sides(saver, thread_id, ns, a, b, opts).await?;
     // What cannot be read cannot be merged (the fork point only matters to append-b).
     let appends = take.iter().any(|(_, m)| *m == MergeMode::AppendB);
     let base = s.base.as_ref().filter(|_| appends);
@@ -287,7 +291,7 @@ pub async fn merge_branches(
         };
         new_values.push((channel.clone(), value));
     }
-    let (source, delta) = load_rebuilt(saver, thread_id, ns, a).await?;
+    let (source, delta) = load_rebuilt(saver, thread_id, ns, a, opts).await?;
     let taken: Vec<Json> = take
         .iter()
         .map(|(c, m)| json!({"channel": c, "mode": m}))
@@ -455,7 +459,7 @@ pub async fn rebuild_report(
     tip: Option<&str>,
 ) -> Result<Vec<ChannelRebuild>, EngineError> {
     let steps = crate::replay::replay(store, thread_id, ns, tip).await?;
-    let tuples = thread_tuples(store, thread_id, ns).await?;
+    let tuples = thread_tuples(store, thread_id, ns, &DeltaOptions::default()).await?;
     let by_id: HashMap<&str, &CheckpointTuple> = tuples
         .iter()
         .map(|t| (t.header.checkpoint_id.as_str(), t))

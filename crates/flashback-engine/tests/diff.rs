@@ -80,17 +80,31 @@ async fn a_checkpoint_equals_itself_and_unknown_ids_are_errors() {
         .expect("read")
         .expect("head");
     let id = head.header.checkpoint_id.as_str();
-    let d = diff_checkpoints(&s, "forked", ("", id), ("", id), ViewOptions::default())
-        .await
-        .expect("diff");
+    let d = diff_checkpoints(
+        &s,
+        "forked",
+        ("", id),
+        ("", id),
+        ViewOptions::default(),
+        &Default::default(),
+    )
+    .await
+    .expect("diff");
     assert!(
         d.channels.iter().all(|c| c.change == Change::Unchanged),
         "{:?}",
         d.summary
     );
-    let err = diff_checkpoints(&s, "forked", ("", id), ("", "nope"), ViewOptions::default())
-        .await
-        .expect_err("unknown checkpoint");
+    let err = diff_checkpoints(
+        &s,
+        "forked",
+        ("", id),
+        ("", "nope"),
+        ViewOptions::default(),
+        &Default::default(),
+    )
+    .await
+    .expect_err("unknown checkpoint");
     assert!(err.to_string().contains("nope"), "{err}");
 }
 
@@ -117,6 +131,7 @@ async fn branches_of_the_forked_thread_differ_in_their_log() {
         ("", leaves[0]),
         ("", leaves[1]),
         ViewOptions::default(),
+        &Default::default(),
     )
     .await
     .expect("diff");

@@ -74,6 +74,7 @@ async fn edit_fork_replaces_a_message_and_bumps_only_its_version() {
         "",
         &source_id,
         &[("messages".into(), edited)],
+        &Default::default(),
     )
     .await
     .unwrap();
@@ -210,6 +211,7 @@ async fn edit_fork_can_add_a_channel_and_edit_an_older_checkpoint() {
         "",
         &oldest_loop.checkpoint_id,
         &[("flashback_note".into(), json!({"n": 1.0, "tags": ["a"]}))],
+        &Default::default(),
     )
     .await
     .unwrap();
@@ -243,6 +245,7 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
         "",
         &id,
         &[("llm_calls".into(), json!(3)), ("messages".into(), edited)],
+        &Default::default(),
     )
     .await
     .unwrap_err();
@@ -264,6 +267,7 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
             "s".into(),
             json!({"$type": "pydantic.types.SecretStr", "$value": "**********", "$secret": true}),
         )],
+        &Default::default(),
     )
     .await
     .unwrap_err();
@@ -282,6 +286,7 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
             "x".into(),
             json!({"$error": "bad", "$type": "msgpack.ext(9)", "raw_base64": ""}),
         )],
+        &Default::default(),
     )
     .await
     .unwrap_err();
@@ -293,6 +298,7 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
         "",
         "1f1e0000-0000-6000-8000-000000000000",
         &[("x".into(), json!(1))],
+        &Default::default(),
     )
     .await
     .unwrap_err();
@@ -301,7 +307,9 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
         "{err}"
     );
 
-    let err = edit_fork(&saver, THREAD, "", &id, &[]).await.unwrap_err();
+    let err = edit_fork(&saver, THREAD, "", &id, &[], &Default::default())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("no channel"), "{err}");
     let err = edit_fork(
         &saver,
@@ -309,6 +317,7 @@ async fn a_bad_value_or_unknown_checkpoint_writes_nothing() {
         "",
         &id,
         &[("a".into(), json!(1)), ("a".into(), json!(2))],
+        &Default::default(),
     )
     .await
     .unwrap_err();

@@ -76,6 +76,7 @@ async fn three_way_then_append_merge() {
             ("log".to_string(), MergeMode::AppendB),
             ("value".to_string(), MergeMode::TakeB),
         ],
+        &Default::default(),
     )
     .await
     .expect("merge");
@@ -115,10 +116,11 @@ async fn three_way_then_append_merge() {
         &a,
         &b,
         &[("value".to_string(), MergeMode::AppendB)],
+        &Default::default(),
     )
     .await;
     assert!(err.is_err(), "append needs lists on both sides");
-    let err = merge_branches(&s, "forked", "", &a, &b, &[]).await;
+    let err = merge_branches(&s, "forked", "", &a, &b, &[], &Default::default()).await;
     assert!(err.is_err(), "nothing to merge");
 }
 

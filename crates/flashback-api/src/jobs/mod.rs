@@ -53,6 +53,7 @@ impl Api {
             checkpoint_id: req.checkpoint_id,
             runner: req.runner,
             timeout: std::time::Duration::from_secs(u64::from(req.timeout_secs)),
+            delta: self.delta_for(&req.db)?,
         };
         Ok(self.jobs.spawn(JobKind::Rerun, move |job| async move {
             job.progress(0, 0, "running");
