@@ -151,6 +151,7 @@ impl Api {
             &req.thread_id,
             &req.checkpoint_ns,
             req.tip.as_deref(),
+            &self.delta_for(&req.db)?,
         )
         .await?)
     }
@@ -178,6 +179,7 @@ impl Api {
             &req.into,
             &req.from,
             &req.channels,
+            &self.delta_for(&req.db)?,
         )
         .await?)
     }

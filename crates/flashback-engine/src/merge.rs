@@ -170,8 +170,9 @@ pub async fn three_way(
     a: &str,
     b: &str,
     channels: &[String],
+    opts: &DeltaOptions,
 ) -> Result<Vec<ThreeWay>, EngineError> {
-    let s = sides(store, thread_id, ns, a, b, &DeltaOptions::default()).await?;
+    let s = sides(store, thread_id, ns, a, b, opts).await?;
     let mut names: Vec<String> = if channels.is_empty() {
         s.a.checkpoint
             .channel_values
@@ -458,7 +459,7 @@ pub async fn rebuild_report(
     ns: &str,
     tip: Option<&str>,
 ) -> Result<Vec<ChannelRebuild>, EngineError> {
-    let steps = crate::replay::replay(store, thread_id, ns, tip).await?;
+    let steps = crate::replay::replay(store, thread_id, ns, tip, &DeltaOptions::default()).await?;
     let tuples = thread_tuples(store, thread_id, ns, &DeltaOptions::default()).await?;
     let by_id: HashMap<&str, &CheckpointTuple> = tuples
         .iter()

@@ -71,6 +71,7 @@ pub async fn replay(
     thread_id: &str,
     checkpoint_ns: &str,
     tip: Option<&str>,
+    opts: &crate::delta::DeltaOptions,
 ) -> Result<Vec<ReplayStep>, EngineError> {
     let query = ListQuery {
         thread_id: Some(thread_id.to_owned()),
@@ -78,7 +79,7 @@ pub async fn replay(
         ..Default::default()
     };
     let mut tuples = store.list_tuples(&query).await?;
-    crate::delta::materialize_all(&mut tuples, &crate::delta::DeltaOptions::default());
+    crate::delta::materialize_all(&mut tuples, opts);
     let headers: Vec<_> = tuples.iter().map(|t| t.header.clone()).collect();
     let dag = ThreadDag::build(&headers)?;
     let tip = match tip {

@@ -32,6 +32,7 @@ fn opts(checkpoint_id: Option<&str>, redact: &[&str]) -> ExportOptions {
         redact: redact.iter().map(|s| s.to_string()).collect(),
         tool_version: "0.1.0-test".into(),
         generated_at: Some("2026-01-02T03:04:05+00:00".into()),
+        ..Default::default()
     }
 }
 

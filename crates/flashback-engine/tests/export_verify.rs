@@ -21,6 +21,7 @@ async fn bundle(thread: &str) -> Bundle {
         redact: vec!["api_key".into()],
         tool_version: "0.1.0-test".into(),
         generated_at: Some("2026-01-02T03:04:05+00:00".into()),
+        ..Default::default()
     };
     build_bundle(&store, thread, &opts).await.unwrap()
 }

@@ -64,6 +64,7 @@ async fn the_deepest_exportable_value_verifies() {
         redact: vec![],
         tool_version: "0.1.0-test".into(),
         generated_at: Some("2026-01-02T03:04:05+00:00".into()),
+        ..Default::default()
     };
     let mut bundle = build_bundle(&store, "forked", &opts).await.unwrap();
     bundle.checkpoints[0].values.insert("deep".into(), view);

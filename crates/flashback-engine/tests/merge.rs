@@ -50,9 +50,17 @@ async fn three_way_then_append_merge() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = saver(&dir).await;
     let (a, b) = two_tips(&s).await;
-    let views = three_way(&s, "forked", "", &a, &b, &["log".to_string()])
-        .await
-        .expect("3-way");
+    let views = three_way(
+        &s,
+        "forked",
+        "",
+        &a,
+        &b,
+        &["log".to_string()],
+        &Default::default(),
+    )
+    .await
+    .expect("3-way");
     let log = &views[0];
     assert!(log.fork_point.is_some(), "the branches share an ancestor");
     let list = log.list.as_ref().expect("log is a list on both sides");

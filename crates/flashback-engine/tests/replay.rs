@@ -16,7 +16,9 @@ async fn fixture() -> SqliteStore {
 #[tokio::test]
 async fn the_head_branch_replays_root_first_with_writes_and_changes() {
     let store = fixture().await;
-    let steps = replay(&store, "reducers", "", None).await.expect("replay");
+    let steps = replay(&store, "reducers", "", None, &Default::default())
+        .await
+        .expect("replay");
     assert!(steps.len() >= 5, "{} steps", steps.len());
     assert_eq!(
         steps[0].source.as_deref(),
@@ -50,7 +52,7 @@ async fn the_head_branch_replays_root_first_with_writes_and_changes() {
 #[tokio::test]
 async fn a_fork_branch_replays_through_its_fork_point() {
     let store = fixture().await;
-    let head = replay(&store, "forked", "", None)
+    let head = replay(&store, "forked", "", None, &Default::default())
         .await
         .expect("head branch");
     // Every branch tip replays; branches share their prefix up to the fork point.
@@ -63,7 +65,7 @@ async fn a_fork_branch_replays_through_its_fork_point() {
         .collect();
     let mut lengths = Vec::new();
     for tip in &tips {
-        let steps = replay(&store, "forked", "", Some(tip))
+        let steps = replay(&store, "forked", "", Some(tip), &Default::default())
             .await
             .expect("branch");
         assert_eq!(
@@ -77,12 +79,14 @@ async fn a_fork_branch_replays_through_its_fork_point() {
         lengths.iter().any(|&l| l != head.len()),
         "branches differ in length"
     );
-    let err = replay(&store, "forked", "", Some("nope"))
+    let err = replay(&store, "forked", "", Some("nope"), &Default::default())
         .await
         .expect_err("unknown tip");
     assert!(err.to_string().contains("nope"), "{err}");
-    assert!(replay(&store, "no-such-thread", "", None)
-        .await
-        .expect("empty")
-        .is_empty());
+    assert!(
+        replay(&store, "no-such-thread", "", None, &Default::default())
+            .await
+            .expect("empty")
+            .is_empty()
+    );
 }

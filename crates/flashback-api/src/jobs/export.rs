@@ -30,12 +30,14 @@ pub(super) async fn export_job(
     s: &Session,
     req: &ExportRequest,
     job: &JobHandle,
+    delta: flashback_engine::delta::DeltaOptions,
 ) -> ApiResult<ExportResult> {
     use flashback_engine::export::{self, ExportProgress};
     let opts = export::ExportOptions {
         checkpoint_id: req.checkpoint_id.clone(),
         redact: req.redact.clone(),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        delta,
         ..Default::default()
     };
     let mut observe = |p: ExportProgress| {

@@ -23,8 +23,9 @@ impl Api {
             let target = self.policy.export_path(p)?;
             req.path = Some(target.to_string_lossy().into_owned());
         }
+        let delta = self.delta_for(&req.db)?;
         Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
-            to_json(export::export_job(&s, &req, &job).await?)
+            to_json(export::export_job(&s, &req, &job, delta).await?)
         }))
     }
 

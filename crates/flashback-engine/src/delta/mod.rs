@@ -50,7 +50,7 @@ const COUNTERS: &str = "counters_since_delta_snapshot";
 const SNAPSHOT_BUMPS: &str = "__snapshot_bumps__";
 
 /// How DeltaChannels are rebuilt.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeltaOptions {
     /// The reducer per channel, where the user chose one (else inferred).
     pub reducers: BTreeMap<String, Reducer>,

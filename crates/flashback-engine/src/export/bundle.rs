@@ -104,7 +104,7 @@ pub async fn build_bundle_observed(
         }
     };
     // DeltaChannels as the graph sees them (a branch holds every ancestor it needs).
-    crate::delta::materialize_all(&mut loaded, &crate::delta::DeltaOptions::default());
+    crate::delta::materialize_all(&mut loaded, &opts.delta);
     let mut tuples: HashMap<(String, String), CheckpointTuple> = HashMap::new();
     for t in loaded {
         let key = (

@@ -21,6 +21,8 @@ pub struct ExportOptions {
     pub tool_version: String,
     /// `generated_at` to record; `None` = now (UTC, ISO 8601). For reproducible bundles.
     pub generated_at: Option<String>,
+    /// How DeltaChannels are rebuilt (the reducers chosen for the database).
+    pub delta: crate::delta::DeltaOptions,
 }
 
 /// Which part of the thread a bundle holds.
