@@ -323,14 +323,15 @@ impl<'a> Rebuilder<'a> {
                         writes: 0,
                     },
                     (Some(_), Some(pt), Some(prev)) => {
-                        let value = match (&prev.value, writes_of(pt, ch)) {
+                        let writes = writes_of(pt, ch);
+                        let n =
+                            u32::try_from(writes.as_ref().map_or(0, Vec::len)).unwrap_or(u32::MAX);
+                        let value = match (&prev.value, writes) {
                             (Err(e), _) => Err(e.clone()),
                             (_, Err(e)) => Err(e),
                             (Ok(v), Ok(ws)) if ws.is_empty() => Ok(v.clone()),
                             (Ok(v), Ok(ws)) => replay(self.reducer(ch).0, v.clone(), &ws),
                         };
-                        let n = u32::try_from(writes_of(pt, ch).map_or(0, |w| w.len()))
-                            .unwrap_or(u32::MAX);
                         ChannelState {
                             value,
                             from: prev.from.clone(),
