@@ -5,6 +5,8 @@
 #   time travel, on SQLite and on PostgreSQL.
 #   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
+#   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
+#   them with the key, listed without it, forks written encrypted and resumed, on both backends.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -65,6 +67,9 @@ echo "== fork_resume.py: SQLite"
 echo
 echo "== delta_test.py: SQLite"
 "$python" tests/interop/delta_test.py || status=1
+echo
+echo "== encrypted_test.py: SQLite"
+"$python" tests/interop/encrypted_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -95,13 +100,15 @@ pg_url=""
 db_a=""
 db_b=""
 db_c=""
+db_d=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
     if [ -n "$pg_url" ] && [ -n "$db_a" ]; then
         pg_admin "$pg_url" "DROP DATABASE IF EXISTS \"$db_a\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -154,6 +161,15 @@ else
         "$python" tests/interop/delta_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_c")" || status=1
     else
         echo "FAIL postgres: could not create a throwaway database for delta_test.py"
+        status=1
+    fi
+    echo
+    echo "== encrypted_test.py: PostgreSQL"
+    db_d="flashback_interop_${tag}_d"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_d\""; then
+        "$python" tests/interop/encrypted_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_d")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for encrypted_test.py"
         status=1
     fi
 fi

@@ -32,6 +32,9 @@ macro_rules! for_each_command {
             recent_connections() -> Vec<$crate::RecentConnection>;
             /// Forget a remembered connection and its saved password.
             forget_connection($crate::ConnectionId) -> ();
+            /// Unlock an encrypted database with its AES key (checked first; kept in memory, or
+            /// in the OS keyring when asked).
+            unlock_database($crate::UnlockRequest) -> $crate::DbInfo;
             /// Close a database handle.
             close_database($crate::DbRequest) -> ();
             /// Every thread with its status.

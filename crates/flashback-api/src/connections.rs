@@ -36,9 +36,9 @@ impl Api {
     ) -> ApiResult<DbInfo> {
         let connect = loc.connect_string(password);
         let budget = self.decode_budget()?;
-        let store: Arc<dyn CheckpointStore> =
-            match flashback_storage::open_with_budget(&connect, budget).await {
-                Ok(s) => Arc::from(s),
+        let (store, key, encryption) =
+            match crate::sealed::open_sealed(self, &connect, &loc.public, budget).await {
+                Ok((s, key, encryption)) => (Arc::<dyn CheckpointStore>::from(s), key, encryption),
                 Err(flashback_storage::StoreError::Auth(m)) if password.is_none() => {
                     return Err(ApiError::new(
                         ErrorCode::NeedsPassword,
@@ -58,11 +58,13 @@ impl Api {
             location: loc.public.clone(),
             schema: store.schema().description.clone(),
             demo,
+            encryption,
         };
         let session = Arc::new(Session {
             info: info.clone(),
             connect,
             store,
+            key,
             namespaces: Mutex::new(HashMap::new()),
         });
         if let Ok(mut s) = self.sessions.lock() {
@@ -207,6 +209,8 @@ impl Api {
     pub async fn forget_connection(&self, req: ConnectionId) -> ApiResult<()> {
         let c = self.appdb.connection(req.id)?;
         self.secrets.delete(&c.location);
+        self.secrets
+            .delete(&crate::sealed::keyring_account(&c.location));
         self.appdb.forget(req.id)
     }
 

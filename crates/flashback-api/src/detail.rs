@@ -168,5 +168,6 @@ pub fn checkpoint_detail(
         tasks,
         problem: h.problem.clone(),
         rebuilt,
+        sealing: None,
     }
 }

@@ -33,6 +33,9 @@ pub enum ErrorCode {
     Io,
     /// Another process holds a lock on the database (SQLite "database is locked"): try again.
     Locked,
+    /// The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
+    /// the app's Unlock), or the key given does not open it.
+    Encrypted,
     /// The database cannot be written here (a read-only file or directory).
     ReadOnly,
     /// The work was cancelled.
@@ -63,6 +66,7 @@ impl ErrorCode {
             | ErrorCode::Query
             | ErrorCode::Io
             | ErrorCode::Locked
+            | ErrorCode::Encrypted
             | ErrorCode::ReadOnly
             | ErrorCode::Cancelled
             | ErrorCode::NotOpen

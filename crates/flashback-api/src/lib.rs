@@ -33,6 +33,7 @@ mod location;
 mod policy;
 mod reads;
 pub mod rerun;
+mod sealed;
 pub mod secrets;
 mod settings;
 mod summaries;
@@ -114,6 +115,9 @@ struct Session {
     /// What to connect with (the URL with its password): never shown, never stored.
     connect: String,
     store: Arc<dyn CheckpointStore>,
+    /// The AES key of an encrypted database, when one is in use (never shown, never stored
+    /// outside the OS keyring).
+    key: Option<Arc<flashback_codec::AesKey>>,
     /// Namespaces per thread, learned from the last graph (for task subgraph links).
     namespaces: Mutex<HashMap<String, Vec<String>>>,
 }

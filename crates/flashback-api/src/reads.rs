@@ -67,9 +67,10 @@ impl Api {
         let delta = delta_options(&self.reducers_for(&s.info.location, &req.reducers)?)?;
         let tuple = if req.full {
             // Asked for on purpose: this one read decodes everything, on its own connection.
-            flashback_storage::open_with_budget(
+            flashback_storage::open_with(
                 &s.connect,
                 flashback_codec::DecodeBudget::UNLIMITED,
+                s.key.clone(),
             )
             .await?
             .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
@@ -113,12 +114,17 @@ impl Api {
             Some(n) => n,
             None => thread_namespaces(store, &req.thread_id).await?,
         };
-        let rebuilt = if req.raw {
+        let sealing = crate::sealed::checkpoint_sealing(&s, &tuple);
+        let locked = sealing.as_ref().is_some_and(|x| x.locked);
+        if locked && !req.allow_locked {
+            return Err(crate::sealed::locked_error(&s.info));
+        }
+        let rebuilt = if req.raw || locked {
             Default::default()
         } else {
             flashback_engine::delta::materialize(store, &mut tuple, &delta).await?
         };
-        Ok(crate::detail::checkpoint_detail(
+        let mut detail = crate::detail::checkpoint_detail(
             &tuple,
             live,
             namespaces,
@@ -126,12 +132,15 @@ impl Api {
                 reveal_secrets: req.reveal_secrets,
             },
             rebuilt,
-        ))
+        );
+        detail.sealing = sealing;
+        Ok(detail)
     }
 
     /// Two checkpoints side by side.
     pub async fn diff_checkpoints(&self, req: DiffRequest) -> ApiResult<CheckpointDiff> {
         let s = self.session(&req.db)?;
+        s.require_key()?;
         Ok(flashback_engine::diff::diff_checkpoints(
             s.store.as_ref(),
             &req.thread_id,
@@ -146,6 +155,7 @@ impl Api {
     /// The steps of a branch, root first (for stepping and the replay animation).
     pub async fn replay_steps(&self, req: ReplayRequest) -> ApiResult<Vec<ReplayStep>> {
         let s = self.session(&req.db)?;
+        s.require_key()?;
         Ok(flashback_engine::replay::replay(
             s.store.as_ref(),
             &req.thread_id,
@@ -160,6 +170,7 @@ impl Api {
     /// reducers: which reducer explains it, and where none reproduces the stored state.
     pub async fn rebuild_report(&self, req: RebuildRequest) -> ApiResult<Vec<ChannelRebuild>> {
         let s = self.session(&req.db)?;
+        s.require_key()?;
         Ok(flashback_engine::merge::rebuild_report(
             s.store.as_ref(),
             &req.thread_id,
@@ -172,6 +183,7 @@ impl Api {
     /// Fork point / A / B for the channels.
     pub async fn merge_preview(&self, req: MergePreviewRequest) -> ApiResult<Vec<ThreeWay>> {
         let s = self.session(&req.db)?;
+        s.require_key()?;
         Ok(flashback_engine::merge::three_way(
             s.store.as_ref(),
             &req.thread_id,

@@ -40,6 +40,8 @@ pub struct RerunSpec {
     pub timeout: Duration,
     /// How the fork rebuilds DeltaChannels (the reducers remembered for the database).
     pub delta: flashback_engine::delta::DeltaOptions,
+    /// The AES key of an encrypted database (the fork is written encrypted).
+    pub key: Option<std::sync::Arc<flashback_codec::AesKey>>,
 }
 
 /// What happens during a re-run.
@@ -121,7 +123,7 @@ pub async fn rerun(
     if spec.runner.trim().is_empty() {
         return Err(ApiError::invalid("the runner command is empty"));
     }
-    let saver = flashback_storage::open_writable(&spec.location).await?;
+    let saver = flashback_storage::open_writable_with(&spec.location, spec.key.clone()).await?;
     // Everything already there is not news.
     let mut seen: HashSet<(String, String)> = saver
         .list_headers(&ListQuery::thread(&spec.thread_id))

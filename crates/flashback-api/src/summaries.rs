@@ -38,12 +38,16 @@ pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<Thre
             error: None,
             next: Vec::new(),
             problem: None,
+            locked: false,
         };
         match latest {
             Ok(Some(tuple)) => {
                 s.latest_ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
                 s.latest_step = step_of(&tuple.header.metadata);
+                // SQLite's encrypted document without a key: nothing to derive a status from.
+                s.locked = tuple.sealing.locked && tuple.checkpoint.channel_versions.is_empty();
                 match &tuple.header.problem {
+                    _ if s.locked => {}
                     // A status derived from what could not be read would be a guess.
                     Some(problem) => {
                         problems.push(format!("its latest checkpoint cannot be read: {problem}"))

@@ -20,7 +20,7 @@ use std::sync::Arc;
 impl Api {
     async fn writable(&self, db: &str) -> ApiResult<Box<dyn SaverMaintenance>> {
         let s = self.session(db)?;
-        Ok(flashback_storage::open_writable(&s.connect).await?)
+        Ok(flashback_storage::open_writable_with(&s.connect, s.write_key()).await?)
     }
 
     /// Whether an edited value fits its channel (nothing is written).
@@ -64,6 +64,7 @@ impl Api {
 
     /// Fork a checkpoint: a copy, or with edited channels. One transaction.
     pub async fn fork_checkpoint(&self, req: ForkRequest) -> ApiResult<ForkResult> {
+        self.session(&req.db)?.require_key()?;
         let saver = self.writable(&req.db).await?;
         let edits: Vec<(String, Json)> = req
             .edits
@@ -84,6 +85,7 @@ impl Api {
 
     /// Write a merge checkpoint on branch A. One transaction.
     pub async fn merge_branches(&self, req: MergeRequest) -> ApiResult<ForkResult> {
+        self.session(&req.db)?.require_key()?;
         let saver = self.writable(&req.db).await?;
         let take: Vec<_> = req
             .channels

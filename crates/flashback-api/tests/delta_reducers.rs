@@ -80,6 +80,7 @@ fn req(db: &str, raw: bool, reducers: &[(&str, &str)]) -> CheckpointRequest {
             .iter()
             .map(|(c, r)| (c.to_string(), r.to_string()))
             .collect(),
+        allow_locked: false,
     }
 }
 

@@ -42,6 +42,7 @@ fn req(db: &flashback_api::DbInfo, id: &str, full: bool) -> CheckpointRequest {
         full,
         raw: false,
         reducers: Default::default(),
+        allow_locked: false,
     }
 }
 

@@ -39,6 +39,7 @@ fn export(db: &str, path: Option<String>) -> ExportRequest {
         format: ExportFormat::Json,
         redact: vec![],
         path,
+        decrypt: false,
     }
 }
 

@@ -218,6 +218,7 @@ async fn reads_stay_local(api: &Api, db: &DbInfo, m: &Marks) {
             format: ExportFormat::Json,
             redact: vec![],
             path: None,
+            decrypt: false,
         })
         .await
         .expect("start export");

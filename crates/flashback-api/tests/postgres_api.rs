@@ -48,6 +48,7 @@ async fn browse_fork_and_export_on_postgres() {
             full: false,
             raw: false,
             reducers: Default::default(),
+            allow_locked: false,
         })
         .await
         .expect("detail");
@@ -79,6 +80,7 @@ async fn browse_fork_and_export_on_postgres() {
             format: ExportFormat::Json,
             redact: vec![],
             path: None,
+            decrypt: false,
         })
         .await
         .expect("export");

@@ -18,6 +18,7 @@ async fn export_job_reports_progress_and_the_file_verifies() {
             format: ExportFormat::Html,
             redact: vec!["*token*".into()],
             path: Some(out.to_string_lossy().into_owned()),
+            decrypt: false,
         })
         .await
         .expect("start");
@@ -46,6 +47,7 @@ async fn export_job_reports_progress_and_the_file_verifies() {
             format: ExportFormat::Json,
             redact: vec![],
             path: None,
+            decrypt: false,
         })
         .await
         .expect("start");
@@ -86,6 +88,7 @@ async fn export_job_reports_progress_and_the_file_verifies() {
                     .to_string_lossy()
                     .into_owned(),
             ),
+            decrypt: false,
         })
         .await
         .expect_err("missing folder");
@@ -104,6 +107,7 @@ async fn an_export_can_be_cancelled() {
             format: ExportFormat::Json,
             redact: vec![],
             path: Some(out.to_string_lossy().into_owned()),
+            decrypt: false,
         })
         .await
         .expect("start");

@@ -182,6 +182,7 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
             full: false,
             raw: false,
             reducers: Default::default(),
+            allow_locked: false,
         })
         .await
         .expect_err("unknown checkpoint");

@@ -144,6 +144,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 full,
                 raw,
                 reducers,
+                allow_locked: false,
             };
             let detail = api.checkpoint_detail(req).await?;
             done(render(json, &detail, human::state))
@@ -275,6 +276,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             checkpoint,
             format,
             redact,
+            decrypt,
             output,
             json,
         } => {
@@ -296,6 +298,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 },
                 redact,
                 path: Some(output.to_string_lossy().into_owned()),
+                decrypt,
             };
             let job = api.start_export(req).await?;
             let result: ExportResult = follow(&api, job, |_| {}).await?;

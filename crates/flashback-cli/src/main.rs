@@ -129,6 +129,10 @@ enum Command {
         /// repeatable), e.g. `--redact '*token*'`.
         #[arg(long, value_name = "PATTERN")]
         redact: Vec<String>,
+        /// On an encrypted database, export decrypted values (needs LANGGRAPH_AES_KEY);
+        /// otherwise encrypted values are exported as their ciphertext's size and SHA-256.
+        #[arg(long)]
+        decrypt: bool,
         /// Output file.
         #[arg(short = 'o', long = "output")]
         output: std::path::PathBuf,

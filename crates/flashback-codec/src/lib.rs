@@ -11,7 +11,8 @@
 //!
 //! * **Serde tags** ([`typed`]): `msgpack`, `null`, `bytes`, `bytearray`, legacy `json`
 //!   (lc:1 / lc:2 envelopes), `pickle` (opaque, never unpickled), `empty` (Postgres sentinel),
-//!   `<inner>+<cipher>` (EncryptedSerializer: recognised and reported, not decrypted). An unknown
+//!   `<inner>+<cipher>` (EncryptedSerializer: with an [`AesKey`], `+aes` values are decrypted
+//!   natively ([`cipher`]); without one they stay [`Decoded::Encrypted`]). An unknown
 //!   tag or a corrupt payload becomes [`Decoded::Error`], which keeps the bytes.
 //! * **msgpack** ([`msgpack`]): every msgpack form is accepted; ext codes 0–5 (Python objects),
 //!   6 (numpy) and 7 (DeltaChannel snapshot) become typed nodes; anything else is kept as
@@ -30,6 +31,7 @@
 #![deny(missing_docs)]
 
 pub mod budget;
+pub mod cipher;
 pub mod describe;
 pub mod legacy;
 pub mod msgpack;
@@ -40,7 +42,8 @@ pub mod value;
 pub mod view;
 
 pub use budget::{DecodeBudget, TooLargeReason};
+pub use cipher::{AesKey, CipherError};
 pub use msgpack::DecodeCache;
-pub use typed::{decode_typed, decode_typed_cached, encode_typed, Decoded};
+pub use typed::{decode_typed, decode_typed_cached, decode_typed_keyed, encode_typed, Decoded};
 pub use value::{NdArray, ObjectForm, PyObject, RawExt, Value};
 pub use view::{view, view_decoded, ViewOptions};

@@ -26,7 +26,9 @@ pub enum Decoded {
     },
     /// `pickle`: never unpickled; shown as an opaque value.
     Pickle(Vec<u8>),
-    /// `<inner>+<cipher>` from `EncryptedSerializer`: recognised, not decrypted.
+    /// `<inner>+<cipher>` from `EncryptedSerializer`, left encrypted: no key was given, or the
+    /// cipher is not pycryptodome's AES (with a key, `+aes` values decode to what they hold, and
+    /// one that fails to decrypt is a [`Decoded::Error`] keeping its ciphertext).
     Encrypted {
         /// The full tag, e.g. `msgpack+aes`.
         tag: String,
@@ -60,7 +62,16 @@ pub enum Decoded {
 /// Decode a `(type, bytes)` pair the way `JsonPlusSerializer.loads_typed` would, without
 /// importing or executing anything. A SQL NULL payload is passed as `None`.
 pub fn decode_typed(tag: &str, data: Option<&[u8]>) -> Decoded {
-    decode_typed_inner(tag, data, None)
+    decode_typed_inner(tag, data, None, None)
+}
+
+/// [`decode_typed`] decrypting `+aes` values with `key` (see [`crate::cipher`]).
+pub fn decode_typed_keyed(
+    tag: &str,
+    data: Option<&[u8]>,
+    key: Option<&crate::cipher::AesKey>,
+) -> Decoded {
+    decode_typed_inner(tag, data, None, key)
 }
 
 /// [`decode_typed`] sharing decoded objects through `cache` (see [`msgpack::DecodeCache`]).
@@ -69,13 +80,15 @@ pub fn decode_typed_cached(
     data: Option<&[u8]>,
     cache: &mut msgpack::DecodeCache,
 ) -> Decoded {
-    decode_typed_inner(tag, data, Some(cache))
+    let key = cache.key();
+    decode_typed_inner(tag, data, Some(cache), key.as_deref())
 }
 
 fn decode_typed_inner(
     tag: &str,
     data: Option<&[u8]>,
     mut cache: Option<&mut msgpack::DecodeCache>,
+    key: Option<&crate::cipher::AesKey>,
 ) -> Decoded {
     let bytes = data.unwrap_or_default();
     if let Some(c) = cache.as_deref_mut() {
@@ -112,9 +125,34 @@ fn decode_typed_inner(
             },
             Err(e) => error(format!("invalid legacy JSON value: {e}")),
         },
-        t if t.contains('+') => Decoded::Encrypted {
-            tag: t.to_owned(),
-            data: bytes.to_vec(),
+        t if t.contains('+') => match key.map(|k| k.open(t, bytes)) {
+            Some(Ok((inner, plain))) => {
+                if let Some(c) = cache.as_deref_mut() {
+                    // The plaintext is charged instead of its ciphertext.
+                    c.refund(bytes.len() as u64);
+                }
+                match decode_typed_inner(&inner, Some(&plain), cache, None) {
+                    // A value over the budget keeps the tag it is stored under.
+                    Decoded::TooLarge {
+                        bytes,
+                        kind,
+                        reason,
+                        ..
+                    } => Decoded::TooLarge {
+                        tag: t.to_owned(),
+                        bytes,
+                        kind,
+                        reason,
+                    },
+                    Decoded::Error { message, .. } => error(message),
+                    d => d,
+                }
+            }
+            Some(Err(crate::cipher::CipherError::Unsupported(_))) | None => Decoded::Encrypted {
+                tag: t.to_owned(),
+                data: bytes.to_vec(),
+            },
+            Some(Err(e)) => error(format!("cannot decrypt: {e}")),
         },
         other => error(format!(
             "unknown serde type tag {}",

@@ -36,9 +36,7 @@ pub fn view_decoded(d: &Decoded, opts: ViewOptions) -> Option<Json> {
             m.insert("base64".into(), B64.encode(b).into());
             Json::Object(m)
         }
-        Decoded::Encrypted { tag, data } => {
-            json!({"$type": "encrypted", "$encrypted": tag, "size": data.len()})
-        }
+        Decoded::Encrypted { tag, data } => encrypted_view(tag, data),
         Decoded::Empty => return None,
         Decoded::Error { tag, message, raw } => error_view(message, tag, raw),
         Decoded::TooLarge {
@@ -61,6 +59,18 @@ pub fn too_large_view(bytes: u64, kind: &str, reason: crate::TooLargeReason) -> 
         "$too_large": {"bytes": bytes, "reason": why},
         "$type": kind,
         "$message": format!("too large: {} ({note}); open it to load it", crate::budget::human_bytes(bytes)),
+    })
+}
+
+/// `{"$type": "encrypted", "$encrypted": tag, "$locked": true, "size", "sha256"}`: a value
+/// left encrypted (no key, or a cipher Flashback cannot open), named by its ciphertext.
+pub fn encrypted_view(tag: &str, data: &[u8]) -> Json {
+    json!({
+        "$type": "encrypted",
+        "$encrypted": tag,
+        "$locked": true,
+        "size": data.len(),
+        "sha256": crate::cipher::sha256_hex(data),
     })
 }
 

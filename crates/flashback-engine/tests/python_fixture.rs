@@ -89,6 +89,7 @@ fn tuple(r: &Json) -> CheckpointTuple {
         },
         header,
         pending_writes,
+        sealing: Default::default(),
     }
 }
 

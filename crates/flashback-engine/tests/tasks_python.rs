@@ -89,6 +89,7 @@ fn tuple(py: Json, values: &[(&str, &str)], writes: &[(&str, &str, &str)]) -> Ch
                 value: dec(hex),
             })
             .collect(),
+        sealing: Default::default(),
     }
 }
 

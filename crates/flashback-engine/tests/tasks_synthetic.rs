@@ -42,6 +42,7 @@ impl B {
                     pending_sends: None,
                 },
                 pending_writes: Vec::new(),
+                sealing: Default::default(),
             },
         }
     }

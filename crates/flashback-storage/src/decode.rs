@@ -1,8 +1,31 @@
 //! Turning stored checkpoint documents into [`Checkpoint`]s.
 
 use crate::model::{Checkpoint, Version, Versions};
-use flashback_codec::{msgpack, Decoded, Value};
+use flashback_codec::{msgpack, AesKey, DecodeBudget, DecodeCache, Decoded, Value};
 use std::sync::Arc;
+
+/// How a store decodes what it reads: within a budget, and with the key for encrypted values.
+#[derive(Clone)]
+pub(crate) struct Decoding {
+    pub(crate) budget: DecodeBudget,
+    pub(crate) key: Option<Arc<AesKey>>,
+}
+
+impl Default for Decoding {
+    fn default() -> Self {
+        Decoding {
+            budget: DecodeBudget::UNLIMITED,
+            key: None,
+        }
+    }
+}
+
+impl Decoding {
+    /// A decode cache for one read.
+    pub(crate) fn cache(&self) -> DecodeCache {
+        DecodeCache::with_budget(self.budget).with_key(self.key.clone())
+    }
+}
 
 /// A map key as a channel or node name: a string, or (a string that is not valid UTF-8) its
 /// escaped bytes, so that the entry is still shown. Other keys are not names: `None`.

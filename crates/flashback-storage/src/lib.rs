@@ -42,6 +42,7 @@ pub mod pgurl;
 pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
+pub mod sealed;
 pub mod sqlite;
 
 /// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
@@ -54,6 +55,7 @@ pub use flashback_codec::Decoded;
 pub use model::*;
 pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
+pub use sealed::EncryptionProbe;
 
 use async_trait::async_trait;
 
@@ -87,6 +89,11 @@ pub trait CheckpointStore: Send + Sync {
         Ok(self.list_tuples(&query).await?.into_iter().next())
     }
 
+    /// What the newest rows say about encryption (see [`sealed`]).
+    async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
+        Ok(EncryptionProbe::default())
+    }
+
     /// Several checkpoints, each as [`get_tuple`](Self::get_tuple) returns it, in the order of
     /// `keys` (`(thread_id, checkpoint_ns, checkpoint_id)`): what a list of many threads needs.
     /// Backends may read them in one go (SQLite: one call to its connection, one snapshot).
@@ -114,13 +121,24 @@ pub async fn open_with_budget(
     location: &str,
     budget: flashback_codec::DecodeBudget,
 ) -> Result<Box<dyn CheckpointStore>, StoreError> {
+    open_with(location, budget, None).await
+}
+
+/// [`open_with_budget`], decrypting `+aes` values with `key` (a database written with
+/// LangGraph's `EncryptedSerializer`; see [`flashback_codec::cipher`]).
+pub async fn open_with(
+    location: &str,
+    budget: flashback_codec::DecodeBudget,
+    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
+) -> Result<Box<dyn CheckpointStore>, StoreError> {
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
             return Ok(Box::new(
                 postgres::PostgresStore::connect(location)
                     .await?
-                    .with_budget(budget),
+                    .with_budget(budget)
+                    .with_key(key),
             ));
         }
         #[cfg(not(feature = "postgres"))]
@@ -133,7 +151,8 @@ pub async fn open_with_budget(
     Ok(Box::new(
         sqlite::SqliteStore::open(location)
             .await?
-            .with_budget(budget),
+            .with_budget(budget)
+            .with_key(key),
     ))
 }
 
@@ -142,10 +161,24 @@ pub async fn open_with_budget(
 pub async fn open_writable(
     location: &str,
 ) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
+    open_writable_with(location, None).await
+}
+
+/// [`open_writable`] for a database written with LangGraph's `EncryptedSerializer`: with a
+/// key, values are decrypted on read and every serde value written is encrypted with it, as
+/// Python's serializer would.
+pub async fn open_writable_with(
+    location: &str,
+    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
+) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(postgres::PostgresStore::connect(location).await?));
+            return Ok(Box::new(
+                postgres::PostgresStore::connect(location)
+                    .await?
+                    .with_key(key),
+            ));
         }
         #[cfg(not(feature = "postgres"))]
         {
@@ -154,7 +187,9 @@ pub async fn open_writable(
             ));
         }
     }
-    Ok(Box::new(sqlite::SqliteSaver::open(location).await?))
+    Ok(Box::new(
+        sqlite::SqliteSaver::open(location).await?.with_key(key),
+    ))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

@@ -287,6 +287,25 @@ pub struct CheckpointTuple {
     pub checkpoint: Checkpoint,
     /// Pending writes sorted by `(task_path, task_id, idx)`.
     pub pending_writes: Vec<PendingWrite>,
+    /// Which of the checkpoint's serde values were stored encrypted (the writes carry their
+    /// own `type_tag`).
+    pub sealing: Sealing,
+}
+
+/// How a checkpoint's serde values were stored, for databases written with LangGraph's
+/// `EncryptedSerializer` (tags `<inner>+<cipher>`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sealing {
+    /// Parts stored encrypted: `checkpoint` (SQLite's document, which holds every channel
+    /// value) or, on Postgres, the channels whose blobs are.
+    pub encrypted: Vec<String>,
+    /// Parts stored as plaintext serde values (on Postgres, inline primitives are never
+    /// serde values and are not listed).
+    pub plaintext: Vec<String>,
+    /// An encrypted part was left unopened for lack of a key: its values are
+    /// [`Decoded::Encrypted`](flashback_codec::Decoded::Encrypted), and when it is SQLite's
+    /// document the checkpoint has no values, versions or next tasks to show.
+    pub locked: bool,
 }
 
 /// Summary of one thread.

@@ -47,9 +47,21 @@ pub(super) async fn export_job(
         }
         !job.is_cancelled()
     };
-    let bundle =
-        export::build_bundle_observed(s.store.as_ref(), &req.thread_id, &opts, &mut observe)
-            .await?;
+    // An encrypted database's values stay sealed unless decrypting was asked for: read them
+    // on a connection without the key (each is then its ciphertext's size and hash).
+    let sealed = match (&s.info.encryption, req.decrypt) {
+        (Some(_), false) if s.key.is_some() => Some(
+            flashback_storage::open_with(&s.connect, flashback_codec::DecodeBudget::DEFAULT, None)
+                .await?,
+        ),
+        (Some(_), true) => {
+            s.require_key()?;
+            None
+        }
+        _ => None,
+    };
+    let store = sealed.as_deref().unwrap_or(s.store.as_ref());
+    let bundle = export::build_bundle_observed(store, &req.thread_id, &opts, &mut observe).await?;
     let (text, ext) = match req.format {
         ExportFormat::Html => (export::render_html(&bundle), "html"),
         ExportFormat::Json => {

@@ -35,6 +35,7 @@ impl Api {
     pub async fn start_rerun(&self, req: RerunRequest) -> ApiResult<String> {
         self.policy.check_run()?;
         let s = self.session(&req.db)?;
+        s.require_key()?;
         if req.runner.trim().is_empty() {
             return Err(ApiError::invalid(
                 "enter the command that resumes your graph",
@@ -55,6 +56,7 @@ impl Api {
             runner: req.runner,
             timeout: std::time::Duration::from_secs(u64::from(req.timeout_secs)),
             delta: self.delta_for(&req.db)?,
+            key: s.write_key(),
         };
         Ok(self.jobs.spawn(JobKind::Rerun, move |job| async move {
             job.progress(0, 0, "running");

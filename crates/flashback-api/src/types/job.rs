@@ -32,6 +32,10 @@ pub struct ExportRequest {
     /// Where to write it; `None` returns the content (a browser downloads it).
     #[serde(default)]
     pub path: Option<String>,
+    /// On an encrypted database, export the decrypted values (needs the key). Otherwise its
+    /// encrypted values are exported as their ciphertext's size and SHA-256 only.
+    #[serde(default)]
+    pub decrypt: bool,
 }
 
 /// What an export produced.

@@ -5,11 +5,13 @@
 
 mod job;
 mod read;
+mod sealed;
 mod session;
 mod write;
 
 pub use job::*;
 pub use read::*;
+pub use sealed::*;
 pub use session::*;
 pub use write::*;
 

@@ -35,6 +35,9 @@ pub struct ThreadSummary {
     /// escaped as `⟨…⟩`), or its latest checkpoint (then `status` is `None`). `None` for a
     /// sound thread.
     pub problem: Option<String>,
+    /// Its latest checkpoint is encrypted and no key was given: `status` and `next` are
+    /// unknown until the database is unlocked.
+    pub locked: bool,
 }
 
 /// A thread of a database.
@@ -187,6 +190,10 @@ pub struct CheckpointRequest {
     /// `last`), per channel; the others are inferred from the values.
     #[serde(default)]
     pub reducers: BTreeMap<String, String>,
+    /// On an encrypted database without its key, answer with the values locked instead of
+    /// failing (the app shows them so, beside its Unlock).
+    #[serde(default)]
+    pub allow_locked: bool,
 }
 
 /// What a checkpoint holds in one channel, beside its value.
@@ -307,6 +314,9 @@ pub struct CheckpointDetail {
     /// The DeltaChannels whose values were rebuilt (snapshot plus replayed writes), with how;
     /// empty in the raw view and for graphs without DeltaChannels.
     pub rebuilt: BTreeMap<String, Rebuilt>,
+    /// How it was stored, in an encrypted database (absent for a plaintext one): whether its
+    /// values are locked, and which parts are plaintext although the database is encrypted.
+    pub sealing: Option<super::CheckpointSealing>,
 }
 
 /// A checkpoint by namespace and id.

@@ -50,6 +50,8 @@ pub struct DbInfo {
     pub schema: String,
     /// Whether this is the built-in demo database (a private copy).
     pub demo: bool,
+    /// Written with LangGraph's `EncryptedSerializer`: how (absent for a plaintext database).
+    pub encryption: Option<super::EncryptionInfo>,
 }
 
 /// What the UI needs at start.

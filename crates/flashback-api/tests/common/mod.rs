@@ -118,6 +118,7 @@ pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> Chec
         full: false,
         raw: false,
         reducers: Default::default(),
+        allow_locked: false,
     })
     .await
     .expect("detail")

@@ -47,6 +47,7 @@ pub struct DecodeCache {
     by_code: [HashMap<Box<[u8]>, Value, Xxh3Builder>; 6],
     budget: Option<DecodeBudget>,
     spent: u64,
+    key: Option<std::sync::Arc<crate::cipher::AesKey>>,
 }
 
 impl DecodeCache {
@@ -61,6 +62,23 @@ impl DecodeCache {
             budget: Some(budget),
             ..Self::default()
         }
+    }
+
+    /// The same cache decrypting `+aes` values with `key` (see [`crate::cipher`]).
+    pub fn with_key(mut self, key: Option<std::sync::Arc<crate::cipher::AesKey>>) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// The key for encrypted values, if any.
+    pub fn key(&self) -> Option<std::sync::Arc<crate::cipher::AesKey>> {
+        self.key.clone()
+    }
+
+    /// Give back what [`charge`](Self::charge) took for `bytes` (a ciphertext whose
+    /// plaintext is charged instead).
+    pub fn refund(&mut self, bytes: u64) {
+        self.spent = self.spent.saturating_sub(bytes);
     }
 
     /// Account for decoding a value of `bytes`: `None` when it may be decoded, else why not.

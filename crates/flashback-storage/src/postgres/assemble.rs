@@ -30,9 +30,15 @@ pub(super) fn assemble(
         } = doc;
 
         // Overlay the blobs reached through this checkpoint's own channel_versions.
+        let mut sealing = Sealing::default();
         for ((channel, _), id) in versions.iter().zip(blob_ids) {
-            if let Some(Some(value)) = id.and_then(|i| blobs.get(i)) {
+            if let Some(Some((value, encrypted))) = id.and_then(|i| blobs.get(i)) {
                 set_value(&mut cp.channel_values, channel, Arc::clone(value));
+                match encrypted {
+                    true => sealing.encrypted.push(channel.clone()),
+                    false => sealing.plaintext.push(channel.clone()),
+                }
+                sealing.locked |= matches!(**value, Decoded::Encrypted { .. });
             }
         }
 
@@ -76,6 +82,7 @@ pub(super) fn assemble(
             },
             checkpoint: cp,
             pending_writes,
+            sealing,
         });
     }
     out

@@ -32,6 +32,7 @@ use schema::{detect_schema, UNKNOWN_LAYOUT};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection as _, Postgres};
 use std::str::FromStr as _;
+use std::sync::Arc;
 use std::time::Duration;
 use target::Target;
 
@@ -72,6 +73,9 @@ pub struct PostgresStore {
     target: Target,
     /// Values over it are read as their size only (see `flashback_codec::budget`).
     budget: flashback_codec::DecodeBudget,
+    /// Decrypts `+aes` values on read and encrypts serde values on write (see
+    /// [`flashback_codec::cipher`]).
+    key: Option<Arc<flashback_codec::AesKey>>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -167,12 +171,21 @@ impl PostgresStore {
             after_setup: std::sync::OnceLock::new(),
             target,
             budget: flashback_codec::DecodeBudget::UNLIMITED,
+            key: None,
         })
     }
 
     /// The same store decoding within `budget` (a connected store has none).
     pub fn with_budget(mut self, budget: flashback_codec::DecodeBudget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// The same store with the AES key of a database written with LangGraph's
+    /// `EncryptedSerializer`: `+aes` blobs and writes are decrypted on read, and every serde
+    /// value it writes is encrypted as Python's serializer would (`msgpack+aes`, …).
+    pub fn with_key(mut self, key: Option<Arc<flashback_codec::AesKey>>) -> Self {
+        self.key = key;
         self
     }
 

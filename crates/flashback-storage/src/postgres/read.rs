@@ -102,8 +102,10 @@ impl PostgresStore {
         let write_rows = self.fetch_writes(&mut tx, &keys).await?;
         let send_rows = self.fetch_sends(&mut tx, &keys).await?;
         let row_index = RowIndex::new(&keys);
-        let decoding_writes =
-            tokio::task::spawn_blocking(move || decode_writes(&write_rows, &send_rows, &row_index));
+        let key = self.key.clone();
+        let decoding_writes = tokio::task::spawn_blocking(move || {
+            decode_writes(&write_rows, &send_rows, &row_index, key.as_deref())
+        });
         let mut docs = joined(parsing).await?;
         if !shallow {
             self.fetch_exact_versions(&mut tx, &keys, &mut docs).await?;
@@ -115,8 +117,9 @@ impl PostgresStore {
         for (n, part) in refs.chunks(slice).enumerate() {
             let rows = self.fetch_blobs(&mut tx, part).await?;
             let offset = n * slice;
+            let key = self.key.clone();
             decoding.push(tokio::task::spawn_blocking(move || {
-                decode_blob_rows(&rows, offset)
+                decode_blob_rows(&rows, offset, key.as_deref())
             }));
         }
         let _ = tx.rollback().await;
@@ -381,6 +384,32 @@ impl PostgresStore {
 impl CheckpointStore for PostgresStore {
     fn schema(&self) -> &SchemaInfo {
         self.info()
+    }
+
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        let mut probe = crate::EncryptionProbe::default();
+        let mut tx = self.begin().await?;
+        for (table, column) in [("checkpoint_writes", "blob"), ("checkpoint_blobs", "blob")] {
+            // Any rows will do (a scan that stops early): the program that writes a database
+            // encrypts all of it or, after a change, its newest rows.
+            let sql = format!(
+                "SELECT type, CASE WHEN type LIKE '%+%' AND length({column}) <= 65536 \
+                 THEN {column} END AS sample FROM {table} LIMIT {}",
+                crate::sealed::PROBE_ROWS
+            );
+            let rows = Sql::new(&sql)
+                .query()
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| self.err(e))?;
+            for r in &rows {
+                let tag: Option<String> = r.try_get("type").map_err(|e| self.err(e))?;
+                let sample: Option<Vec<u8>> = r.try_get("sample").map_err(|e| self.err(e))?;
+                probe.add(tag.as_deref().unwrap_or("msgpack"), sample);
+            }
+        }
+        let _ = tx.rollback().await;
+        Ok(probe.done())
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {

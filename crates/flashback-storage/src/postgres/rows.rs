@@ -5,7 +5,7 @@ use super::assemble::sends_value;
 use crate::decode::{checkpoint_from_json, empty, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
-use flashback_codec::{decode_typed, Decoded};
+use flashback_codec::{decode_typed_keyed, AesKey, Decoded};
 use sqlx::postgres::PgRow;
 use sqlx::Row as _;
 use std::collections::HashMap;
@@ -56,13 +56,15 @@ pub(super) struct Doc {
 
 /// `(thread, ns, channel, version)`; the version is `""` for the shallow saver.
 pub(super) type BlobKey = (String, String, String, String);
+/// A decoded blob and whether it was stored encrypted.
+pub(super) type Blob = (Arc<Decoded>, bool);
 /// Decoded blobs by reference index; `None` for missing and `empty` rows (which Python
 /// skips).
-pub(super) type Blobs = Vec<Option<Arc<Decoded>>>;
+pub(super) type Blobs = Vec<Option<Blob>>;
 /// Pending writes per fetched row, in row order.
 pub(super) type Writes = Vec<Vec<PendingWrite>>;
 /// Decoded blobs of one query, by reference index.
-pub(super) type BlobSlice = Vec<(usize, Option<Arc<Decoded>>)>;
+pub(super) type BlobSlice = Vec<(usize, Option<Blob>)>;
 /// `(thread, parent checkpoint id)` (full saver) or `(thread, ns)` (shallow saver).
 pub(super) type SendsKey = (String, String);
 
@@ -170,7 +172,7 @@ fn version_texts(doc: &serde_json::Value) -> VersionTexts {
 
 /// A row's `blob` as selected by `PostgresStore::budgeted`: decoded, or (over the budget) its
 /// size and kind only.
-fn decode_budgeted(r: &PgRow, tag: &str) -> Result<Decoded, StoreError> {
+fn decode_budgeted(r: &PgRow, tag: &str, key: Option<&AesKey>) -> Result<Decoded, StoreError> {
     if let Some(bytes) = r.try_get::<Option<i64>, _>("big").map_err(row_err)? {
         let head: Option<&[u8]> = r.try_get("head").map_err(row_err)?;
         let kind = flashback_codec::budget::kind_for(tag, head.unwrap_or_default());
@@ -182,11 +184,15 @@ fn decode_budgeted(r: &PgRow, tag: &str) -> Result<Decoded, StoreError> {
         ));
     }
     let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
-    Ok(decode_typed(tag, data))
+    Ok(decode_typed_keyed(tag, data, key))
 }
 
 /// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.
-pub(super) fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlice, StoreError> {
+pub(super) fn decode_blob_rows(
+    rows: &[PgRow],
+    offset: usize,
+    key: Option<&AesKey>,
+) -> Result<BlobSlice, StoreError> {
     rows.iter()
         .map(|r| {
             let i: i64 = r.try_get("i").map_err(row_err)?;
@@ -197,7 +203,8 @@ pub(super) fn decode_blob_rows(rows: &[PgRow], offset: usize) -> Result<BlobSlic
             let value = if tag == "empty" {
                 None
             } else {
-                Some(Arc::new(decode_budgeted(r, tag)?))
+                let encrypted = flashback_codec::cipher::is_encrypted(tag);
+                Some((Arc::new(decode_budgeted(r, tag, key)?), encrypted))
             };
             Ok((
                 offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
@@ -256,6 +263,7 @@ pub(super) fn decode_writes(
     write_rows: &[PgRow],
     send_rows: &[PgRow],
     index: &RowIndex,
+    key: Option<&AesKey>,
 ) -> Result<(Writes, HashMap<SendsKey, Sends>), StoreError> {
     let mut writes: Writes = (0..index.len()).map(|_| Vec::new()).collect();
     let mut buf = String::new();
@@ -268,7 +276,7 @@ pub(super) fn decode_writes(
             continue;
         };
         let type_tag = type_tag(r)?;
-        let value = decode_budgeted(r, &type_tag)?;
+        let value = decode_budgeted(r, &type_tag, key)?;
         writes[slot].push(PendingWrite {
             task_id: r.try_get("task_id").map_err(row_err)?,
             task_path: r
@@ -290,14 +298,14 @@ pub(super) fn decode_writes(
     for r in send_rows {
         let tag = type_tag(r)?;
         let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
-        let key = (
+        let sends_key = (
             r.try_get("thread_id").map_err(row_err)?,
             r.try_get("key").map_err(row_err)?,
         );
         grouped
-            .entry(key)
+            .entry(sends_key)
             .or_default()
-            .push(decode_typed(&tag, data));
+            .push(decode_typed_keyed(&tag, data, key));
     }
     let sends = grouped
         .into_iter()

@@ -148,7 +148,7 @@ impl CheckpointSaver for PostgresStore {
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
         self.check_not_shallow()?;
-        let rows = PutRows::new(&req)?;
+        let rows = PutRows::new(&req)?.sealed(self.key.as_deref());
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
         self.put_tx(&mut tx, &req, &rows).await?;
         tx.commit().await.map_err(|e| self.err(e))
@@ -171,7 +171,7 @@ impl CheckpointSaver for PostgresStore {
             task_path,
             writes,
         };
-        let Some(rows) = batch_rows(&batch)? else {
+        let Some(rows) = batch_rows(&batch, self.key.as_deref())? else {
             return Ok(());
         };
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
@@ -190,11 +190,11 @@ impl CheckpointSaver for PostgresStore {
         // Everything that can be refused is checked before BEGIN.
         let put_rows = puts
             .iter()
-            .map(PutRows::new)
+            .map(|p| PutRows::new(p).map(|r| r.sealed(self.key.as_deref())))
             .collect::<Result<Vec<_>, _>>()?;
         let mut write_rows = Vec::with_capacity(writes.len());
         for batch in writes {
-            if let Some(rows) = batch_rows(batch)? {
+            if let Some(rows) = batch_rows(batch, self.key.as_deref())? {
                 write_rows.push((batch, rows));
             }
         }
@@ -295,7 +295,10 @@ impl PostgresStore {
 }
 
 /// The rows of one `put_writes` batch, checked; `None` when there is nothing to write.
-fn batch_rows(batch: &WriteBatch<'_>) -> Result<Option<WriteRows>, StoreError> {
+fn batch_rows(
+    batch: &WriteBatch<'_>,
+    key: Option<&flashback_codec::AesKey>,
+) -> Result<Option<WriteRows>, StoreError> {
     for (what, text) in [
         ("thread_id", batch.thread_id),
         ("checkpoint_ns", batch.checkpoint_ns),
@@ -309,5 +312,5 @@ fn batch_rows(batch: &WriteBatch<'_>) -> Result<Option<WriteRows>, StoreError> {
         return Ok(None);
     }
     let replace = writes_replace(batch.writes);
-    WriteRows::new(batch.writes, replace).map(Some)
+    WriteRows::new(batch.writes, replace).map(|r| Some(r.sealed(key)))
 }

@@ -29,6 +29,20 @@ enum Placement {
 }
 
 impl PutRows {
+    /// The blobs encrypted with `key` (as `EncryptedSerializer` would), if there is one;
+    /// `empty` rows stay as they are.
+    pub(super) fn sealed(mut self, key: Option<&flashback_codec::AesKey>) -> PutRows {
+        if let Some(k) = key {
+            for (tag, blob) in self.types.iter_mut().zip(self.blobs.iter_mut()) {
+                if let Some(bytes) = blob.take() {
+                    let (t, b) = k.seal(std::mem::take(tag), bytes);
+                    (*tag, *blob) = (t, Some(b));
+                }
+            }
+        }
+        self
+    }
+
     pub(super) fn new(req: &PutRequest<'_>) -> Result<PutRows, StoreError> {
         let cp = req.checkpoint;
         for (what, text) in [
@@ -323,6 +337,17 @@ pub(super) struct WriteRows {
 }
 
 impl WriteRows {
+    /// The values encrypted with `key`, if there is one.
+    pub(super) fn sealed(mut self, key: Option<&flashback_codec::AesKey>) -> WriteRows {
+        if let Some(k) = key {
+            for (tag, blob) in self.types.iter_mut().zip(self.blobs.iter_mut()) {
+                let (t, b) = k.seal(std::mem::take(tag), std::mem::take(blob));
+                (*tag, *blob) = (t, b);
+            }
+        }
+        self
+    }
+
     /// `_dump_writes`. Python executes one statement per row, so when a batch repeats an idx
     /// (a special channel written twice) the first row wins with DO NOTHING and the last with
     /// DO UPDATE; one multi-row statement must not touch a row twice, so the batch keeps only

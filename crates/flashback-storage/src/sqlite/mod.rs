@@ -1,6 +1,7 @@
 //! SQLite files written by `langgraph-checkpoint-sqlite`, opened read-only (and, in WAL mode,
 //! without creating anything beside them: see `access.rs`).
 
+use crate::decode::Decoding;
 use crate::model::*;
 use crate::StoreError;
 use access::{OpenError, Source};
@@ -24,7 +25,7 @@ pub struct SqliteStore {
     reader: Arc<Mutex<Reader>>,
     schema: SchemaInfo,
     path: String,
-    budget: DecodeBudget,
+    decoding: Decoding,
 }
 
 /// The connection and how it was made (reopened when that no longer fits the file).
@@ -108,14 +109,22 @@ impl SqliteStore {
             reader: Arc::new(Mutex::new(Reader { conn, source })),
             schema,
             path: path.into(),
-            budget: DecodeBudget::UNLIMITED,
+            decoding: Decoding::default(),
         })
     }
 
     /// The same store decoding within `budget` (values over it are left undecoded; see
     /// [`flashback_codec::budget`]). Opened stores have no budget.
     pub fn with_budget(mut self, budget: DecodeBudget) -> Self {
-        self.budget = budget;
+        self.decoding.budget = budget;
+        self
+    }
+
+    /// The same store decrypting `+aes` values with `key` (without one they stay
+    /// [`flashback_codec::Decoded::Encrypted`], and an encrypted document gives a checkpoint
+    /// marked [`Sealing::locked`](crate::Sealing::locked)).
+    pub fn with_key(mut self, key: Option<Arc<flashback_codec::AesKey>>) -> Self {
+        self.decoding.key = key;
         self
     }
 
@@ -127,11 +136,11 @@ impl SqliteStore {
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection, &Source, &SchemaInfo, &str, DecodeBudget) -> Result<T, StoreError>
+        F: FnOnce(&Connection, &Source, &SchemaInfo, &str, &Decoding) -> Result<T, StoreError>
             + Send
             + 'static,
     {
-        let budget = self.budget;
+        let decoding = self.decoding.clone();
         let reader = Arc::clone(&self.reader);
         let schema = self.schema.clone();
         let path = self.path.clone();
@@ -143,7 +152,7 @@ impl SqliteStore {
             if let Some(fresh) = source.refresh().map_err(|e| open_err(&path, e))? {
                 *conn = fresh;
             }
-            f(conn, source, &schema, &path, budget)
+            f(conn, source, &schema, &path, &decoding)
         })
         .await
         .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?

@@ -6,11 +6,12 @@ use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
 };
 use super::{query_err, SqliteStore};
+use crate::decode::Decoding;
 use crate::escape::{joined, key_or_note, key_text};
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{DecodeBudget, DecodeCache};
+use flashback_codec::DecodeCache;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -85,7 +86,7 @@ struct Ctx<'a> {
     source: &'a Source,
     schema: &'a SchemaInfo,
     path: &'a str,
-    budget: DecodeBudget,
+    dec: &'a Decoding,
 }
 
 impl Ctx<'_> {
@@ -95,7 +96,7 @@ impl Ctx<'_> {
 
     /// A decode cache for one read, within the store's budget.
     fn cache(&self) -> DecodeCache {
-        DecodeCache::with_budget(self.budget)
+        self.dec.cache()
     }
 }
 
@@ -130,7 +131,7 @@ fn for_each_row(
                 .map_err(&err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(&err)?;
-            let limit = cx.budget.max_value_bytes;
+            let limit = cx.dec.budget.max_value_bytes;
             let mut by_id = conn
                 .prepare_cached(&format!(
                     "SELECT {} FROM checkpoints WHERE rowid = ?",
@@ -148,7 +149,13 @@ fn for_each_row(
                         if unmapped.is_none() {
                             unmapped = Some(cx.source.connect_unmapped().map_err(&err)?);
                         }
-                        row.slim(unmapped.as_ref().unwrap_or(conn), id, len, limit);
+                        row.slim(
+                            unmapped.as_ref().unwrap_or(conn),
+                            id,
+                            len,
+                            limit,
+                            cx.dec.key.as_ref(),
+                        );
                     }
                     f(row)?;
                 }
@@ -180,7 +187,7 @@ fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
         cx.schema,
         &where_sql,
         &params,
-        cx.budget.max_value_bytes,
+        cx.dec.budget.max_value_bytes,
         &cx.err(),
     )?;
     let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
@@ -244,18 +251,23 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
     let (wtx, wrx) = std::sync::mpsc::channel();
     rayon::in_place_scope(|scope| -> Result<(), StoreError> {
         // Not the Ctx itself: its connection stays on this thread.
-        let (source, schema, path, budget) = (cx.source, cx.schema, cx.path, cx.budget);
+        let (source, schema, path, dec) = (cx.source, cx.schema, cx.path, cx.dec);
         scope.spawn(move |_| {
             let read = || -> Result<HashMap<WriteKey, Vec<PendingWrite>>, StoreError> {
                 let err = query_err(path);
                 let conn = source.connect().map_err(&err)?;
-                let mut cache = DecodeCache::with_budget(budget);
-                Ok(
-                    read_writes(&conn, schema, &wsql, &wparams, budget.max_value_bytes, &err)?
-                        .into_iter()
-                        .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
-                        .collect(),
-                )
+                let mut cache = dec.cache();
+                Ok(read_writes(
+                    &conn,
+                    schema,
+                    &wsql,
+                    &wparams,
+                    dec.budget.max_value_bytes,
+                    &err,
+                )?
+                .into_iter()
+                .map(|(key, raw)| (key, decode_writes(raw, &mut cache)))
+                .collect())
             };
             let _ = wtx.send(read());
         });
@@ -264,7 +276,7 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
         let send = |batch: Vec<Row>, first: usize| {
             let tx = tx.clone();
             scope.spawn(move |_| {
-                let mut cache = DecodeCache::with_budget(budget);
+                let mut cache = dec.cache();
                 for (i, row) in batch.into_iter().enumerate() {
                     let _ = tx.send((first + i, row.into_tuple(Vec::new(), &mut cache)));
                 }
@@ -376,13 +388,13 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.with_conn(|conn, source, schema, path, budget| {
+        self.with_conn(|conn, source, schema, path, dec| {
             list_threads_blocking(Ctx {
                 conn,
                 source,
                 schema,
                 path,
-                budget,
+                dec,
             })
         })
         .await
@@ -390,17 +402,17 @@ impl CheckpointStore for SqliteStore {
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path, budget| {
+        self.with_conn(move |conn, source, schema, path, dec| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
-                budget,
+                dec,
             };
             let mut out = Vec::new();
             for_each_row(cx, &q, |row| {
-                out.push(row.header());
+                out.push(row.header(cx.dec.key.as_ref()));
                 Ok(())
             })?;
             Ok(out)
@@ -410,15 +422,43 @@ impl CheckpointStore for SqliteStore {
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path, budget| {
+        self.with_conn(move |conn, source, schema, path, dec| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
-                budget,
+                dec,
             };
             list_tuples_blocking(cx, &q)
+        })
+        .await
+    }
+
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        self.with_conn(|conn, _, _, path, _| {
+            let err = query_err(path);
+            let mut probe = crate::EncryptionProbe::default();
+            for (table, column) in [("writes", "value"), ("checkpoints", "checkpoint")] {
+                // The newest rows by rowid (the primary key's b-tree is walked backwards).
+                let sql = format!(
+                    "SELECT type, CASE WHEN type LIKE '%+%' AND length({column}) <= 65536 \
+                     THEN {column} END FROM {table} ORDER BY rowid DESC LIMIT {}",
+                    crate::sealed::PROBE_ROWS
+                );
+                let Ok(mut stmt) = conn.prepare(&sql) else {
+                    continue; // a WITHOUT ROWID table, which LangGraph never creates
+                };
+                let mut rows = stmt.query([]).map_err(&err)?;
+                while let Some(r) = rows.next().map_err(&err)? {
+                    let tag = match r.get_ref(0).map_err(&err)? {
+                        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                        _ => continue,
+                    };
+                    probe.add(&tag, super::rows::blob_or_text(r, 1).map_err(&err)?);
+                }
+            }
+            Ok(probe.done())
         })
         .await
     }
@@ -433,13 +473,13 @@ impl CheckpointStore for SqliteStore {
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
             .collect();
-        self.with_conn(move |conn, source, schema, path, budget| {
+        self.with_conn(move |conn, source, schema, path, dec| {
             let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
-                budget,
+                dec,
             };
             let snapshot = conn.unchecked_transaction().map_err(cx.err())?;
             let read = queries

@@ -6,7 +6,8 @@ use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack, empty, unread
 use crate::escape::{joined, key_or_note, key_text, RawKey};
 use crate::model::*;
 use crate::StoreError;
-use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded};
+use flashback_codec::cipher::is_encrypted;
+use flashback_codec::{decode_typed_cached, msgpack, AesKey, DecodeCache, Decoded};
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -29,6 +30,25 @@ pub(super) struct Row {
     oversized: Option<u64>,
     /// Channel values left out of the document: `(channel, bytes, kind)`.
     too_large: Vec<(String, u64, String)>,
+    /// The document was stored encrypted and [`Row::slim`] decrypted it.
+    decrypted: bool,
+}
+
+/// Why a row's document gives no checkpoint.
+enum DocError {
+    /// It is encrypted and there is no key (or its cipher is not AES): not a fault of the row.
+    Locked,
+    /// It cannot be read; the text says why.
+    Unreadable(String),
+}
+
+impl DocError {
+    fn problem(self) -> Option<String> {
+        match self {
+            DocError::Locked => None,
+            DocError::Unreadable(p) => Some(p),
+        }
+    }
 }
 
 pub(super) const ROW_COLUMNS: &str =
@@ -89,6 +109,7 @@ pub(super) fn row_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         raw_key,
         oversized,
         too_large: Vec::new(),
+        decrypted: false,
     })
 }
 
@@ -126,23 +147,56 @@ impl Row {
     /// I/O, keeping all of it but the channel values over `limit` (see
     /// [`flashback_codec::budget::slim_document`]). A document that cannot be streamed so is
     /// noted as this row's problem.
-    pub(super) fn slim(&mut self, conn: &Connection, rowid: i64, len: u64, limit: u64) {
-        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
-        let read = || -> Result<flashback_codec::budget::Slim, String> {
-            if tag != "msgpack" {
-                return Err(format!(
-                    "a {tag} document of {} is over the decode budget",
-                    flashback_codec::budget::human_bytes(len)
-                ));
-            }
-            let blob = conn
-                .blob_open(rusqlite::MAIN_DB, "checkpoints", "checkpoint", rowid, true)
-                .map_err(|e| e.to_string())?;
-            let reader = std::io::BufReader::with_capacity(1 << 16, blob);
-            flashback_codec::budget::slim_document(reader, limit).map_err(|e| e.to_string())
+    pub(super) fn slim(
+        &mut self,
+        conn: &Connection,
+        rowid: i64,
+        len: u64,
+        limit: u64,
+        key: Option<&Arc<AesKey>>,
+    ) {
+        let tag = self.type_tag.clone().unwrap_or_else(|| "msgpack".into());
+        let blob = || {
+            conn.blob_open(rusqlite::MAIN_DB, "checkpoints", "checkpoint", rowid, true)
+                .map_err(|e| e.to_string())
         };
-        match read() {
+        let over = || {
+            format!(
+                "a {tag} document of {} is over the decode budget",
+                flashback_codec::budget::human_bytes(len)
+            )
+        };
+        let read = match (tag.as_str(), key) {
+            ("msgpack", _) => blob().and_then(|b| {
+                let reader = std::io::BufReader::with_capacity(1 << 16, b);
+                flashback_codec::budget::slim_document(reader, limit).map_err(|e| e.to_string())
+            }),
+            // Encrypted: the ciphertext is authenticated as a whole, so it is read whole, then
+            // the plaintext is slimmed like a stored one.
+            (t, Some(k)) if is_encrypted(t) => blob()
+                .and_then(|mut b| {
+                    let mut sealed = Vec::with_capacity(len as usize);
+                    std::io::Read::read_to_end(&mut b, &mut sealed).map_err(|e| e.to_string())?;
+                    k.open(t, &sealed)
+                        .map_err(|e| format!("cannot decrypt: {e}"))
+                })
+                .and_then(|(inner, plain)| match inner.as_str() {
+                    "msgpack" => {
+                        flashback_codec::budget::slim_document(std::io::Cursor::new(plain), limit)
+                            .map_err(|e| e.to_string())
+                    }
+                    _ => Err(over()),
+                })
+                .inspect(|_| {
+                    self.decrypted = true;
+                }),
+            _ => Err(over()),
+        };
+        match read {
             Ok(slim) => {
+                if self.decrypted {
+                    self.type_tag = Some("msgpack".into());
+                }
                 self.checkpoint = Some(slim.document);
                 self.too_large = slim.too_large;
             }
@@ -164,22 +218,45 @@ impl Row {
     /// The header, reading `ts` cheaply from the undecoded document and checking that the
     /// document decodes (without building it; the full decode runs only for a bad one, to
     /// say why in the same words as [`Row::into_tuple`]).
-    pub(super) fn header(&self) -> CheckpointHeader {
-        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
-        let (ts, problem) = match (tag, self.checkpoint.as_deref()) {
+    pub(super) fn header(&self, key: Option<&Arc<AesKey>>) -> CheckpointHeader {
+        let stored = self.type_tag.as_deref().unwrap_or("msgpack");
+        // An encrypted document is opened with the key and then read like a plaintext one;
+        // without a key it is locked: no timestamp, and no problem either.
+        let opened;
+        let (tag, doc) = match (is_encrypted(stored), key, self.checkpoint.as_deref()) {
+            (true, Some(k), Some(b)) => match k.open(stored, b) {
+                Ok(o) => {
+                    opened = o;
+                    (opened.0.as_str(), Some(opened.1.as_slice()))
+                }
+                Err(flashback_codec::cipher::CipherError::Unsupported(_)) => {
+                    return self.header_with(String::new(), None)
+                }
+                Err(e) => {
+                    return self.header_with(
+                        String::new(),
+                        Some(unreadable_document(format!("cannot decrypt: {e}"))),
+                    )
+                }
+            },
+            (true, None, Some(_)) => return self.header_with(String::new(), None),
+            _ => (stored, self.checkpoint.as_deref()),
+        };
+        let full = || self.checkpoint(&mut DecodeCache::new().with_key(key.cloned()));
+        let (ts, problem) = match (tag, doc) {
             ("msgpack", Some(b)) => {
                 let sound = msgpack::check(b).is_ok()
                     && matches!(b.first(), Some(0x80..=0x8f | 0xde | 0xdf));
                 let problem = if sound {
                     None
                 } else {
-                    self.checkpoint(&mut DecodeCache::new()).err()
+                    full().err().and_then(DocError::problem)
                 };
                 (msgpack::top_level_str(b, "ts").unwrap_or_default(), problem)
             }
-            _ => match self.checkpoint(&mut DecodeCache::new()) {
+            _ => match full() {
                 Ok(cp) => (cp.ts, None),
-                Err(problem) => (String::new(), Some(problem)),
+                Err(e) => (String::new(), e.problem()),
             },
         };
         self.header_with(ts, problem)
@@ -200,24 +277,18 @@ impl Row {
     }
 
     /// The decoded document, or why it cannot be read.
-    fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, String> {
+    fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, DocError> {
         let tag = self.type_tag.as_deref().unwrap_or("msgpack");
         let mut cp = match decode_typed_cached(tag, self.checkpoint.as_deref(), cache) {
             Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
             Decoded::Json { value, .. } => checkpoint_from_json(&value),
             Decoded::Error { message, .. } => Err(message),
-            Decoded::Encrypted { tag, data } => Err(format!(
-                "it is encrypted ({tag:.40}) and Flashback has no key to decrypt it: {}",
-                Decoded::Encrypted {
-                    tag: tag.clone(),
-                    data
-                }
-            )),
+            Decoded::Encrypted { .. } => return Err(DocError::Locked),
             Decoded::Null => Err("it is NULL".into()),
             // Described in one short line (tag, size, hash), never dumped.
             other => Err(format!("it is not a checkpoint document: {other}")),
         }
-        .map_err(unreadable_document)?;
+        .map_err(|e| DocError::Unreadable(unreadable_document(e)))?;
         if cp.id.is_empty() {
             cp.id = self.id.clone();
         }
@@ -244,23 +315,35 @@ impl Row {
         cache: &mut DecodeCache,
     ) -> CheckpointTuple {
         let pending_writes = decode_writes(writes, cache);
+        let tag = self.type_tag.as_deref().unwrap_or("msgpack");
+        let encrypted = self.decrypted || is_encrypted(tag);
         let (checkpoint, problem) = match self.checkpoint(cache) {
             Ok(cp) => (cp, None),
-            Err(problem) => {
+            Err(e) => {
                 let mut cp = empty();
                 cp.id = self.id.clone();
-                cp.ts = self
-                    .checkpoint
-                    .as_deref()
-                    .and_then(|b| msgpack::top_level_str(b, "ts"))
-                    .unwrap_or_default();
-                (cp, Some(problem))
+                if !encrypted {
+                    cp.ts = self
+                        .checkpoint
+                        .as_deref()
+                        .and_then(|b| msgpack::top_level_str(b, "ts"))
+                        .unwrap_or_default();
+                }
+                (cp, Some(e))
             }
         };
+        let locked = matches!(problem, Some(DocError::Locked));
+        let part = vec!["checkpoint".to_owned()];
+        let sealing = Sealing {
+            encrypted: if encrypted { part.clone() } else { Vec::new() },
+            plaintext: if encrypted { Vec::new() } else { part },
+            locked,
+        };
         CheckpointTuple {
-            header: self.header_with(checkpoint.ts.clone(), problem),
+            header: self.header_with(checkpoint.ts.clone(), problem.and_then(DocError::problem)),
             checkpoint,
             pending_writes,
+            sealing,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::saver::{
 };
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, msgpack, Decoded};
+use flashback_codec::{encode_typed, msgpack, AesKey, Decoded};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
@@ -40,6 +40,8 @@ pub(super) fn write_err(e: rusqlite::Error) -> StoreError {
 pub struct SqliteSaver {
     store: SqliteStore,
     conn: Arc<Mutex<Connection>>,
+    /// Encrypts what is written (and decrypts what is read) as `EncryptedSerializer` does.
+    key: Option<Arc<AesKey>>,
 }
 
 impl SqliteSaver {
@@ -71,7 +73,17 @@ impl SqliteSaver {
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
+            key: None,
         })
+    }
+
+    /// The same saver for a database written with LangGraph's `EncryptedSerializer`: reads
+    /// decrypt `+aes` values, and every serde value written (checkpoint documents, writes) is
+    /// encrypted with `key` as Python's serializer would (`msgpack+aes`, …).
+    pub fn with_key(mut self, key: Option<Arc<AesKey>>) -> Self {
+        self.store = self.store.with_key(key.clone());
+        self.key = key;
+        self
     }
 
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
@@ -83,6 +95,7 @@ impl SqliteSaver {
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
+            key: None,
         })
     }
 
@@ -123,6 +136,10 @@ fn setup_blocking(conn: &Connection) -> Result<(), StoreError> {
 /// Insert one checkpoint row (`INSERT OR REPLACE`, as Python).
 fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), StoreError> {
     let doc = msgpack::encode(&checkpoint_document(&req.checkpoint)?);
+    let (tag, doc) = match &req.key {
+        Some(k) => k.seal("msgpack".into(), doc),
+        None => ("msgpack".into(), doc),
+    };
     let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
     tx.execute(
         "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
@@ -132,7 +149,7 @@ fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), St
             req.checkpoint_ns,
             req.checkpoint.id,
             req.parent_checkpoint_id,
-            "msgpack",
+            tag,
             doc,
             metadata.into_bytes(),
         ],
@@ -148,11 +165,13 @@ struct OwnedPut {
     parent_checkpoint_id: Option<String>,
     checkpoint: Checkpoint,
     metadata: serde_json::Map<String, serde_json::Value>,
+    key: Option<Arc<AesKey>>,
 }
 
 impl OwnedPut {
-    fn new(req: &PutRequest<'_>) -> OwnedPut {
+    fn new(req: &PutRequest<'_>, key: Option<&Arc<AesKey>>) -> OwnedPut {
         OwnedPut {
+            key: key.cloned(),
             thread_id: req.thread_id.to_owned(),
             checkpoint_ns: req.checkpoint_ns.to_owned(),
             parent_checkpoint_id: req.parent_checkpoint_id.map(str::to_owned),
@@ -173,7 +192,11 @@ struct OwnedWrites {
 }
 
 impl OwnedWrites {
-    fn new(has_task_path: bool, w: &WriteBatch<'_>) -> Result<OwnedWrites, StoreError> {
+    fn new(
+        has_task_path: bool,
+        key: Option<&AesKey>,
+        w: &WriteBatch<'_>,
+    ) -> Result<OwnedWrites, StoreError> {
         let verb = if writes_replace(w.writes) {
             "INSERT OR REPLACE"
         } else {
@@ -190,7 +213,13 @@ impl OwnedWrites {
             .enumerate()
             .map(|(i, (channel, value))| {
                 check_storable(channel, value)?;
-                let (tag, bytes) = encode_typed(value);
+                let (tag, bytes) = match key {
+                    Some(k) => {
+                        let (tag, bytes) = encode_typed(value);
+                        k.seal(tag, bytes)
+                    }
+                    None => encode_typed(value),
+                };
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
             .collect::<Result<_, StoreError>>()?;
@@ -245,6 +274,10 @@ impl CheckpointStore for SqliteSaver {
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         self.store.list_tuples(query).await
     }
+
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        self.store.encryption_probe().await
+    }
 }
 
 #[async_trait]
@@ -254,7 +287,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        let owned = OwnedPut::new(&req);
+        let owned = OwnedPut::new(&req, self.key.as_ref());
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -276,6 +309,7 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<(), StoreError> {
         let owned = OwnedWrites::new(
             self.store.schema().has_task_path,
+            self.key.as_deref(),
             &WriteBatch {
                 thread_id,
                 checkpoint_ns,
@@ -302,10 +336,13 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<(), StoreError> {
         // Everything is encoded before the transaction starts.
         let has_task_path = self.store.schema().has_task_path;
-        let puts: Vec<OwnedPut> = puts.iter().map(OwnedPut::new).collect();
+        let puts: Vec<OwnedPut> = puts
+            .iter()
+            .map(|p| OwnedPut::new(p, self.key.as_ref()))
+            .collect();
         let writes: Vec<OwnedWrites> = writes
             .iter()
-            .map(|w| OwnedWrites::new(has_task_path, w))
+            .map(|w| OwnedWrites::new(has_task_path, self.key.as_deref(), w))
             .collect::<Result<_, _>>()?;
         self.write(move |conn| {
             let tx = conn

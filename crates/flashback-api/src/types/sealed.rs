@@ -1,0 +1,66 @@
+//! Encrypted databases (LangGraph's `EncryptedSerializer`): what the UI is told, and unlocking.
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+
+/// Where the AES key in use came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// The environment variable `LANGGRAPH_AES_KEY`, as LangGraph reads it.
+    Env,
+    /// The OS keyring, saved for this database.
+    Keyring,
+    /// Typed in the app for this session.
+    Typed,
+}
+
+/// A database written with LangGraph's `EncryptedSerializer` (absent for a plaintext one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct EncryptionInfo {
+    /// The encrypted serde tags seen among the newest rows (`msgpack+aes`, …).
+    pub tags: Vec<String>,
+    /// Whether a key is in use (values are decrypted, and forks are written encrypted).
+    pub unlocked: bool,
+    /// Where that key came from.
+    pub key_source: Option<KeySource>,
+    /// Why the key in use does not open a value it was checked against (a wrong key: every
+    /// value it cannot open is shown as an error), when it does not.
+    pub key_problem: Option<String>,
+    /// Plaintext values were seen beside encrypted ones among the newest rows (LangGraph
+    /// reads them silently).
+    pub mixed: bool,
+}
+
+/// How one checkpoint was stored, in an encrypted database.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct CheckpointSealing {
+    /// Its values are encrypted and no key was given: they are shown locked.
+    pub locked: bool,
+    /// Parts of it stored as plaintext although the database is encrypted: `checkpoint`
+    /// (SQLite's document), `channel NAME` (a Postgres blob) or `write TASK_ID CHANNEL`.
+    pub plaintext: Vec<String>,
+}
+
+/// Unlock an encrypted database with its AES key.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct UnlockRequest {
+    /// The database handle.
+    pub db: String,
+    /// The key, as `LANGGRAPH_AES_KEY` holds it (16, 24 or 32 bytes of text). Never stored
+    /// in a file or a log.
+    pub key: String,
+    /// Save it in the OS keyring for this database.
+    #[serde(default)]
+    pub remember: bool,
+}
+
+impl std::fmt::Debug for UnlockRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnlockRequest")
+            .field("db", &self.db)
+            .field("key", &"<redacted>")
+            .field("remember", &self.remember)
+            .finish()
+    }
+}
