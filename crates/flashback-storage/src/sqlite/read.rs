@@ -375,7 +375,15 @@ impl CheckpointStore for SqliteStore {
         &self.schema
     }
 
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        self.memory_reader()
+            .map(|m| m as &dyn crate::memory::MemoryRead)
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         self.with_conn(|conn, source, schema, path, budget| {
             list_threads_blocking(Ctx {
                 conn,
@@ -389,6 +397,9 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let q = query.clone();
         self.with_conn(move |conn, source, schema, path, budget| {
             let cx = Ctx {
@@ -409,6 +420,9 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let q = query.clone();
         self.with_conn(move |conn, source, schema, path, budget| {
             let cx = Ctx {
@@ -429,6 +443,9 @@ impl CheckpointStore for SqliteStore {
         &self,
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(vec![None; keys.len()]);
+        }
         let queries: Vec<ListQuery> = keys
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
