@@ -6,11 +6,13 @@
 mod job;
 mod read;
 mod session;
+mod store;
 mod write;
 
 pub use job::*;
 pub use read::*;
 pub use session::*;
+pub use store::*;
 pub use write::*;
 
 use serde_json::Value as Json;

@@ -50,6 +50,10 @@ pub struct DbInfo {
     pub schema: String,
     /// Whether this is the built-in demo database (a private copy).
     pub demo: bool,
+    /// Checkpoints, a memory store, or both.
+    pub holds: crate::DbHolds,
+    /// The memory store, when the database has one (for the Memory screen).
+    pub store: Option<crate::StoreSummary>,
 }
 
 /// What the UI needs at start.
