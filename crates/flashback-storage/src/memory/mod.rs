@@ -40,6 +40,7 @@ use serde_json::Value as Json;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
+mod sqlite_write;
 mod time;
 
 pub use time::Stamp;
@@ -235,7 +236,9 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
             ));
         }
     }
-    Ok(Box::new(sqlite::SqliteMemoryWriter::open(location).await?))
+    Ok(Box::new(
+        sqlite_write::SqliteMemoryWriter::open(location).await?,
+    ))
 }
 
 /// The error for a database without a memory Store.
