@@ -5,6 +5,8 @@
 #   time travel, on SQLite and on PostgreSQL.
 #   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
+#   store_test.py: LangGraph's memory Store (SqliteStore / PostgresStore) as `flashback store`
+#   shows it, items it writes and deletes as Python then sees them, and mixed databases.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -12,9 +14,9 @@
 #   CARGO_TARGET_DIR   where cargo builds (default: what `cargo metadata` says, else target/)
 #   FLASHBACK_TEST_PG  a postgres:// URL of a server where the role may create databases
 #                      (default postgresql://postgres@127.0.0.1:5432/postgres; `throwaway`
-#                      skips straight to a throwaway cluster). Two databases
-#                      flashback_interop_<pid>_<random>_{a,b} are created there and dropped at
-#                      exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
+#                      skips straight to a throwaway cluster). Databases
+#                      flashback_interop_<pid>_<random>_{a,b,c,d} are created there and dropped
+#                      at exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
 #                      default server does not answer, a throwaway cluster is started with
 #                      initdb/pg_ctl if they are installed.
 #   CI / FLASHBACK_REQUIRE_PG
@@ -65,6 +67,9 @@ echo "== fork_resume.py: SQLite"
 echo
 echo "== delta_test.py: SQLite"
 "$python" tests/interop/delta_test.py || status=1
+echo
+echo "== store_test.py: SQLite"
+"$python" tests/interop/store_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -95,13 +100,15 @@ pg_url=""
 db_a=""
 db_b=""
 db_c=""
+db_d=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
     if [ -n "$pg_url" ] && [ -n "$db_a" ]; then
         pg_admin "$pg_url" "DROP DATABASE IF EXISTS \"$db_a\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -154,6 +161,15 @@ else
         "$python" tests/interop/delta_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_c")" || status=1
     else
         echo "FAIL postgres: could not create a throwaway database for delta_test.py"
+        status=1
+    fi
+    echo
+    echo "== store_test.py: PostgreSQL"
+    db_d="flashback_interop_${tag}_d"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_d\""; then
+        "$python" tests/interop/store_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_d")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for store_test.py"
         status=1
     fi
 fi
