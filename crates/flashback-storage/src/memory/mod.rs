@@ -283,6 +283,10 @@ pub(crate) fn check_labels(namespace: &[String], what: &str) -> Result<(), Store
     Ok(())
 }
 
+/// The longest TTL a put accepts (a thousand years, in minutes): beyond it the expiry would
+/// not be a date Python can read.
+pub const MAX_TTL_MINUTES: f64 = 525_960_000.0;
+
 /// Check what a put is given, as Python's `put` does: a non-empty namespace not rooted at
 /// `langgraph`, a JSON object, a finite positive TTL (and columns to hold it).
 pub(crate) fn check_put(
@@ -308,9 +312,10 @@ pub(crate) fn check_put(
         ));
     }
     if let Some(ttl) = ttl_minutes {
-        if !ttl.is_finite() || ttl <= 0.0 {
+        if !ttl.is_finite() || ttl <= 0.0 || ttl > MAX_TTL_MINUTES {
             return Err(StoreError::InvalidInput(format!(
-                "the TTL must be a positive number of minutes, not {ttl}"
+                "the TTL must be a positive number of minutes up to {MAX_TTL_MINUTES} (a \
+                 thousand years), not {ttl}"
             )));
         }
         if !schema.has_ttl() {
@@ -505,7 +510,7 @@ mod tests {
             ..schema
         };
         assert!(check_put(&ttl, &ns(&["a"]), &obj, Some(5.0)).is_ok());
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e300] {
             assert!(
                 check_put(&ttl, &ns(&["a"]), &obj, Some(bad)).is_err(),
                 "{bad}"

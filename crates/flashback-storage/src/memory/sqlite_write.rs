@@ -129,7 +129,8 @@ fn put_blocking(
     let removed_vectors = remove_vectors(&tx, schema, &prefix, key).map_err(write_err)?;
     // Python: `INSERT OR REPLACE … VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, ?, ?)`
     // with `expires_at = now(utc) + timedelta(minutes=ttl)` stored as `str(datetime)`.
-    let expires_at = ttl.map(|t| python_str(now_micros() + (t * 60_000_000.0) as i64));
+    let expires_at =
+        ttl.map(|t| python_str(now_micros().saturating_add((t * 60_000_000.0) as i64)));
     let mut columns = String::from("prefix, key, value, created_at, updated_at");
     let mut values = String::from("?1, ?2, ?3, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP");
     if schema.has_expires_at {

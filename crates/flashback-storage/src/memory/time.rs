@@ -92,6 +92,9 @@ fn parse(s: &str) -> Option<i64> {
         let sign = if z.starts_with('-') { -1 } else { 1 };
         let (h, m) = z[1..].split_once(':').unwrap_or((&z[1..], "0"));
         let (h, m) = (digits(h)?, digits(m)?);
+        if h > 23 || m > 59 {
+            return None;
+        }
         (c, sign * (h * 3600 + m * 60))
     } else {
         (rest, 0)
@@ -147,6 +150,10 @@ mod tests {
             "2025-13-01 00:00:00",
             "2025-03-01 25:00:00",
             "2025-03-01x",
+            "2025-03-01 00:00:00+99999999999999999:00",
+            "2025-03-01 99999999999999999999:00:00",
+            "2025-03-01 00:00:00.x",
+            "éééééééééééé",
         ] {
             assert!(matches!(Stamp::parse(bad), Stamp::Unreadable(_)), "{bad}");
         }
