@@ -7,6 +7,8 @@
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
 #   them with the key, listed without it, forks written encrypted and resumed, on both backends.
+#   store_test.py: LangGraph's memory Store (SqliteStore / PostgresStore) as `flashback store`
+#   shows it, items it writes and deletes as Python then sees them, and mixed databases.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -14,9 +16,9 @@
 #   CARGO_TARGET_DIR   where cargo builds (default: what `cargo metadata` says, else target/)
 #   FLASHBACK_TEST_PG  a postgres:// URL of a server where the role may create databases
 #                      (default postgresql://postgres@127.0.0.1:5432/postgres; `throwaway`
-#                      skips straight to a throwaway cluster). Two databases
-#                      flashback_interop_<pid>_<random>_{a,b} are created there and dropped at
-#                      exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
+#                      skips straight to a throwaway cluster). Databases
+#                      flashback_interop_<pid>_<random>_{a,b,c,d,e} are created there and dropped
+#                      at exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
 #                      default server does not answer, a throwaway cluster is started with
 #                      initdb/pg_ctl if they are installed.
 #   CI / FLASHBACK_REQUIRE_PG
@@ -70,6 +72,9 @@ echo "== delta_test.py: SQLite"
 echo
 echo "== encrypted_test.py: SQLite"
 "$python" tests/interop/encrypted_test.py || status=1
+echo
+echo "== store_test.py: SQLite"
+"$python" tests/interop/store_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -101,6 +106,7 @@ db_a=""
 db_b=""
 db_c=""
 db_d=""
+db_e=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
@@ -108,7 +114,8 @@ cleanup() {
         pg_admin "$pg_url" "DROP DATABASE IF EXISTS \"$db_a\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_e:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -164,10 +171,19 @@ else
         status=1
     fi
     echo
-    echo "== encrypted_test.py: PostgreSQL"
+    echo "== store_test.py: PostgreSQL"
     db_d="flashback_interop_${tag}_d"
     if pg_admin "$pg_url" "CREATE DATABASE \"$db_d\""; then
-        "$python" tests/interop/encrypted_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_d")" || status=1
+        "$python" tests/interop/store_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_d")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for store_test.py"
+        status=1
+    fi
+    echo
+    echo "== encrypted_test.py: PostgreSQL"
+    db_e="flashback_interop_${tag}_e"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_e\""; then
+        "$python" tests/interop/encrypted_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_e")" || status=1
     else
         echo "FAIL postgres: could not create a throwaway database for encrypted_test.py"
         status=1

@@ -10,8 +10,8 @@
 //!   TypeScript bindings;
 //! * the CLI calls the same `Api` methods by name (see `crates/flashback-cli/src/doors.rs`).
 //!
-//! Adding a command: write the `Api` method (in `connections`, `reads`, `writes`, `jobs` or
-//! `settings`), then add its line below. Nothing else lists commands.
+//! Adding a command: write the `Api` method (in `connections`, `reads`, `writes`, `store`,
+//! `jobs` or `settings`), then add its line below. Nothing else lists commands.
 
 /// Calls `$callback! { … }` with the command table: entries
 /// `#[doc = …] name(RequestType) -> ResponseType;` (the request is absent for commands that
@@ -77,6 +77,18 @@ macro_rules! for_each_command {
             copy_thread($crate::CopyRequest) -> $crate::CopyReport;
             /// Save a setting.
             set_setting($crate::SetSettingRequest) -> ();
+            /// Memory store: items under a namespace prefix, most recently updated first.
+            store_list($crate::StoreListRequest) -> Vec<$crate::StoreItem>;
+            /// Memory store: one item.
+            store_get($crate::StoreGetRequest) -> $crate::StoreItem;
+            /// Memory store: items whose value's JSON text contains a text (any case).
+            store_search($crate::StoreSearchRequest) -> Vec<$crate::StoreItem>;
+            /// Memory store: the namespaces with their item counts.
+            store_namespaces($crate::StoreNamespacesRequest) -> Vec<$crate::StoreNamespace>;
+            /// Memory store: put an item (as Python's `store.put`). One transaction.
+            store_put($crate::StorePutRequest) -> $crate::StorePutResult;
+            /// Memory store: delete an item and its vectors (or preview it). One transaction.
+            store_delete($crate::StoreDeleteRequest) -> $crate::StoreDeleteResult;
         }
     };
 }

@@ -47,6 +47,10 @@ impl Api {
                 }
                 Err(e) => return Err(e.into()),
             };
+        let store_summary = match store.memory() {
+            Some(m) => Some(crate::StoreSummary::new(m.schema(), m.summary().await?)),
+            None => None,
+        };
         let info = DbInfo {
             db: uuid::Uuid::new_v4().simple().to_string(),
             kind: loc.kind,
@@ -59,6 +63,8 @@ impl Api {
             schema: store.schema().description.clone(),
             demo,
             encryption,
+            holds: store.schema().holds.into(),
+            store: store_summary,
         };
         let session = Arc::new(Session {
             info: info.clone(),

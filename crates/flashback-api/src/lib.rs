@@ -17,8 +17,8 @@
 //! what the HTTP transport calls. The desktop app declares the same commands to tauri-specta,
 //! and a test there checks both lists agree.
 //!
-//! Opening a database never writes to it; only fork, merge, delete and prune write (each in
-//! one transaction, through `flashback-storage`'s saver).
+//! Opening a database never writes to it; only fork, merge, delete, prune, copy and the memory
+//! Store's put and delete write (each in one transaction, through `flashback-storage`).
 
 #![deny(missing_docs)]
 
@@ -36,6 +36,7 @@ pub mod rerun;
 mod sealed;
 pub mod secrets;
 mod settings;
+mod store;
 mod summaries;
 pub mod types;
 mod writes;

@@ -186,6 +186,7 @@ mod tests {
             migration_version: None,
             shallow: false,
             description: "test".into(),
+            holds: flashback_storage::Holds::Checkpoints,
         });
         let list = thread_summaries(&store).await.expect("the list");
         let ids: Vec<&str> = list.iter().map(|s| s.thread_id.as_str()).collect();

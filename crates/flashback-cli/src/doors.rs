@@ -30,7 +30,7 @@ pub fn json_text<T: Serialize>(v: &T) -> String {
 }
 
 /// Either rendering of a response.
-fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> String {
+pub(crate) fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> String {
     if json {
         json_text(v)
     } else {
@@ -39,7 +39,13 @@ fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> 
 }
 
 /// Open `location` read-only (nothing is remembered) and return the API and the handle.
-async fn open(location: &str) -> Result<(Api, String), ApiError> {
+pub(crate) async fn open(location: &str) -> Result<(Api, String), ApiError> {
+    let (api, info) = open_info(location).await?;
+    Ok((api, info.db))
+}
+
+/// [`open`], returning what the database holds.
+async fn open_info(location: &str) -> Result<(Api, DbInfo), ApiError> {
     let api = Api::ephemeral()?;
     // The decode budget per value, in MB (0: none), as the app's `max_value_mb` setting.
     if let Ok(mb) = std::env::var("FLASHBACK_MAX_VALUE_MB") {
@@ -62,7 +68,7 @@ async fn open(location: &str) -> Result<(Api, String), ApiError> {
             save_password: false,
         })
         .await?;
-    Ok((api, info.db))
+    Ok((api, info))
 }
 
 /// Run one command.
@@ -90,11 +96,19 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             })
             .await?,
         ),
-        Command::Threads { db, json } => {
-            let (api, db) = open(&db).await?;
-            let threads = api.list_threads(DbRequest { db }).await?;
-            done(render(json, &threads, |t| human::threads(t)))
+        Command::Threads { db: location, json } => {
+            let (api, info) = open_info(&location).await?;
+            let threads = api.list_threads(DbRequest { db: info.db }).await?;
+            done(render(json, &threads, |t| {
+                let note = human::store_note(&location, info.holds, &info.store);
+                if info.holds == DbHolds::Store {
+                    note
+                } else {
+                    human::threads(t) + &note
+                }
+            }))
         }
+        Command::Store(cmd) => crate::store::run(cmd).await,
         Command::History {
             db,
             thread,

@@ -42,7 +42,7 @@ fn wire_name<T: Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', "⏎");
     if one_line.chars().count() <= max {
         one_line
@@ -61,14 +61,16 @@ fn ns_label(ns: &str) -> String {
 }
 
 /// `! <what>: <problem>` lines for the rows that could not be read in full.
-fn problems<'a>(items: impl IntoIterator<Item = (&'a str, Option<&'a String>)>) -> String {
+pub(crate) fn problems<'a>(
+    items: impl IntoIterator<Item = (&'a str, Option<&'a String>)>,
+) -> String {
     items
         .into_iter()
         .filter_map(|(what, problem)| Some(format!("! {what}: {}\n", problem?)))
         .collect()
 }
 
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -137,6 +139,21 @@ pub fn threads(rows: &[ThreadSummary]) -> String {
             .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
     ));
     out
+}
+
+/// Under `flashback threads`: a line about the database's memory store, if it has one.
+pub fn store_note(location: &str, holds: DbHolds, store: &Option<StoreSummary>) -> String {
+    let Some(s) = store else {
+        return String::new();
+    };
+    let what = format!(
+        "a LangGraph memory store ({} items in {} namespaces): see `flashback store ls {location}`",
+        s.items, s.namespaces
+    );
+    match holds {
+        DbHolds::Store => format!("this database holds only {what}\n"),
+        DbHolds::Checkpoints | DbHolds::Mixed => format!("\nalso {what}\n"),
+    }
 }
 
 /// `flashback history`.

@@ -9,6 +9,7 @@ mod doors;
 mod human;
 mod out;
 mod serve;
+mod store;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -334,6 +335,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// LangGraph's memory Store (long-term memory): list, get, search, put and delete items
+    /// by namespace (`users/u-1`) and key.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
         /// A `.sqlite` file or a `postgres://` URL.

@@ -303,6 +303,95 @@ async fn cli_json_has_the_apps_shape_for_every_write() {
     }
 }
 
+/// A SQLite file holding only a memory store (the tables `SqliteStore.setup()` makes).
+fn store_db(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let conn = rusqlite::Connection::open(&path).expect("create");
+    conn.execute_batch(
+        "CREATE TABLE store (prefix text NOT NULL, key text NOT NULL, value text NOT NULL, \
+         created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+         expires_at TIMESTAMP, ttl_minutes REAL, PRIMARY KEY (prefix, key)); \
+         INSERT INTO store (prefix, key, value, updated_at) VALUES \
+           ('users.u-1', 'prefs', '{\"theme\":\"dark\"}', '2025-01-01 00:00:01'), \
+           ('users.u-1', 'notes', '{\"text\":\"tea\"}', '2025-01-01 00:00:02'), \
+           ('users2', 'k', '{\"theme\":\"light\"}', '2025-01-01 00:00:03'); \
+         UPDATE store SET expires_at = '2999-01-01 00:00:00+00:00', ttl_minutes = 5 WHERE key = 'notes';",
+    )
+    .expect("store");
+    path.to_string_lossy().into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_memory_store_commands_print_the_apps_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = store_db(dir.path(), "memory.sqlite");
+    let api = Api::ephemeral().expect("api");
+    let h = open(&api, &db).await;
+    let reads: Vec<(Vec<&str>, &str, Json)> = vec![
+        (vec!["ls"], "store_list", json!({})),
+        (
+            vec!["ls", "--prefix", "users", "--limit", "1", "--offset", "1"],
+            "store_list",
+            json!({"prefix": ["users"], "limit": 1, "offset": 1}),
+        ),
+        (
+            vec!["get", "users/u-1", "notes"],
+            "store_get",
+            json!({"namespace": ["users", "u-1"], "key": "notes"}),
+        ),
+        (
+            vec!["search", "--query", "DARK", "--prefix", "users"],
+            "store_search",
+            json!({"prefix": ["users"], "query": "DARK"}),
+        ),
+        (vec!["namespaces"], "store_namespaces", json!({})),
+        (
+            vec!["delete", "users/u-1", "prefs"],
+            "store_delete",
+            json!({"namespace": ["users", "u-1"], "key": "prefs", "dry_run": true}),
+        ),
+    ];
+    for (args, command, req) in reads {
+        let mut full = vec!["store", args[0], db.as_str()];
+        full.extend(&args[1..]);
+        full.push("--json");
+        let cli = cli_json(&full);
+        let app = app_json(&api, &h, command, req).await;
+        assert_eq!(cli, app, "flashback {full:?} vs {command}");
+    }
+
+    // Writes, each side on a database of its own, compared by shape.
+    let a = store_db(dir.path(), "a.sqlite");
+    let h_b = open(&api, &store_db(dir.path(), "b.sqlite")).await;
+    let writes: Vec<(Vec<&str>, &str, Json)> = vec![
+        (
+            vec![
+                "put",
+                "users/u-1",
+                "prefs",
+                "{\"theme\": \"blue\"}",
+                "--ttl",
+                "5",
+            ],
+            "store_put",
+            json!({"namespace": ["users", "u-1"], "key": "prefs", "value": {"theme": "blue"}, "ttl_minutes": 5.0}),
+        ),
+        (
+            vec!["delete", "users2", "k", "--yes"],
+            "store_delete",
+            json!({"namespace": ["users2"], "key": "k", "dry_run": false}),
+        ),
+    ];
+    for (args, command, req) in writes {
+        let mut full = vec!["store", args[0], a.as_str()];
+        full.extend(&args[1..]);
+        full.push("--json");
+        let cli = cli_json(&full);
+        let app = app_json(&api, &h_b, command, req).await;
+        assert_eq!(shape(&cli), shape(&app), "flashback {full:?} vs {command}");
+    }
+}
+
 #[test]
 fn every_operation_has_a_cli_subcommand() {
     // The subcommand each API command is reached by (the test above runs each of them).
@@ -323,6 +412,12 @@ fn every_operation_has_a_cli_subcommand() {
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
         ("copy_thread", "copy"),
+        ("store_list", "store"),
+        ("store_get", "store"),
+        ("store_search", "store"),
+        ("store_namespaces", "store"),
+        ("store_put", "store"),
+        ("store_delete", "store"),
     ];
     let help = Command::new(env!("CARGO_BIN_EXE_flashback"))
         .arg("--help")

@@ -28,7 +28,10 @@
 //! Subgraphs live in the same thread under their own namespace.
 //!
 //! Schema generations are detected on open ([`SchemaInfo`]); anything unknown is a clear
-//! [`StoreError::UnsupportedSchema`].
+//! [`StoreError::UnsupportedSchema`]. A database may also (or only) hold LangGraph's memory
+//! Store ([`memory`], [`SchemaInfo::holds`]): a store-only database opens as a checkpoint
+//! store without threads, its items read through [`CheckpointStore::memory`] and written
+//! through [`memory::open_writable`].
 
 #![deny(missing_docs)]
 
@@ -36,6 +39,7 @@ mod decode;
 pub mod error;
 mod escape;
 pub mod maintenance;
+pub mod memory;
 pub mod model;
 pub mod pgurl;
 #[cfg(feature = "postgres")]
@@ -64,6 +68,12 @@ use async_trait::async_trait;
 pub trait CheckpointStore: Send + Sync {
     /// The detected schema.
     fn schema(&self) -> &SchemaInfo;
+
+    /// LangGraph's memory Store in the same database, read through the same read-only
+    /// connection; `None` when the database has none (see [`memory`]).
+    fn memory(&self) -> Option<&dyn memory::MemoryRead> {
+        None
+    }
 
     /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
     /// thread id.

@@ -19,6 +19,40 @@ pub enum Backend {
     Postgres,
 }
 
+/// What a LangGraph database holds: checkpoints (a saver's tables), LangGraph's memory Store
+/// (`store`, see [`crate::memory`]), or both in the same file or database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holds {
+    /// Only a checkpoint saver's tables.
+    Checkpoints,
+    /// Only the memory Store (no checkpoint tables: the store has no threads).
+    Store,
+    /// Both.
+    Mixed,
+}
+
+impl Holds {
+    /// Whether there are checkpoint tables to read.
+    pub fn checkpoints(self) -> bool {
+        matches!(self, Holds::Checkpoints | Holds::Mixed)
+    }
+
+    /// Whether there is a memory Store.
+    pub fn store(self) -> bool {
+        matches!(self, Holds::Store | Holds::Mixed)
+    }
+
+    /// From what was found.
+    pub fn of(checkpoints: bool, store: bool) -> Holds {
+        match (checkpoints, store) {
+            (true, true) => Holds::Mixed,
+            (false, true) => Holds::Store,
+            _ => Holds::Checkpoints,
+        }
+    }
+}
+
 /// What schema generation was detected when the database was opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SchemaInfo {
@@ -31,8 +65,11 @@ pub struct SchemaInfo {
     pub migration_version: Option<i64>,
     /// Postgres: the deprecated shallow saver's tables (one checkpoint per thread and namespace).
     pub shallow: bool,
-    /// Human-readable summary, e.g. `postgres migrations 0-9`.
+    /// Human-readable summary, e.g. `postgres migrations 0-9`, or `… memory store only`.
     pub description: String,
+    /// Checkpoint tables, a memory Store, or both. With [`Holds::Store`] there are no
+    /// checkpoint tables: the checkpoint reads return no threads and no checkpoints.
+    pub holds: Holds,
 }
 
 /// A channel version as stored: Python compares strings as strings and numbers as numbers.

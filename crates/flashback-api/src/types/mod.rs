@@ -7,12 +7,14 @@ mod job;
 mod read;
 mod sealed;
 mod session;
+mod store;
 mod write;
 
 pub use job::*;
 pub use read::*;
 pub use sealed::*;
 pub use session::*;
+pub use store::*;
 pub use write::*;
 
 use serde_json::Value as Json;

@@ -52,6 +52,10 @@ pub struct DbInfo {
     pub demo: bool,
     /// Written with LangGraph's `EncryptedSerializer`: how (absent for a plaintext database).
     pub encryption: Option<super::EncryptionInfo>,
+    /// Checkpoints, a memory store, or both.
+    pub holds: crate::DbHolds,
+    /// The memory store, when the database has one (for the Memory screen).
+    pub store: Option<crate::StoreSummary>,
 }
 
 /// What the UI needs at start.

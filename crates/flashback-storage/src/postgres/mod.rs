@@ -42,7 +42,7 @@ mod read;
 mod rows;
 mod schema;
 mod sql;
-mod target;
+pub(crate) mod target;
 mod tls;
 mod write;
 mod write_rows;
@@ -52,7 +52,7 @@ const MAX_CONNECTIONS: u32 = 4;
 /// How long connecting (or waiting for a pooled connection) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How every read starts.
-const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /// The blobs of one `list_tuples` call are fetched in up to this many queries, so that
 /// decoding the first slices overlaps with fetching the next.
 const BLOB_QUERIES: usize = 4;
@@ -76,6 +76,8 @@ pub struct PostgresStore {
     /// Decrypts `+aes` values on read and encrypts serde values on write (see
     /// [`flashback_codec::cipher`]).
     key: Option<Arc<flashback_codec::AesKey>>,
+    /// The memory Store in the same database, read on the same pool.
+    memory: Option<crate::memory::postgres::PgMemory>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -141,8 +143,17 @@ impl PostgresStore {
                     )))
                 }
             };
-        let schema = detect_schema(&mut conn, &target).await;
+        let detected = match crate::memory::postgres::detect(&mut conn, &target).await {
+            Ok(memory) => detect_schema(&mut conn, &target, memory.is_some())
+                .await
+                .map(|schema| (schema, memory)),
+            Err(e) => Err(e),
+        };
         let _ = conn.close().await;
+        let (schema, memory) = match detected {
+            Ok((schema, memory)) => (Ok(schema), memory),
+            Err(e) => (Err(e), None),
+        };
         let schema = match schema {
             // Missing tables are what setup() creates; tables of an unknown layout stay an error.
             Err(StoreError::UnsupportedSchema { found })
@@ -154,6 +165,7 @@ impl PostgresStore {
                     migration_version: None,
                     shallow: false,
                     description: format!("postgres, not set up yet ({found})"),
+                    holds: crate::model::Holds::Checkpoints,
                 }
             }
             other => other?,
@@ -165,6 +177,8 @@ impl PostgresStore {
             .acquire_timeout(CONNECT_TIMEOUT)
             .idle_timeout(Some(Duration::from_secs(120)))
             .connect_lazy_with(options);
+        let memory =
+            memory.map(|m| crate::memory::postgres::PgMemory::new(pool.clone(), target.clone(), m));
         Ok(PostgresStore {
             pool,
             schema,
@@ -172,6 +186,7 @@ impl PostgresStore {
             target,
             budget: flashback_codec::DecodeBudget::UNLIMITED,
             key: None,
+            memory,
         })
     }
 
@@ -206,6 +221,11 @@ impl PostgresStore {
     /// The current schema (see [`CheckpointStore::schema`]).
     fn info(&self) -> &SchemaInfo {
         self.after_setup.get().unwrap_or(&self.schema)
+    }
+
+    /// The memory Store in the database, if it has one.
+    pub(crate) fn memory_reader(&self) -> Option<&crate::memory::postgres::PgMemory> {
+        self.memory.as_ref()
     }
 
     /// Where the store is connected, without the password: `user@host:port/database`.

@@ -412,7 +412,15 @@ impl CheckpointStore for PostgresStore {
         Ok(probe.done())
     }
 
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        self.memory_reader()
+            .map(|m| m as &dyn crate::memory::MemoryRead)
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let id = self.id_expr();
         let sql = Sql::new(&format!(
             "SELECT thread_id, array_agg(DISTINCT checkpoint_ns) AS namespaces, count(*) AS n, \
@@ -447,6 +455,9 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let (id, parent) = if self.info().shallow {
             ("checkpoint->>'id'", "NULL::text")
         } else {
@@ -491,6 +502,9 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let sql = self.list_sql(&self.tuple_select(), query);
         self.load_tuples(sql).await
     }

@@ -4,7 +4,7 @@
 use super::sql::{Arg, Sql};
 use super::target::Target;
 use super::BEGIN_READ_ONLY;
-use crate::model::{Backend, SchemaInfo};
+use crate::model::{Backend, Holds, SchemaInfo};
 use crate::StoreError;
 use sqlx::postgres::PgConnection;
 use sqlx::{Connection as _, Row as _};
@@ -21,9 +21,12 @@ const TABLES: [&str; 4] = [
     "checkpoint_migrations",
 ];
 
+/// The checkpoint schema the `search_path` resolves to; `has_store`: the database holds a
+/// memory Store, so that no checkpoint tables at all means a store-only database (no threads).
 pub(super) async fn detect_schema(
     conn: &mut PgConnection,
     target: &Target,
+    has_store: bool,
 ) -> Result<SchemaInfo, StoreError> {
     let err = |e: sqlx::Error| target.error(e, false);
     let mut tx = conn.begin_with(BEGIN_READ_ONLY).await.map_err(err)?;
@@ -55,6 +58,17 @@ pub(super) async fn detect_schema(
         .copied()
         .filter(|t| !tables.contains_key(*t))
         .collect();
+    if has_store && missing.len() == 3 {
+        let _ = tx.rollback().await;
+        return Ok(SchemaInfo {
+            backend: Backend::Postgres,
+            has_task_path: true,
+            migration_version: None,
+            shallow: false,
+            description: "postgres, memory store only (no checkpoint tables)".into(),
+            holds: Holds::Store,
+        });
+    }
     if !missing.is_empty() {
         let present = Sql::new(
             "SELECT n.nspname::text AS schema_name, c.relname::text AS table_name \
@@ -102,7 +116,8 @@ pub(super) async fn detect_schema(
             found: format!(
                 "{present} (search_path schemas: {}); missing {} — not a LangGraph Postgres \
                  checkpoint database (langgraph-checkpoint-postgres creates checkpoints, \
-                 checkpoint_blobs, checkpoint_writes and checkpoint_migrations)",
+                 checkpoint_blobs, checkpoint_writes and checkpoint_migrations; its memory \
+                 store a table `store`)",
                 if schemas.is_empty() {
                     "none".to_owned()
                 } else {
@@ -245,11 +260,15 @@ pub(super) async fn detect_schema(
     if !has_task_path {
         description.push_str(", no checkpoint_writes.task_path");
     }
+    if has_store {
+        description.push_str(", with a memory store");
+    }
     Ok(SchemaInfo {
         backend: Backend::Postgres,
         has_task_path,
         migration_version,
         shallow,
         description,
+        holds: Holds::of(true, has_store),
     })
 }

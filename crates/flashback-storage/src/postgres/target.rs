@@ -8,7 +8,7 @@ use sqlx::postgres::PgConnectOptions;
 
 /// What the user connected to, for messages (never the password).
 #[derive(Clone)]
-pub(super) struct Target {
+pub(crate) struct Target {
     /// `host:port` or `socket <path>`.
     pub(super) server: String,
     database: String,
@@ -88,7 +88,7 @@ impl Target {
     }
 
     /// Map a driver error; `connecting` marks errors of the first connection.
-    pub(super) fn error(&self, e: sqlx::Error, connecting: bool) -> StoreError {
+    pub(crate) fn error(&self, e: sqlx::Error, connecting: bool) -> StoreError {
         let server = &self.server;
         let mapped = match e {
             sqlx::Error::Database(db) => {

@@ -137,7 +137,8 @@ impl CheckpointSaver for PostgresStore {
                 .await
                 .map_err(|e| self.err(e))?;
         }
-        let detected = detect_schema(&mut conn, &self.target).await?;
+        let detected =
+            detect_schema(&mut conn, &self.target, self.memory_reader().is_some()).await?;
         drop(conn);
         if detected != *self.info() {
             // Set once: after a setup the schema is final (migrations 0–9).

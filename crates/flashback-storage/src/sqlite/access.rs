@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// How long a read waits for another process's lock before giving up ("database is locked").
-pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// A `-wal` file no longer than its header holds no frames.
 const WAL_HEADER: u64 = 32;

@@ -18,6 +18,8 @@ mod rows;
 mod schema;
 mod write;
 
+pub(crate) use access::BUSY_TIMEOUT;
+pub(crate) use write::write_err;
 pub use write::SqliteSaver;
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
@@ -26,12 +28,41 @@ pub struct SqliteStore {
     schema: SchemaInfo,
     path: String,
     decoding: Decoding,
+    /// The memory Store in the same file, read through the same connection.
+    memory: Option<crate::memory::sqlite::SqliteMemory>,
 }
 
 /// The connection and how it was made (reopened when that no longer fits the file).
-struct Reader {
+pub(crate) struct Reader {
     conn: Connection,
     source: Source,
+}
+
+/// Run `f` on a shared read-only connection, reopened first when the file changed the way it
+/// must be read (see `access.rs`).
+pub(crate) async fn read_shared<T, F>(
+    reader: &Arc<Mutex<Reader>>,
+    path: &str,
+    f: F,
+) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+{
+    let reader = Arc::clone(reader);
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut guard = reader
+            .lock()
+            .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+        let Reader { conn, source } = &mut *guard;
+        if let Some(fresh) = source.refresh().map_err(|e| open_err(&path, e))? {
+            *conn = fresh;
+        }
+        f(conn)
+    })
+    .await
+    .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
 }
 
 /// `SQLITE_READONLY_ROLLBACK`: a hot journal that only a read-write connection may roll back.
@@ -104,12 +135,17 @@ impl SqliteStore {
             });
         }
         let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
-        let schema = detect_schema(&conn, path)?;
+        let memory = crate::memory::sqlite::detect(&conn, path)?;
+        let schema = detect_schema(&conn, path, memory.is_some())?;
+        let reader = Arc::new(Mutex::new(Reader { conn, source }));
+        let memory = memory
+            .map(|m| crate::memory::sqlite::SqliteMemory::new(Arc::clone(&reader), path.into(), m));
         Ok(SqliteStore {
-            reader: Arc::new(Mutex::new(Reader { conn, source })),
+            reader,
             schema,
             path: path.into(),
             decoding: Decoding::default(),
+            memory,
         })
     }
 
@@ -131,6 +167,11 @@ impl SqliteStore {
     /// The file path.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// The memory Store in the file, if it has one.
+    pub(crate) fn memory_reader(&self) -> Option<&crate::memory::sqlite::SqliteMemory> {
+        self.memory.as_ref()
     }
 
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>

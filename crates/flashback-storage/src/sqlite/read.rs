@@ -387,7 +387,15 @@ impl CheckpointStore for SqliteStore {
         &self.schema
     }
 
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        self.memory_reader()
+            .map(|m| m as &dyn crate::memory::MemoryRead)
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         self.with_conn(|conn, source, schema, path, dec| {
             list_threads_blocking(Ctx {
                 conn,
@@ -401,6 +409,9 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let q = query.clone();
         self.with_conn(move |conn, source, schema, path, dec| {
             let cx = Ctx {
@@ -421,6 +432,9 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
         let q = query.clone();
         self.with_conn(move |conn, source, schema, path, dec| {
             let cx = Ctx {
@@ -469,6 +483,9 @@ impl CheckpointStore for SqliteStore {
         &self,
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(vec![None; keys.len()]);
+        }
         let queries: Vec<ListQuery> = keys
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))

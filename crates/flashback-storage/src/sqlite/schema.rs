@@ -1,11 +1,17 @@
 //! Schema detection: which generation of `langgraph-checkpoint-sqlite`'s tables a file holds.
 
 use super::{classify, query_err};
-use crate::model::{Backend, SchemaInfo};
+use crate::model::{Backend, Holds, SchemaInfo};
 use crate::StoreError;
 use rusqlite::Connection;
 
-pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo, StoreError> {
+/// The checkpoint schema of the file; `has_store`: it holds a memory Store, so that missing
+/// checkpoint tables mean a store-only file (no threads) rather than an unknown one.
+pub(super) fn detect_schema(
+    conn: &Connection,
+    path: &str,
+    has_store: bool,
+) -> Result<SchemaInfo, StoreError> {
     let not_db = |e: rusqlite::Error| {
         classify(path, e, |e| StoreError::NotADatabase {
             path: path.into(),
@@ -33,6 +39,16 @@ pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo,
         Ok(cols)
     };
     let has = |t: &str| tables.iter().any(|x| x == t);
+    if has_store && !has("checkpoints") && !has("writes") {
+        return Ok(SchemaInfo {
+            backend: Backend::Sqlite,
+            has_task_path: true,
+            migration_version: None,
+            shallow: false,
+            description: "sqlite, memory store only (no checkpoint tables)".into(),
+            holds: Holds::Store,
+        });
+    }
     if !has("checkpoints") || !has("writes") {
         let found = if tables.is_empty() {
             "an empty SQLite database (no tables)".to_string()
@@ -41,7 +57,8 @@ pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo,
         };
         return Err(StoreError::UnsupportedSchema {
             found: format!(
-                "{found}; a LangGraph SQLite checkpoint database has tables `checkpoints` and `writes`"
+                "{found}; a LangGraph SQLite checkpoint database has tables `checkpoints` and \
+                 `writes`, a LangGraph memory store a table `store`"
             ),
         });
     }
@@ -88,15 +105,20 @@ pub(super) fn detect_schema(conn: &Connection, path: &str) -> Result<SchemaInfo,
         });
     }
     let has_task_path = w_cols.iter().any(|c| c == "task_path");
+    let mut description = if has_task_path {
+        "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".to_owned()
+    } else {
+        "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".to_owned()
+    };
+    if has_store {
+        description.push_str(", with a memory store");
+    }
     Ok(SchemaInfo {
         backend: Backend::Sqlite,
         has_task_path,
         migration_version: None,
         shallow: false,
-        description: if has_task_path {
-            "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".into()
-        } else {
-            "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".into()
-        },
+        description,
+        holds: Holds::of(true, has_store),
     })
 }

@@ -23,7 +23,7 @@ const TASK_PATH_SQL: &str = include_str!("../../../../migrations/sqlite/0002_wri
 
 /// A SQLite error from a write: a read-only file or directory ([`StoreError::ReadOnly`]),
 /// another process's lock ([`StoreError::Locked`]), anything else a failed query.
-pub(super) fn write_err(e: rusqlite::Error) -> StoreError {
+pub(crate) fn write_err(e: rusqlite::Error) -> StoreError {
     match &e {
         // The journal or -wal cannot be created beside the file.
         rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
