@@ -13,7 +13,8 @@ use std::process::Command;
 
 /// Commands that exist for the app's own session and have no CLI subcommand: the CLI takes a
 /// location per call instead of a handle, has no recent connections, settings or jobs to poll
-/// (it follows its jobs itself), and validates edits when it writes them.
+/// (it follows its jobs itself), validates edits when it writes them, and takes an encrypted
+/// database's key from `LANGGRAPH_AES_KEY` as LangGraph does (instead of `unlock_database`).
 const APP_ONLY: &[&str] = &[
     "app_info",
     "open_database",
@@ -26,6 +27,7 @@ const APP_ONLY: &[&str] = &[
     "job_poll",
     "job_cancel",
     "set_setting",
+    "unlock_database",
 ];
 
 fn fixture_copy(dir: &Path, name: &str) -> String {

@@ -1,0 +1,196 @@
+//! Encrypted databases through the API: locked without a key, `unlock_database` (wrong key
+//! refused, right key used for reads and encrypted forks, remembered in the keyring), and the
+//! key from the keyring on the next open. (The real library's encrypted databases are checked
+//! by `tests/interop/encrypted_test.py`.)
+
+mod common;
+
+use common::*;
+use flashback_api::*;
+use flashback_storage::maintenance::copy_thread_between;
+use flashback_storage::sqlite::{SqliteSaver, SqliteStore};
+use std::sync::Arc;
+
+const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+/// The fixture's first two threads, copied into a new file written encrypted with [`KEY`].
+async fn encrypted_copy(dir: &std::path::Path) -> (String, Vec<String>) {
+    let plain = SqliteStore::open(fixtures().join("langgraph.sqlite").to_str().unwrap())
+        .await
+        .unwrap();
+    let path = dir.join("encrypted.sqlite");
+    let key = Arc::new(flashback_codec::AesKey::from_text(KEY).unwrap());
+    let saver = SqliteSaver::create(path.to_str().unwrap())
+        .await
+        .unwrap()
+        .with_key(Some(key));
+    use flashback_storage::CheckpointStore;
+    let threads: Vec<String> = plain
+        .list_threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .take(2)
+        .map(|t| t.thread_id)
+        .collect();
+    for t in &threads {
+        copy_thread_between(&plain, &saver, t, t).await.unwrap();
+    }
+    (path.to_string_lossy().into_owned(), threads)
+}
+
+fn detail_request(db: &DbInfo, thread: &str, allow_locked: bool) -> CheckpointRequest {
+    CheckpointRequest {
+        db: db.db.clone(),
+        thread_id: thread.into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: None,
+        reveal_secrets: false,
+        full: false,
+        raw: false,
+        reducers: Default::default(),
+        allow_locked,
+    }
+}
+
+#[tokio::test]
+async fn locked_then_unlocked_then_remembered() {
+    if std::env::var_os("LANGGRAPH_AES_KEY").is_some() {
+        eprintln!("skipped: LANGGRAPH_AES_KEY is set in this environment");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (path, threads) = encrypted_copy(dir.path()).await;
+    let rows: Vec<String> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .prepare("SELECT DISTINCT type FROM checkpoints UNION SELECT DISTINCT type FROM writes")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        rows.iter().all(|t| t.ends_with("+aes")),
+        "written encrypted: {rows:?}"
+    );
+
+    let api = api_in(dir.path(), Initial::None);
+    let db = open(&api, &path).await;
+    let enc = db.encryption.clone().expect("detected as encrypted");
+    assert!(
+        enc.tags.contains(&"msgpack+aes".to_string()),
+        "{:?}",
+        enc.tags
+    );
+    assert!(!enc.unlocked);
+
+    // Locked: the threads list, without statuses; state fails in one line; forks refused.
+    let listed = api
+        .list_threads(DbRequest { db: db.db.clone() })
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), threads.len());
+    assert!(listed
+        .iter()
+        .all(|t| t.locked && t.status.is_none() && t.problem.is_none()));
+    let e = api
+        .checkpoint_detail(detail_request(&db, &threads[0], false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Encrypted);
+    assert!(
+        e.message.contains("LANGGRAPH_AES_KEY") && !e.message.contains('\n'),
+        "{e:?}"
+    );
+    let locked = api
+        .checkpoint_detail(detail_request(&db, &threads[0], true))
+        .await
+        .unwrap();
+    assert!(locked.sealing.as_ref().is_some_and(|s| s.locked));
+    assert!(
+        locked.problem.is_none(),
+        "locked is not a fault: {:?}",
+        locked.problem
+    );
+    let fork = ForkRequest {
+        db: db.db.clone(),
+        thread_id: threads[0].clone(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: locked.checkpoint_id.clone(),
+        edits: Vec::new(),
+    };
+    assert_eq!(
+        api.fork_checkpoint(fork.clone()).await.unwrap_err().code,
+        ErrorCode::Encrypted
+    );
+
+    // Unlock: a short key and a wrong key are refused.
+    let unlock = |key: &str, remember: bool| UnlockRequest {
+        db: db.db.clone(),
+        key: key.into(),
+        remember,
+    };
+    let e = api
+        .unlock_database(unlock("short", false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput, "{e:?}");
+    let e = api
+        .unlock_database(unlock(&"x".repeat(32), false))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Encrypted, "{e:?}");
+    assert!(e.message.contains("does not open"), "{e:?}");
+
+    let unlocked = api.unlock_database(unlock(KEY, true)).await.unwrap();
+    let enc = unlocked.encryption.expect("still encrypted");
+    assert!(enc.unlocked && enc.key_problem.is_none());
+    assert_eq!(enc.key_source, Some(KeySource::Keyring));
+    assert_eq!(unlocked.db, db.db, "the same handle");
+
+    // Unlocked: the values are those of the plaintext fixture.
+    let plain = opened_fixture().await;
+    for t in &threads {
+        let got = api
+            .checkpoint_detail(detail_request(&db, t, false))
+            .await
+            .unwrap();
+        let want = plain
+            .api
+            .checkpoint_detail(detail_request(&plain.db, t, false))
+            .await
+            .unwrap();
+        assert_eq!(got.values, want.values, "thread {t}");
+        assert_eq!(got.tasks, want.tasks, "thread {t}");
+        assert!(got
+            .sealing
+            .as_ref()
+            .is_some_and(|s| !s.locked && s.plaintext.is_empty()));
+    }
+    let listed = api
+        .list_threads(DbRequest { db: db.db.clone() })
+        .await
+        .unwrap();
+    assert!(
+        listed.iter().all(|t| !t.locked && t.status.is_some()),
+        "{listed:?}"
+    );
+
+    // Forks are written encrypted.
+    let forked = api.fork_checkpoint(fork).await.unwrap();
+    let tag: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT type FROM checkpoints WHERE checkpoint_id = ?",
+            [&forked.checkpoint_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tag, "msgpack+aes");
+
+    // Remembered: the next open finds the key in the keyring.
+    let again = open(&api, &path).await;
+    let enc = again.encryption.expect("encrypted");
+    assert!(enc.unlocked);
+    assert_eq!(enc.key_source, Some(KeySource::Keyring));
+}
