@@ -93,12 +93,12 @@ impl Api {
         if let InitialState::Pending(initial) = &*state {
             let initial = initial.clone();
             *state = match self.open_initial(initial).await {
-                Ok(db) => InitialState::Done(db, None),
+                Ok(db) => InitialState::Done(db.map(Box::new), None),
                 Err(e) => InitialState::Done(None, Some(e)),
             };
         }
         let (initial, initial_error) = match &*state {
-            InitialState::Done(db, e) => (db.clone(), e.clone()),
+            InitialState::Done(db, e) => (db.as_deref().cloned(), e.clone()),
             InitialState::Pending(_) => (None, None),
         };
         drop(state);

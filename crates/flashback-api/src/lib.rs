@@ -139,7 +139,7 @@ pub struct Api {
 
 enum InitialState {
     Pending(Initial),
-    Done(Option<DbInfo>, Option<ApiError>),
+    Done(Option<Box<DbInfo>>, Option<ApiError>),
 }
 
 /// Write a file so that readers see either the old content or the complete new one.
