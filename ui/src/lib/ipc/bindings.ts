@@ -19,6 +19,11 @@ export const commands = {
 	recentConnections: () => typedError<RecentConnection[], ApiError>(__TAURI_INVOKE("recent_connections")),
 	/**  Forget a remembered connection and its saved password. */
 	forgetConnection: (req: ConnectionId) => typedError<null, ApiError>(__TAURI_INVOKE("forget_connection", { req })),
+	/**
+	 *  Unlock an encrypted database with its AES key (checked first; kept in memory, or
+	 *  in the OS keyring when asked).
+	 */
+	unlockDatabase: (req: UnlockRequest) => typedError<DbInfo, ApiError>(__TAURI_INVOKE("unlock_database", { req })),
 	/**  Close a database handle. */
 	closeDatabase: (req: DbRequest) => typedError<null, ApiError>(__TAURI_INVOKE("close_database", { req })),
 	/**  Every thread with its status. */
@@ -61,6 +66,18 @@ export const commands = {
 	copyThread: (req: CopyRequest) => typedError<CopyReport, ApiError>(__TAURI_INVOKE("copy_thread", { req })),
 	/**  Save a setting. */
 	setSetting: (req: SetSettingRequest) => typedError<null, ApiError>(__TAURI_INVOKE("set_setting", { req })),
+	/**  Memory store: items under a namespace prefix, most recently updated first. */
+	storeList: (req: StoreListRequest) => typedError<StoreItem[], ApiError>(__TAURI_INVOKE("store_list", { req })),
+	/**  Memory store: one item. */
+	storeGet: (req: StoreGetRequest) => typedError<StoreItem, ApiError>(__TAURI_INVOKE("store_get", { req })),
+	/**  Memory store: items whose value's JSON text contains a text (any case). */
+	storeSearch: (req: StoreSearchRequest) => typedError<StoreItem[], ApiError>(__TAURI_INVOKE("store_search", { req })),
+	/**  Memory store: the namespaces with their item counts. */
+	storeNamespaces: (req: StoreNamespacesRequest) => typedError<StoreNamespace[], ApiError>(__TAURI_INVOKE("store_namespaces", { req })),
+	/**  Memory store: put an item (as Python's `store.put`). One transaction. */
+	storePut: (req: StorePutRequest) => typedError<StorePutResult, ApiError>(__TAURI_INVOKE("store_put", { req })),
+	/**  Memory store: delete an item and its vectors (or preview it). One transaction. */
+	storeDelete: (req: StoreDeleteRequest) => typedError<StoreDeleteResult, ApiError>(__TAURI_INVOKE("store_delete", { req })),
 };
 
 /* Types */
@@ -221,6 +238,11 @@ export type CheckpointDetail = {
 	 *  empty in the raw view and for graphs without DeltaChannels.
 	 */
 	rebuilt: { [key in string]: Rebuilt },
+	/**
+	 *  How it was stored, in an encrypted database (absent for a plaintext one): whether its
+	 *  values are locked, and which parts are plaintext although the database is encrypted.
+	 */
+	sealing: CheckpointSealing | null,
 };
 
 /**  The difference between two checkpoints. */
@@ -294,6 +316,22 @@ export type CheckpointRequest = {
 	 *  `last`), per channel; the others are inferred from the values.
 	 */
 	reducers?: { [key in string]: string },
+	/**
+	 *  On an encrypted database without its key, answer with the values locked instead of
+	 *  failing (the app shows them so, beside its Unlock).
+	 */
+	allow_locked?: boolean,
+};
+
+/**  How one checkpoint was stored, in an encrypted database. */
+export type CheckpointSealing = {
+	/**  Its values are encrypted and no key was given: they are shown locked. */
+	locked: boolean,
+	/**
+	 *  Parts of it stored as plaintext although the database is encrypted: `checkpoint`
+	 *  (SQLite's document), `channel NAME` (a Postgres blob) or `write TASK_ID CHANNEL`.
+	 */
+	plaintext: string[],
 };
 
 /**  A connection id. */
@@ -324,6 +362,15 @@ export type CopyRequest = {
 	to_db?: string | null,
 };
 
+/**  What an open database holds. */
+export type DbHolds = 
+/**  LangGraph checkpoints only. */
+"checkpoints" | 
+/**  Only a LangGraph memory Store (no threads). */
+"store" | 
+/**  Both. */
+"mixed";
+
 /**  An open database. */
 export type DbInfo = {
 	/**  The handle the other commands take. */
@@ -338,6 +385,12 @@ export type DbInfo = {
 	schema: string,
 	/**  Whether this is the built-in demo database (a private copy). */
 	demo: boolean,
+	/**  Written with LangGraph's `EncryptedSerializer`: how (absent for a plaintext database). */
+	encryption: EncryptionInfo | null,
+	/**  Checkpoints, a memory store, or both. */
+	holds: DbHolds,
+	/**  The memory store, when the database has one (for the Memory screen). */
+	store: StoreSummary | null,
 };
 
 /**  SQLite file or Postgres server. */
@@ -422,6 +475,26 @@ export type EditCheck = {
 	path: string | null,
 };
 
+/**  A database written with LangGraph's `EncryptedSerializer` (absent for a plaintext one). */
+export type EncryptionInfo = {
+	/**  The encrypted serde tags seen among the newest rows (`msgpack+aes`, …). */
+	tags: string[],
+	/**  Whether a key is in use (values are decrypted, and forks are written encrypted). */
+	unlocked: boolean,
+	/**  Where that key came from. */
+	key_source: KeySource | null,
+	/**
+	 *  Why the key in use does not open a value it was checked against (a wrong key: every
+	 *  value it cannot open is shown as an error), when it does not.
+	 */
+	key_problem: string | null,
+	/**
+	 *  Plaintext values were seen beside encrypted ones among the newest rows (LangGraph
+	 *  reads them silently).
+	 */
+	mixed: boolean,
+};
+
 /**  What kind of failure, for the UI to branch on (a variant exists only where it does). */
 export type ErrorCode = 
 /**  A thread, checkpoint, file or job that does not exist. */
@@ -448,6 +521,11 @@ export type ErrorCode =
 "io" | 
 /**  Another process holds a lock on the database (SQLite "database is locked"): try again. */
 "locked" | 
+/**
+ *  The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
+ *  the app's Unlock), or the key given does not open it.
+ */
+"encrypted" | 
 /**  The database cannot be written here (a read-only file or directory). */
 "read_only" | 
 /**  The work was cancelled. */
@@ -482,6 +560,11 @@ export type ExportRequest = {
 	redact?: string[],
 	/**  Where to write it; `None` returns the content (a browser downloads it). */
 	path?: string | null,
+	/**
+	 *  On an encrypted database, export the decrypted values (needs the key). Otherwise its
+	 *  encrypted values are exported as their ciphertext's size and SHA-256 only.
+	 */
+	decrypt?: boolean,
 };
 
 /**  What an export produced. */
@@ -749,6 +832,15 @@ export type JobState =
 "failed" | 
 /**  Stopped by the user. */
 "cancelled";
+
+/**  Where the AES key in use came from. */
+export type KeySource = 
+/**  The environment variable `LANGGRAPH_AES_KEY`, as LangGraph reads it. */
+"env" | 
+/**  The OS keyring, saved for this database. */
+"keyring" | 
+/**  Typed in the app for this session. */
+"typed";
 
 /**  List changes since the fork point. */
 export type ListChanges = {
@@ -1022,6 +1114,153 @@ export type StepWrite = {
 	value: Value,
 };
 
+/**  Delete an item (or, with `dry_run`, show what would go). */
+export type StoreDeleteRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Its namespace. */
+	namespace: string[],
+	/**  Its key. */
+	key: string,
+	/**  Only say what would go. */
+	dry_run: boolean,
+};
+
+/**  What a delete removed (or would remove). */
+export type StoreDeleteResult = {
+	/**  The item as it was. */
+	item: StoreItem,
+	/**  Its vectors, removed with it. */
+	removed_vectors: number,
+	/**  Nothing was written. */
+	dry_run: boolean,
+};
+
+/**  One item. */
+export type StoreGetRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Its namespace. */
+	namespace: string[],
+	/**  Its key. */
+	key: string,
+};
+
+/**  One item of the Store. */
+export type StoreItem = {
+	/**  Its namespace, e.g. `["users", "u-1"]`. */
+	namespace: string[],
+	/**  Its key. */
+	key: string,
+	/**  Its value (a JSON object; `null` when it could not be read, see `problem`). */
+	value: Value,
+	/**  Creation time (ISO 8601, UTC). */
+	created_at: string | null,
+	/**  Last update (ISO 8601, UTC). */
+	updated_at: string | null,
+	/**  When it expires (ISO 8601, UTC); only for items with a TTL. */
+	expires_at?: string | null,
+	/**  The TTL in minutes; only for items with one. */
+	ttl_minutes?: number | null,
+	/**  `expires_at` has passed (a TTL sweep would delete it). */
+	expired: boolean,
+	/**  Its vectors; only when it has any. */
+	vectors?: StoreVector[],
+	/**  What could not be read; only for a damaged row. */
+	problem?: string | null,
+};
+
+/**  List items under a namespace prefix, most recently updated first. */
+export type StoreListRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Namespace prefix on whole labels (`[]`: everything). */
+	prefix?: string[],
+	/**  At most this many (default: all). */
+	limit?: number | null,
+	/**  Skip this many first. */
+	offset?: number,
+};
+
+/**  A namespace and how many items it holds (a tree is built from these). */
+export type StoreNamespace = {
+	/**  The namespace. */
+	namespace: string[],
+	/**  Items in exactly this namespace. */
+	items: number,
+};
+
+/**  The namespaces under a prefix. */
+export type StoreNamespacesRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Namespace prefix on whole labels (`[]`: everything). */
+	prefix?: string[],
+};
+
+/**  Store an item (as Python's `store.put(namespace, key, value, ttl=…)`). */
+export type StorePutRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Its namespace (not empty; labels without dots; not rooted at `langgraph`). */
+	namespace: string[],
+	/**  Its key. */
+	key: string,
+	/**  The value: a JSON object. */
+	value: Value,
+	/**  Expire it after this many minutes (none: never). */
+	ttl_minutes?: number | null,
+};
+
+/**  What a put did. */
+export type StorePutResult = {
+	/**  The item as now stored. */
+	item: StoreItem,
+	/**  It did not exist before. */
+	created: boolean,
+	/**
+	 *  The fields of the vectors removed with the old value (Flashback cannot embed the new
+	 *  one; the program's store re-embeds it on its next put).
+	 */
+	removed_vectors: string[],
+};
+
+/**  Text search: items whose value's JSON text contains `query`, case-insensitively. */
+export type StoreSearchRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Namespace prefix on whole labels (`[]`: everything). */
+	prefix?: string[],
+	/**  The text to find in the values (compact JSON text, e.g. `"theme":"dark"`). */
+	query: string,
+	/**  At most this many matches (default: all). */
+	limit?: number | null,
+	/**  Skip this many matches first. */
+	offset?: number,
+};
+
+/**  The memory Store of a database at a glance (for a Memory screen). */
+export type StoreSummary = {
+	/**  Items. */
+	items: number,
+	/**  Distinct namespaces. */
+	namespaces: number,
+	/**  The store has vectors (`store_vectors`: it was set up with an index). */
+	vectors: boolean,
+	/**  Items can have a TTL (`expires_at` / `ttl_minutes` exist). */
+	ttl: boolean,
+	/**  e.g. `memory store (migrations ≤ 4, TTL, vectors)`. */
+	description: string,
+};
+
+/**  One vector of an item. */
+export type StoreVector = {
+	/**  The indexed field (`$` for the whole value, `text`, `tags.0`, …). */
+	field: string,
+	/**  Its dimensions (`null` when unknown). */
+	dims: number | null,
+};
+
 /**  A task of the checkpoint's next step (Python's `PregelTask`). */
 export type Task = {
 	/**  Task id. */
@@ -1156,6 +1395,11 @@ export type ThreadSummary = {
 	 *  sound thread.
 	 */
 	problem: string | null,
+	/**
+	 *  Its latest checkpoint is encrypted and no key was given: `status` and `next` are
+	 *  unknown until the database is unlocked.
+	 */
+	locked: boolean,
 };
 
 /**  The three versions of one channel. */
@@ -1174,6 +1418,19 @@ export type ThreeWay = {
 	list: ListChanges | null,
 	/**  A LangGraph control channel (see [`crate::is_control_channel`]). */
 	control: boolean,
+};
+
+/**  Unlock an encrypted database with its AES key. */
+export type UnlockRequest = {
+	/**  The database handle. */
+	db: string,
+	/**
+	 *  The key, as `LANGGRAPH_AES_KEY` holds it (16, 24 or 32 bytes of text). Never stored
+	 *  in a file or a log.
+	 */
+	key: string,
+	/**  Save it in the OS keyring for this database. */
+	remember?: boolean,
 };
 
 /**  Check an edited value without writing. */

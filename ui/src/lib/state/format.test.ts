@@ -14,6 +14,7 @@ const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Parti
   error: null,
   next: [],
   problem: null,
+  locked: false,
   ...extra,
 });
 

@@ -221,6 +221,8 @@ export class ThreadView {
         full: this.full,
         raw: this.rawDelta,
         reducers: {},
+        // Locked values of an encrypted database are shown locked, beside the Unlock banner.
+        allow_locked: true,
       }),
       (d) => {
         this.detail = d;
