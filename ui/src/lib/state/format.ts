@@ -101,6 +101,8 @@ export function errorTitle(code: string): string {
       return "Cancelled.";
     case "not_allowed":
       return "Not allowed here.";
+    case "encrypted":
+      return "Encrypted.";
     default:
       return "Something went wrong.";
   }

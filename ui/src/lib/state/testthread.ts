@@ -119,4 +119,5 @@ export const detailReq = (id: string, reveal = false, ns = "", full = false, raw
   full,
   raw,
   reducers: {},
+  allow_locked: true,
 });

@@ -130,7 +130,11 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     return node("too_large", type ?? "value", message.split(" (")[0]);
   }
   if (value.$secret === true) return node("secret", type ?? "SecretStr", "**********");
-  if (value.$opaque === true || typeof value.$encrypted === "string") {
+  if (typeof value.$encrypted === "string") {
+    const size = typeof value.size === "number" ? `, ${value.size} bytes` : "";
+    return node("opaque", "encrypted", `🔒 locked (${value.$encrypted}${size}): unlock the database to read it`);
+  }
+  if (value.$opaque === true) {
     const size = typeof value.size === "number" ? ` (${value.size} bytes)` : "";
     const cls = typeof value.class === "string" ? ` ${value.class}` : "";
     return node("opaque", type ?? "opaque", `${type}${cls}${size}, not decoded`);
