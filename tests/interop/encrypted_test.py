@@ -13,6 +13,7 @@ Real graphs run on the official savers with `EncryptedSerializer.from_pycryptodo
   * `export` holds ciphertext sizes and hashes, and decrypted values only with --decrypt.
 
 Usage: FLASHBACK_BIN=target/debug/flashback python tests/interop/encrypted_test.py [--pg URL]
+       python tests/interop/encrypted_test.py --make PATH   (the `wait` thread only, for ui/e2e)
 Prints failures and `N passed, M failed`; exits 1 on failure.
 """
 
@@ -261,8 +262,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pg", help="an empty Postgres database (its checkpoint tables are created)")
     ap.add_argument("--no-sqlite", action="store_true")
+    ap.add_argument("--make", metavar="PATH", help="only write the `wait` thread, encrypted, to a new SQLite file")
     args = ap.parse_args()
     serde = EncryptedSerializer.from_pycryptodome_aes(key=KEY.encode())
+    if args.make:
+        conn = sqlite3.connect(args.make, check_same_thread=False)
+        saver = SqliteSaver(conn, serde=serde)
+        saver.setup()
+        build(saver).invoke({"messages": [HumanMessage(content="hi", id="h-1")], "notes": [], "n": 0}, cfg("wait"))
+        conn.close()
+        return 0
     r = Results()
     if not args.no_sqlite:
         with tempfile.TemporaryDirectory() as d:

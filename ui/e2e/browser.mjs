@@ -64,6 +64,7 @@ const checks = [
   optional.bigThread,
   optional.realRerun,
   optional.deltaChannels,
+  optional.encrypted,
   optional.postgres,
   threadDetail.subgraphs,
   threadDetail.sendFanout,

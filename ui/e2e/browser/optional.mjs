@@ -106,6 +106,33 @@ export const deltaChannels = {
   },
 };
 
+export const encrypted = {
+  name: "an encrypted database opens locked and unlocks with its key (a wrong key is refused)",
+  why: "no --python with LangGraph",
+  available: (t) => t.python,
+  run: async ({ page, shot, openDb, db, work, repo, python }) => {
+    const path = join(work, "encrypted.sqlite");
+    const made = spawnSync(python, [join(repo, "tests", "interop", "encrypted_test.py"), "--make", path], { encoding: "utf8" });
+    expect(made.status === 0, `encrypted_test.py --make: ${made.stderr}`);
+    await openDb(path);
+    await page.locator(tid("sealed-banner")).waitFor();
+    await page.locator(tid("thread-locked")).first().waitFor();
+    await page.locator(`${tid("thread-row")}[data-thread="wait"]`).click();
+    await page.locator(tid("values-locked")).waitFor();
+    await page.locator(tid("unlock-open")).click();
+    await page.locator(tid("unlock-key")).fill("x".repeat(32));
+    await page.locator(tid("unlock-submit")).click();
+    await page.locator(tid("unlock-error")).getByText("does not open").waitFor();
+    await page.locator(tid("unlock-key")).fill("0123456789abcdef0123456789abcdef");
+    await page.locator(tid("unlock-submit")).click();
+    await page.locator(tid("sealed-banner")).waitFor({ state: "detached" });
+    await page.locator(tid("values-locked")).waitFor({ state: "detached" });
+    await page.locator(`${tid("channel")}[data-channel="notes"]`).waitFor();
+    await shot("unlocked.png");
+    await openDb(db);
+  },
+};
+
 export const postgres = {
   name: "a Postgres database browses and forks like a file",
   why: "no --pg database",

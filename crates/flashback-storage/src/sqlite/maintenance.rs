@@ -103,7 +103,11 @@ fn copy(
 }
 
 /// The checkpoint rows and write counts of `threads`.
-fn snapshot(tx: &Transaction<'_>, threads: &[String]) -> Result<Snapshot, StoreError> {
+fn snapshot(
+    tx: &Transaction<'_>,
+    threads: &[String],
+    key: Option<&flashback_codec::AesKey>,
+) -> Result<Snapshot, StoreError> {
     let mut snap = Snapshot::default();
     let mut cps = tx
         .prepare(
@@ -130,7 +134,7 @@ fn snapshot(tx: &Transaction<'_>, threads: &[String]) -> Result<Snapshot, StoreE
                 .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
                 .unwrap_or(serde_json::Value::Null);
             let (root, run_id) = metadata_fields(&metadata);
-            let (v, stored, mut delta) = document_facts(tag.as_deref(), doc.as_deref());
+            let (v, stored, mut delta) = document_facts(tag.as_deref(), doc.as_deref(), key);
             delta.extend(delta_counters(&metadata));
             snap.rows.push(CpRow {
                 thread: thread.clone(),
@@ -164,10 +168,11 @@ fn snapshot(tx: &Transaction<'_>, threads: &[String]) -> Result<Snapshot, StoreE
 fn document_facts(
     tag: Option<&str>,
     doc: Option<&[u8]>,
+    key: Option<&flashback_codec::AesKey>,
 ) -> (Option<i64>, Vec<String>, Vec<String>) {
     let mut stored = Vec::new();
     let mut snapshots = Vec::new();
-    match flashback_codec::decode_typed(tag.unwrap_or("msgpack"), doc) {
+    match flashback_codec::decode_typed_keyed(tag.unwrap_or("msgpack"), doc, key) {
         Decoded::Msgpack(Value::Map(entries)) => {
             let mut v = None;
             for (k, val) in &entries {
@@ -286,6 +291,7 @@ async fn sqlite_maintain(
     strategy: PruneStrategy,
     dry_run: bool,
 ) -> Result<PruneReport, StoreError> {
+    let key = saver.key();
     run(saver.path(), !dry_run, move |tx| {
         let threads = match (&threads, &runs) {
             (Some(t), _) => t.clone(),
@@ -298,7 +304,7 @@ async fn sqlite_maintain(
                 ..Default::default()
             });
         }
-        let snap = snapshot(tx, &threads)?;
+        let snap = snapshot(tx, &threads, key.as_deref())?;
         let select = match (&runs, strategy) {
             (Some(r), _) => Select::Runs(r),
             (None, PruneStrategy::Delete) => Select::Delete,

@@ -86,6 +86,11 @@ impl SqliteSaver {
         self
     }
 
+    /// The key it encrypts with, if any.
+    pub(super) fn key(&self) -> Option<Arc<AesKey>> {
+        self.key.clone()
+    }
+
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
     pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
         let conn = Connection::open(path).map_err(write_err)?;
