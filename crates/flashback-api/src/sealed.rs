@@ -67,16 +67,17 @@ pub(crate) fn encryption_info(
 
 /// The one line for a read that needs the key and has none.
 pub(crate) fn locked_error(info: &DbInfo) -> ApiError {
-    let tags = info
+    let (tags, problem) = info
         .encryption
         .as_ref()
-        .map(|e| e.tags.join(", "))
+        .map(|e| (e.tags.join(", "), e.key_problem.clone()))
         .unwrap_or_default();
+    let why = problem.map(|p| format!(" ({p})")).unwrap_or_default();
     ApiError::new(
         ErrorCode::Encrypted,
         format!(
             "{} is encrypted ({tags}): set {KEY_ENV} to its AES key (16, 24 or 32 bytes), \
-             or unlock it in the app",
+             or unlock it in the app{why}",
             info.display_name
         ),
     )

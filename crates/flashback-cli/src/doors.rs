@@ -104,7 +104,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 if info.holds == DbHolds::Store {
                     note
                 } else {
-                    human::threads(t) + &note
+                    human::threads(t) + &human::sealed_note(&info.encryption) + &note
                 }
             }))
         }

@@ -107,6 +107,7 @@ pub fn threads(rows: &[ThreadSummary]) -> String {
             let status = match (&r.status, &r.problem) {
                 (Some(s), _) => wire_name(s),
                 (None, Some(_)) => "unreadable".into(),
+                (None, None) if r.locked => "locked".into(),
                 (None, None) => "-".into(),
             };
             vec![
@@ -154,6 +155,25 @@ pub fn store_note(location: &str, holds: DbHolds, store: &Option<StoreSummary>) 
         DbHolds::Store => format!("this database holds only {what}\n"),
         DbHolds::Checkpoints | DbHolds::Mixed => format!("\nalso {what}\n"),
     }
+}
+
+/// Under `flashback threads`: a line about an encrypted database, if it is one.
+pub fn sealed_note(encryption: &Option<flashback_api::EncryptionInfo>) -> String {
+    let Some(e) = encryption else {
+        return String::new();
+    };
+    let tags = e.tags.join(", ");
+    let mut out = match (&e.key_problem, e.unlocked) {
+        (Some(p), _) => format!("\nencrypted ({tags}): {p}\n"),
+        (None, true) => format!("\nencrypted ({tags}), decrypted with its key\n"),
+        (None, false) => format!(
+            "\nencrypted ({tags}): statuses and values are locked; set LANGGRAPH_AES_KEY to read them\n"
+        ),
+    };
+    if e.mixed {
+        out.push_str("plaintext values were found among the encrypted ones (LangGraph reads them silently)\n");
+    }
+    out
 }
 
 /// `flashback history`.
