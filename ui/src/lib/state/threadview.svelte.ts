@@ -221,8 +221,7 @@ export class ThreadView {
         full: this.full,
         raw: this.rawDelta,
         reducers: {},
-        // Locked values of an encrypted database are shown locked, beside the Unlock banner.
-        allow_locked: true,
+        allow_locked: true, // shown locked, beside the Unlock banner
       }),
       (d) => {
         this.detail = d;
