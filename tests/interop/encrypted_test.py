@@ -143,6 +143,16 @@ def scenarios(r: Results, where: str, db: str, saver, plain_saver, raw_sql) -> N
         r.check(where, "info says encrypted and unlocked",
                 (info["encryption"] or {}).get("unlocked") is True, str(info.get("encryption")))
 
+    # Every read that needs the values works with the key (and shows no locked value).
+    hist = list(g.get_state_history(cfg("done")))
+    first, last = hist[-1].config["configurable"]["checkpoint_id"], hist[0].config["configurable"]["checkpoint_id"]
+    for args in (("diff", db, "done", first, last), ("replay", db, "done"), ("graph", db, "done"), ("history", db, "done"),
+                 ("rebuild", db, "done")):
+        code, out, err = flashback(*args, "--json")
+        text = json.dumps(out)
+        r.check(where, f"{args[0]} with the key", code == 0 and '"$locked"' not in text and SECRET in text
+                if args[0] in ("diff", "replay") else code == 0, (err or text)[:300])
+
     # 2. Without a key: threads list, state fails with one line naming the variable.
     code, threads, err = flashback("threads", db, "--json", key=None)
     if r.check(where, "threads without a key", code == 0, err):
@@ -188,6 +198,15 @@ def scenarios(r: Results, where: str, db: str, saver, plain_saver, raw_sql) -> N
         a = g.invoke(None, cfg("done"))
         b = g.invoke(None, src.config)
         r.check(where, "resumed from the fork == LangGraph's time travel", norm(a) == norm(b), f"{norm(a)} vs {norm(b)}")
+    # A merge of two branches is written encrypted, and Python reads it.
+    hist = list(g.get_state_history(cfg("done")))
+    parents = {s.parent_config["configurable"]["checkpoint_id"] for s in hist if s.parent_config}
+    tips = [s.config["configurable"]["checkpoint_id"] for s in hist if s.config["configurable"]["checkpoint_id"] not in parents]
+    if r.check(where, "two branches to merge", len(tips) >= 2, str(tips)):
+        code, merged, err = flashback("merge", db, "done", "--into", tips[0], "--from", tips[1], "--channel", "notes=append", "--json")
+        if r.check(where, "merge of an encrypted thread", code == 0, err):
+            r.check(where, "the merge's rows are encrypted", raw_sql("fork_types", merged["checkpoint_id"]) == {"encrypted"})
+            r.check(where, "Python reads the merge", isinstance(g.get_state(cfg("done")).values.get("notes"), list))
     wid = g.get_state(cfg("wait")).config["configurable"]["checkpoint_id"]
     code, fork, err = flashback("fork", db, "wait", "--checkpoint", wid, "--set", 'notes=["edited"]', "--json")
     if r.check(where, "edit fork of an encrypted thread", code == 0, err):
