@@ -289,6 +289,14 @@ describe("MemoryView: selection and writes", () => {
     expect(view.total).toBe(6);
   });
 
+  it("says whether an item exists before a new one would replace it", async () => {
+    const { view, store } = await open();
+    expect(await view.exists({ namespace: ["docs"], key: "faq" })).toBe(true);
+    expect(await view.exists({ namespace: ["docs"], key: "nope" })).toBe(false);
+    store.held.get = () => Promise.reject(new Failure("locked", "database is locked"));
+    await expect(view.exists({ namespace: ["docs"], key: "faq" })).rejects.toThrow("database is locked");
+  });
+
   it("leaves everything as it was when a put fails (the dialog shows the error)", async () => {
     const { view, store, toasts } = await open();
     store.held.put = () => Promise.reject(new Failure("invalid_input", "the value must be a JSON object"));

@@ -270,6 +270,19 @@ export class MemoryView {
     return r;
   }
 
+  /** Whether an item exists (before creating one: a put would replace it). */
+  async exists(item: ItemRef): Promise<boolean> {
+    const db = this.deps.db();
+    if (!db) return false;
+    try {
+      await this.deps.api.get({ db, namespace: item.namespace, key: item.key });
+      return true;
+    } catch (e) {
+      if (toFailure(e).code === "not_found") return false;
+      throw e;
+    }
+  }
+
   /** What deleting an item would remove (nothing is written). */
   async previewDelete(item: ItemRef): Promise<StoreDeleteResult | null> {
     const db = this.deps.db();
