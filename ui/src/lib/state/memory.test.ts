@@ -98,6 +98,10 @@ describe("badges", () => {
   it("formats durations and TTL minutes", () => {
     expect(duration(59_999)).toBe("59 s");
     expect(duration(-7_200_000)).toBe("2 h");
+    expect(duration((2 * 60 + 59) * 60_000)).toBe("3 h"); // a 3 h TTL set a minute ago
+    expect(duration(45 * 60_000 + 20_000)).toBe("45 min");
+    expect(duration(89 * 60_000)).toBe("1 h");
+    expect(duration(36 * 3600_000)).toBe("2 d");
     expect(formatMinutes(1440)).toBe("1 d");
     expect(formatMinutes(180)).toBe("3 h");
     expect(formatMinutes(90)).toBe("90 min");

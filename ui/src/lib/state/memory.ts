@@ -92,13 +92,13 @@ export const sameItem = (a: ItemRef | null, b: ItemRef | null): boolean =>
 /** A unique key for an item (labels may hold a slash, so not its `ns/key` text). */
 export const itemId = (i: ItemRef): string => JSON.stringify([i.namespace, i.key]);
 
-/** A duration in the largest whole unit: `40 s`, `5 min`, `3 h`, `2 d`. */
+/** A duration in its largest unit, rounded: `40 s`, `5 min`, `3 h` (for 2 h 59 min), `2 d`. */
 export function duration(ms: number): string {
   const s = Math.floor(Math.abs(ms) / 1000);
   if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h`;
-  return `${Math.floor(s / 86400)} d`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
 }
 
 export type Badge = { text: string; kind: "ttl" | "expired"; title: string };
