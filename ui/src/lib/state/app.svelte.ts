@@ -3,10 +3,12 @@
 import type { AppInfo, DbInfo } from "../ipc/bindings";
 import { commands } from "../ipc/bindings";
 import { call, type Failure } from "../ipc/api";
+import { homeScreen } from "./memory";
 
 export type Screen =
   | { name: "open" }
   | { name: "threads" }
+  | { name: "memory" }
   | { name: "thread"; threadId: string };
 
 export type Theme = "system" | "light" | "dark";
@@ -41,7 +43,12 @@ class AppState {
   opened(db: DbInfo) {
     this.db = db;
     this.openError = null;
-    this.screen = { name: "threads" };
+    this.goHome();
+  }
+
+  /** The open database's first screen: its threads, or its Memory when it holds only a store. */
+  goHome() {
+    this.screen = this.db ? { name: homeScreen(this.db) } : { name: "open" };
   }
 
   openThread(threadId: string) {
