@@ -65,6 +65,7 @@ const checks = [
   optional.realRerun,
   optional.deltaChannels,
   optional.encrypted,
+  optional.memory,
   optional.postgres,
   threadDetail.subgraphs,
   threadDetail.sendFanout,

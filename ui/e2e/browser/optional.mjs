@@ -133,6 +133,52 @@ export const encrypted = {
   },
 };
 
+// A memory store written by the real SqliteStore: nested namespaces and a TTL.
+const MAKE_STORE = `
+import sys
+from langgraph.store.sqlite import SqliteStore
+with SqliteStore.from_conn_string(sys.argv[1]) as store:
+    store.setup()
+    store.put(("users", "u-1"), "prefs", {"theme": "dark", "lang": "en"})
+    store.put(("users", "u-1"), "notes", {"text": "likes tea"})
+    store.put(("users", "u-2"), "prefs", {"theme": "light"})
+    store.put(("docs",), "readme", {"title": "hello"}, ttl=60)
+`;
+
+export const memory = {
+  name: "a memory store: namespace tree, item value, edit and delete with confirmation",
+  why: "no --python with LangGraph",
+  available: (t) => t.python,
+  run: async ({ page, shot, openDb, db, work, python }) => {
+    const path = join(work, "memory.sqlite");
+    const made = spawnSync(python, ["-c", MAKE_STORE, path], { encoding: "utf8" });
+    expect(made.status === 0, `SqliteStore: ${made.stderr}`);
+    await page.locator(tid("open-another")).click();
+    await page.locator(tid("location-input")).fill(path);
+    await page.locator(tid("open-button")).click();
+    await page.locator(tid("memory-screen")).waitFor();
+    await page.locator(`${tid("memory-ns")}[data-namespace="users"]`).waitFor();
+    await page.locator(`${tid("memory-ns")}[data-namespace="users/u-1"]`).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="memory-table"]')?.dataset.rows === "2");
+    await page.locator(tid("memory-item-prefs")).first().click();
+    await page.locator(tid("memory-value")).getByText("dark").waitFor();
+    await page.locator(tid("memory-edit")).click();
+    await page.locator(tid("memory-json")).fill('{"theme": "solarized"}');
+    await page.locator(tid("memory-save")).click();
+    await page.locator(tid("memory-value")).getByText("solarized").waitFor();
+    await shot("memory.png");
+    await page.locator(tid("memory-delete")).click();
+    await page.locator(tid("memory-delete-preview")).waitFor();
+    await page.locator(tid("memory-confirm-delete")).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="memory-table"]')?.dataset.rows === "1");
+    const stored = spawnSync(python, ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT count(*) FROM store WHERE prefix='users.u-1'\").fetchone()[0])", path], {
+      encoding: "utf8",
+    });
+    expect(stored.stdout.trim() === "1", `one item left in users/u-1, found ${stored.stdout}`);
+    await openDb(db);
+  },
+};
+
 export const postgres = {
   name: "a Postgres database browses and forks like a file",
   why: "no --pg database",
