@@ -94,6 +94,8 @@ export const deltaChannels = {
     await shot("delta-rebuilt.png");
     await page.locator(tid("delta-raw-toggle")).click();
     await page.locator(tid("delta-bar")).getByText("Stored view").waitFor();
+    // The bar changes at once; the detail in the stored view arrives after it.
+    await page.locator(tid("rebuilt-badge")).first().waitFor({ state: "detached" });
     expect((await page.locator(tid("rebuilt-badge")).count()) === 0, "no rebuilt badge in the stored view");
     await page.locator(tid("delta-raw-toggle")).click();
     await log.locator(tid("rebuilt-badge")).waitFor();
