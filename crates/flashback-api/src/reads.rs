@@ -277,13 +277,5 @@ fn delta_options(
 
 /// The namespaces of a thread, sorted (`""` first).
 async fn thread_namespaces(store: &dyn CheckpointStore, thread_id: &str) -> ApiResult<Vec<String>> {
-    let mut n: Vec<String> = store
-        .list_headers(&ListQuery::thread(thread_id))
-        .await?
-        .into_iter()
-        .map(|h| h.checkpoint_ns)
-        .collect();
-    n.sort();
-    n.dedup();
-    Ok(n)
+    Ok(store.thread_namespaces(thread_id).await?)
 }

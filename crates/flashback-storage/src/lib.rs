@@ -99,6 +99,20 @@ pub trait CheckpointStore: Send + Sync {
         Ok(self.list_tuples(&query).await?.into_iter().next())
     }
 
+    /// The namespaces of a thread, sorted (`""` first): what a point read needs without
+    /// listing the thread's checkpoints. Backends answer it from the primary key's index.
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        let mut n: Vec<String> = self
+            .list_headers(&ListQuery::thread(thread_id))
+            .await?
+            .into_iter()
+            .map(|h| h.checkpoint_ns)
+            .collect();
+        n.sort();
+        n.dedup();
+        Ok(n)
+    }
+
     /// What the newest rows say about encryption (see [`sealed`]).
     async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
         Ok(EncryptionProbe::default())

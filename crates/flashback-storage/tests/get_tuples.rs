@@ -62,3 +62,31 @@ async fn get_tuples_matches_get_tuple_key_by_key() {
     );
     assert!(store.get_tuples(&[]).await.expect("no keys").is_empty());
 }
+
+#[tokio::test]
+async fn thread_namespaces_are_those_of_the_threads_checkpoints() {
+    let store = SqliteStore::open(FIXTURE).await.expect("open fixture");
+    let threads = store.list_threads().await.expect("threads");
+    assert!(
+        threads.iter().any(|t| t.namespaces.len() > 1),
+        "a subgraph thread"
+    );
+    for t in &threads {
+        let mut want: Vec<String> = store
+            .list_headers(&ListQuery::thread(&t.thread_id))
+            .await
+            .expect("headers")
+            .into_iter()
+            .map(|h| h.checkpoint_ns)
+            .collect();
+        want.sort();
+        want.dedup();
+        let got = store.thread_namespaces(&t.thread_id).await.expect("ns");
+        assert_eq!(got, want, "{}", t.thread_id);
+    }
+    assert!(store
+        .thread_namespaces("no-such-thread")
+        .await
+        .expect("ns")
+        .is_empty());
+}

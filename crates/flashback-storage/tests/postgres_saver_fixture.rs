@@ -146,6 +146,22 @@ async fn re_put_of_the_python_fixture_is_byte_identical() {
             .list_tuples(&ListQuery::thread(&thread.thread_id))
             .await
             .expect("list");
+        // The namespaces of one thread, from the index, are those of its checkpoints.
+        let mut namespaces: Vec<String> = tuples
+            .iter()
+            .map(|t| t.header.checkpoint_ns.clone())
+            .collect();
+        namespaces.sort();
+        namespaces.dedup();
+        assert_eq!(
+            source
+                .thread_namespaces(&thread.thread_id)
+                .await
+                .expect("ns"),
+            namespaces,
+            "{}",
+            thread.thread_id
+        );
         // Oldest first.
         for t in tuples.iter().rev() {
             let h = &t.header;

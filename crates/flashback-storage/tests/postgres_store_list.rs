@@ -27,6 +27,9 @@ async fn get_tuples_matches_get_tuple_key_by_key() {
         (T1, "", Some(c2.as_str())),
         (T1, "", Some("nope")),
         ("no-such-thread", "", None),
+        // The same key twice, and one of another thread with the same id.
+        (T1, "", Some(c1.as_str())),
+        ("no-such-thread", "", Some(c1.as_str())),
     ];
     let many = store.get_tuples(&keys).await.unwrap();
     assert_eq!(many.len(), keys.len());
@@ -37,7 +40,7 @@ async fn get_tuples_matches_get_tuple_key_by_key() {
             "{t} {id:?}"
         );
     }
-    assert_eq!(many.iter().filter(|t| t.is_some()).count(), 3);
+    assert_eq!(many.iter().filter(|t| t.is_some()).count(), 4);
 }
 
 #[tokio::test]

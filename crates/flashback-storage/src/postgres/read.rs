@@ -386,6 +386,29 @@ impl CheckpointStore for PostgresStore {
         self.info()
     }
 
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ");
+        let t = sql.arg(Arg::Text(thread_id.to_owned()));
+        sql.text.push_str(&t);
+        let mut tx = self.begin().await?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let _ = tx.rollback().await;
+        let mut out = rows
+            .iter()
+            .map(|r| r.try_get::<String, _>("checkpoint_ns"))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        out.sort();
+        Ok(out)
+    }
+
     async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
         let mut probe = crate::EncryptionProbe::default();
         let mut tx = self.begin().await?;
@@ -508,4 +531,63 @@ impl CheckpointStore for PostgresStore {
         let sql = self.list_sql(&self.tuple_select(), query);
         self.load_tuples(sql).await
     }
+
+    /// The keys with a checkpoint id in batches, each one join against `unnest(…)` loaded
+    /// with a fixed number of queries (a list of 20,000 threads was 20,000 round trips); the
+    /// others (the namespace's latest) one by one.
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut out: Vec<Option<CheckpointTuple>> = (0..keys.len()).map(|_| None).collect();
+        let batched = !self.info().shallow && self.info().holds.checkpoints();
+        let exact: Vec<usize> = (0..keys.len())
+            .filter(|&i| batched && keys[i].2.is_some())
+            .collect();
+        for chunk in exact.chunks(GET_TUPLES_BATCH) {
+            let column = |part: usize| {
+                Arg::TextArray(
+                    chunk
+                        .iter()
+                        .map(|&i| {
+                            let (t, n, c) = keys[i];
+                            [t, n, c.unwrap_or_default()][part].to_owned()
+                        })
+                        .collect(),
+                )
+            };
+            let mut sql = Sql::new(&self.tuple_select());
+            let t = sql.arg(column(0));
+            let n = sql.arg(column(1));
+            let c = sql.arg(column(2));
+            sql.text.push_str(&format!(
+                " JOIN unnest({t}::text[], {n}::text[], {c}::text[]) AS u(t, n, c) \
+                 ON thread_id = u.t AND checkpoint_ns = u.n AND checkpoint_id = u.c"
+            ));
+            let mut found: HashMap<(String, String, String), CheckpointTuple> = HashMap::new();
+            for tuple in self.load_tuples(sql).await? {
+                let h = &tuple.header;
+                let key = (
+                    h.thread_id.clone(),
+                    h.checkpoint_ns.clone(),
+                    h.checkpoint_id.clone(),
+                );
+                found.insert(key, tuple);
+            }
+            for &i in chunk {
+                let (t, n, c) = keys[i];
+                let key = (t.to_owned(), n.to_owned(), c.unwrap_or_default().to_owned());
+                out[i] = found.get(&key).cloned();
+            }
+        }
+        for (i, (thread_id, ns, id)) in keys.iter().enumerate() {
+            if !(batched && id.is_some()) {
+                out[i] = self.get_tuple(thread_id, ns, *id).await?;
+            }
+        }
+        Ok(out)
+    }
 }
+
+/// Keys per query of [`PostgresStore::get_tuples`].
+const GET_TUPLES_BATCH: usize = 500;

@@ -449,6 +449,32 @@ impl CheckpointStore for SqliteStore {
         .await
     }
 
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let thread = thread_id.to_owned();
+        self.with_conn(move |conn, _, _, path, _| {
+            let err = query_err(path);
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? \
+                     ORDER BY checkpoint_ns",
+                )
+                .map_err(&err)?;
+            let mut rows = stmt.query([&thread]).map_err(&err)?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().map_err(&err)? {
+                let raw = r.get_ref(0).map_err(&err)?;
+                out.push(key_text("checkpoint_ns", raw.into()).unwrap_or_else(|bad| bad.shown));
+            }
+            out.sort();
+            out.dedup();
+            Ok(out)
+        })
+        .await
+    }
+
     async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
         self.with_conn(|conn, _, _, path, _| {
             let err = query_err(path);

@@ -283,6 +283,10 @@ impl CheckpointStore for SqliteSaver {
     async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
         self.store.encryption_probe().await
     }
+
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        self.store.thread_namespaces(thread_id).await
+    }
 }
 
 #[async_trait]
