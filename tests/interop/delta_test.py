@@ -44,6 +44,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
 from jsonview import view  # noqa: E402
+from results import Results  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage  # noqa: E402
 from langgraph.channels.delta import DeltaChannel  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
@@ -52,23 +53,6 @@ from langgraph.graph.message import _messages_delta_reducer  # noqa: E402
 from langgraph.types import Overwrite  # noqa: E402
 
 BIN = os.environ.get("FLASHBACK_BIN", str(ROOT / "target" / "debug" / "flashback"))
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, where: str, what: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {where}: {what}" + (f"\n       {detail}" if detail else ""), flush=True)
-        return ok
-
-    def note(self, line: str) -> None:
-        print(line, flush=True)
 
 
 def cfg(tid: str, **extra: Any) -> dict:

@@ -35,6 +35,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
 from jsonview import view  # noqa: E402
+from results import Results  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
@@ -45,20 +46,6 @@ from langgraph.types import Command, interrupt  # noqa: E402
 BIN = os.environ.get("FLASHBACK_BIN", str(ROOT / "target" / "debug" / "flashback"))
 KEY = "0123456789abcdef0123456789abcdef"  # 32 bytes: AES-256
 SECRET = "the-launch-code-is-4711"
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, where: str, what: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {where}: {what}" + (f"\n       {detail}" if detail else ""), flush=True)
-        return ok
 
 
 def cfg(tid: str, **extra: Any) -> dict:

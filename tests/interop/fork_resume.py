@@ -85,6 +85,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 
 import generate  # noqa: E402  (graph builders; main() only runs as __main__)
+import results  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.types import Command, Interrupt, Send  # noqa: E402
@@ -104,19 +105,9 @@ def cfg(thread_id: str, **extra: Any) -> dict:
 # ---------------------------------------------------------------------------
 
 
-class Results:
+class Results(results.Results):
     def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, where: str, what: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {where}: {what}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAIL {where}: {what}" + (f"\n       {detail}" if detail else ""), flush=True)
-        return ok
+        super().__init__(verbose=True)
 
     def equal(self, where: str, what: str, a: Any, b: Any, labels: tuple[str, str] = ("A", "B")) -> bool:
         ok = a == b

@@ -47,24 +47,10 @@ import sqlite_vec  # noqa: E402
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.store.base import TTLConfig  # noqa: E402
 from langgraph.store.sqlite import SqliteStore  # noqa: E402
+from results import Results  # noqa: E402
 
 DIMS = 8
 TTL = TTLConfig(refresh_on_read=False)  # reads must not move expires_at under the comparison
-
-
-class Results:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, where: str, what: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {where}: {what}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAIL {where}: {what}" + (f"\n       {detail}" if detail else ""), flush=True)
-        return ok
 
 
 def flashback(*args: str) -> subprocess.CompletedProcess:
@@ -341,7 +327,7 @@ def main() -> int:
     ap.add_argument("--pg", help="an empty Postgres database (the store's and saver's tables are created)")
     ap.add_argument("--no-sqlite", action="store_true")
     args = ap.parse_args()
-    r = Results()
+    r = Results(verbose=True)
     if not args.no_sqlite:
         sqlite_part(r)
     if args.pg:

@@ -140,14 +140,13 @@ impl Api {
     /// saved in the OS keyring for this database when asked.
     pub async fn unlock_database(&self, req: UnlockRequest) -> ApiResult<DbInfo> {
         let s = self.session(&req.db)?;
-        let key = AesKey::from_text(&req.key)
-            .map_err(|e| ApiError::invalid(format!("this is not an AES key: {e}")))?;
-        let store = flashback_storage::open_with(
-            &s.connect,
-            self.decode_budget()?,
-            Some(Arc::new(key.clone())),
-        )
-        .await?;
+        let key = Arc::new(
+            AesKey::from_text(&req.key)
+                .map_err(|e| ApiError::invalid(format!("this is not an AES key: {e}")))?,
+        );
+        let store =
+            flashback_storage::open_with(&s.connect, self.decode_budget()?, Some(key.clone()))
+                .await?;
         let probe = store.encryption_probe().await?;
         if !probe.encrypted() {
             return Err(ApiError::invalid(format!(
@@ -170,12 +169,12 @@ impl Api {
             KeySource::Typed
         };
         let mut info = s.info.clone();
-        info.encryption = encryption_info(&probe, Some(&(Arc::new(key.clone()), source)), None);
+        info.encryption = encryption_info(&probe, Some(&(key.clone(), source)), None);
         let session = Arc::new(Session {
             info: info.clone(),
             connect: s.connect.clone(),
             store: Arc::from(store),
-            key: Some(Arc::new(key)),
+            key: Some(key),
             namespaces: std::sync::Mutex::new(Default::default()),
         });
         if let Ok(mut all) = self.sessions.lock() {

@@ -352,38 +352,58 @@ fn raw_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawItem> {
     })
 }
 
-#[async_trait]
-impl MemoryRead for SqliteMemory {
-    fn schema(&self) -> &MemorySchema {
-        &self.schema
-    }
+/// The reads of both SQLite memory handles ([`SqliteMemory`] and the writer's own
+/// connection): each type's `read(f)` runs `f` on a [`Cx`]. Names resolve where it is used.
+macro_rules! memory_reads_through_cx {
+    ($handle:ty) => {
+        #[async_trait]
+        impl MemoryRead for $handle {
+            fn schema(&self) -> &MemorySchema {
+                &self.schema
+            }
 
-    async fn summary(&self) -> Result<MemorySummary, StoreError> {
-        self.read(|cx| cx.summary()).await
-    }
+            async fn summary(&self) -> Result<MemorySummary, StoreError> {
+                self.read(|cx| cx.summary()).await
+            }
 
-    async fn list(&self, prefix: &[String], page: Page) -> Result<Vec<MemoryItem>, StoreError> {
-        let prefix = prefix.to_vec();
-        self.read(move |cx| cx.list(&prefix, page)).await
-    }
+            async fn list(
+                &self,
+                prefix: &[String],
+                page: Page,
+            ) -> Result<Vec<MemoryItem>, StoreError> {
+                let prefix = prefix.to_vec();
+                self.read(move |cx| cx.list(&prefix, page)).await
+            }
 
-    async fn get(&self, namespace: &[String], key: &str) -> Result<Option<MemoryItem>, StoreError> {
-        let (namespace, key) = (namespace.to_vec(), key.to_owned());
-        self.read(move |cx| cx.get(&namespace, &key)).await
-    }
+            async fn get(
+                &self,
+                namespace: &[String],
+                key: &str,
+            ) -> Result<Option<MemoryItem>, StoreError> {
+                let (namespace, key) = (namespace.to_vec(), key.to_owned());
+                self.read(move |cx| cx.get(&namespace, &key)).await
+            }
 
-    async fn search(
-        &self,
-        prefix: &[String],
-        query: &str,
-        page: Page,
-    ) -> Result<Vec<MemoryItem>, StoreError> {
-        let (prefix, query) = (prefix.to_vec(), query.to_owned());
-        self.read(move |cx| cx.search(&prefix, &query, page)).await
-    }
+            async fn search(
+                &self,
+                prefix: &[String],
+                query: &str,
+                page: Page,
+            ) -> Result<Vec<MemoryItem>, StoreError> {
+                let (prefix, query) = (prefix.to_vec(), query.to_owned());
+                self.read(move |cx| cx.search(&prefix, &query, page)).await
+            }
 
-    async fn namespaces(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
-        let prefix = prefix.to_vec();
-        self.read(move |cx| cx.namespaces(&prefix)).await
-    }
+            async fn namespaces(
+                &self,
+                prefix: &[String],
+            ) -> Result<Vec<NamespaceCount>, StoreError> {
+                let prefix = prefix.to_vec();
+                self.read(move |cx| cx.namespaces(&prefix)).await
+            }
+        }
+    };
 }
+pub(super) use memory_reads_through_cx;
+
+memory_reads_through_cx!(SqliteMemory);

@@ -203,41 +203,7 @@ fn delete_blocking(
     }))
 }
 
-#[async_trait]
-impl MemoryRead for SqliteMemoryWriter {
-    fn schema(&self) -> &MemorySchema {
-        &self.schema
-    }
-
-    async fn summary(&self) -> Result<MemorySummary, StoreError> {
-        self.read(|cx| cx.summary()).await
-    }
-
-    async fn list(&self, prefix: &[String], page: Page) -> Result<Vec<MemoryItem>, StoreError> {
-        let prefix = prefix.to_vec();
-        self.read(move |cx| cx.list(&prefix, page)).await
-    }
-
-    async fn get(&self, namespace: &[String], key: &str) -> Result<Option<MemoryItem>, StoreError> {
-        let (namespace, key) = (namespace.to_vec(), key.to_owned());
-        self.read(move |cx| cx.get(&namespace, &key)).await
-    }
-
-    async fn search(
-        &self,
-        prefix: &[String],
-        query: &str,
-        page: Page,
-    ) -> Result<Vec<MemoryItem>, StoreError> {
-        let (prefix, query) = (prefix.to_vec(), query.to_owned());
-        self.read(move |cx| cx.search(&prefix, &query, page)).await
-    }
-
-    async fn namespaces(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
-        let prefix = prefix.to_vec();
-        self.read(move |cx| cx.namespaces(&prefix)).await
-    }
-}
+super::sqlite::memory_reads_through_cx!(SqliteMemoryWriter);
 
 #[async_trait]
 impl MemoryWrite for SqliteMemoryWriter {

@@ -17,6 +17,18 @@ use sqlx::Row as _;
 use std::collections::{HashMap, HashSet};
 
 impl PostgresStore {
+    /// The rows of one query, in a read-only transaction of its own.
+    async fn read_rows(&self, sql: Sql) -> Result<Vec<PgRow>, StoreError> {
+        let mut tx = self.begin().await?;
+        let rows = sql
+            .query()
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let _ = tx.rollback().await;
+        Ok(rows)
+    }
+
     /// Python's `_search_where` + `ORDER BY checkpoint_id DESC` + `LIMIT`.
     fn list_sql(&self, select: &str, q: &ListQuery) -> Sql {
         let id = self.id_expr();
@@ -393,13 +405,7 @@ impl CheckpointStore for PostgresStore {
         let mut sql = Sql::new("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ");
         let t = sql.arg(Arg::Text(thread_id.to_owned()));
         sql.text.push_str(&t);
-        let mut tx = self.begin().await?;
-        let rows = sql
-            .query()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        let rows = self.read_rows(sql).await?;
         let mut out = rows
             .iter()
             .map(|r| r.try_get::<String, _>("checkpoint_ns"))
@@ -411,7 +417,6 @@ impl CheckpointStore for PostgresStore {
 
     async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
         let mut probe = crate::EncryptionProbe::default();
-        let mut tx = self.begin().await?;
         for (table, column) in [("checkpoint_writes", "blob"), ("checkpoint_blobs", "blob")] {
             // Any rows will do (a scan that stops early): the program that writes a database
             // encrypts all of it or, after a change, its newest rows.
@@ -420,18 +425,13 @@ impl CheckpointStore for PostgresStore {
                  THEN {column} END AS sample FROM {table} LIMIT {}",
                 crate::sealed::PROBE_ROWS
             );
-            let rows = Sql::new(&sql)
-                .query()
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
+            let rows = self.read_rows(Sql::new(&sql)).await?;
             for r in &rows {
                 let tag: Option<String> = r.try_get("type").map_err(|e| self.err(e))?;
                 let sample: Option<Vec<u8>> = r.try_get("sample").map_err(|e| self.err(e))?;
                 probe.add(tag.as_deref().unwrap_or("msgpack"), sample);
             }
         }
-        let _ = tx.rollback().await;
         Ok(probe.done())
     }
 
@@ -450,13 +450,7 @@ impl CheckpointStore for PostgresStore {
              max({id}) FILTER (WHERE checkpoint_ns = '') AS latest \
              FROM checkpoints GROUP BY thread_id"
         ));
-        let mut tx = self.begin().await?;
-        let rows = sql
-            .query()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        let rows = self.read_rows(sql).await?;
         let mut threads = rows
             .iter()
             .map(|r| {
@@ -492,13 +486,7 @@ impl CheckpointStore for PostgresStore {
              jsonb_typeof(checkpoint) = 'object' AS is_object FROM checkpoints"
         );
         let sql = self.list_sql(&select, query);
-        let mut tx = self.begin().await?;
-        let rows = sql
-            .query()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        let rows = self.read_rows(sql).await?;
         rows.iter()
             .map(|r| {
                 let metadata: Option<String> = r.try_get("metadata")?;
