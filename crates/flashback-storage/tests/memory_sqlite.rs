@@ -470,3 +470,45 @@ async fn stores_from_before_the_ttl_migrations_are_read_and_written_without_one(
     assert!(e.to_string().contains("predate TTLs"), "{e}");
     assert_eq!(m.list(&[], Page::default()).await.expect("list").len(), 2);
 }
+
+#[tokio::test]
+async fn a_huge_value_is_listed_by_its_size_and_read_whole_by_get() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("huge.sqlite");
+    let conn = Connection::open(&path).expect("create");
+    conn.execute_batch(STORE).expect("store");
+    let big = format!(r#"{{"image":"{}"}}"#, "A".repeat(3 << 20));
+    conn.execute(
+        "INSERT INTO store (prefix, key, value) VALUES ('docs', 'scan', ?1), ('docs', 'small', '{\"a\":1}')",
+        params![big],
+    )
+    .expect("put");
+    drop(conn);
+    let store = SqliteStore::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    let m = store.memory().expect("store");
+    let listed = m.list(&ns(&["docs"]), Page::default()).await.expect("list");
+    let scan = listed.iter().find(|i| i.key == "scan").expect("listed");
+    assert_eq!(
+        scan.value["$too_large"]["bytes"],
+        json!(big.len()),
+        "{:.200}",
+        scan.value
+    );
+    assert!(scan.problem.is_none());
+    let small = listed.iter().find(|i| i.key == "small").expect("listed");
+    assert_eq!(small.value, json!({"a": 1}));
+    let found = m
+        .search(&ns(&["docs"]), "AAAA", Page::default())
+        .await
+        .expect("search");
+    assert_eq!(found.len(), 1);
+    assert!(found[0].value.get("$too_large").is_some());
+    let whole = m
+        .get(&ns(&["docs"]), "scan")
+        .await
+        .expect("get")
+        .expect("item");
+    assert_eq!(whole.value["image"].as_str().map(str::len), Some(3 << 20));
+}

@@ -446,6 +446,27 @@ pub(crate) fn add_vectors(item: &mut MemoryItem, rows: Vec<VectorRow>) {
     }
 }
 
+/// Values longer than this (as compact JSON) are listed and found by search as their size only
+/// (the JSON view's `$too_large` placeholder), so a page of items stays small; `get` loads one
+/// whole.
+pub const LIST_VALUE_BYTES: usize = 1 << 20;
+
+impl MemoryItem {
+    /// The item as a list or a search shows it (see [`LIST_VALUE_BYTES`]).
+    pub(crate) fn listed(mut self) -> MemoryItem {
+        let bytes = self.search_text.len();
+        if bytes > LIST_VALUE_BYTES {
+            self.value = flashback_codec::view::too_large_view(
+                bytes as u64,
+                json_kind(&self.value),
+                flashback_codec::TooLargeReason::Value,
+            );
+            self.search_text = String::new();
+        }
+        self
+    }
+}
+
 fn json_kind(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",

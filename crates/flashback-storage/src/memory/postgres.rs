@@ -347,7 +347,7 @@ impl MemoryRead for PgMemory {
         let now = now_micros();
         let mut items = rows
             .iter()
-            .map(|r| raw_item(r).map(|raw| raw.into_item(now)))
+            .map(|r| raw_item(r).map(|raw| raw.into_item(now).listed()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
         self.attach_vectors(&mut tx, &mut items).await?;
@@ -375,7 +375,7 @@ impl MemoryRead for PgMemory {
         let mut tx = self.read().await?;
         self.scan(&mut tx, &prefix_text(prefix), |item| {
             if matches(&item, &needle) {
-                found.push(item);
+                found.push(item.listed());
             }
             wanted.is_none_or(|w| found.len() < w)
         })

@@ -224,7 +224,7 @@ impl Cx<'_> {
         check_labels(prefix, "prefix")?;
         let mut out = Vec::new();
         self.scan(&prefix_text(prefix), Some(page), |item| {
-            out.push(item);
+            out.push(item.listed());
             true
         })?;
         self.attach_vectors(&mut out)?;
@@ -243,7 +243,7 @@ impl Cx<'_> {
         let mut found = Vec::new();
         self.scan(&prefix_text(prefix), None, |item| {
             if matches(&item, &needle) {
-                found.push(item);
+                found.push(item.listed());
             }
             wanted.is_none_or(|w| found.len() < w)
         })?;
