@@ -3,7 +3,7 @@
 # and the app's first paint, on many-thread databases written by the real LangGraph.
 #
 #   bench/scale.sh [--threads N] [--checkpoints-per-thread M] [--runs R] [--budget S]
-#                  [--only sqlite|postgres]
+#                  [--only sqlite|postgres] [--skip-python]
 #
 # Default: two databases per backend, 20k threads × 5 checkpoints and 100k × 10 (1M
 # checkpoints); --threads N (with --checkpoints-per-thread M, default 5) measures one. Missing
@@ -24,6 +24,8 @@
 #              visible (bench/first_paint.mjs), a fresh server and browser context per run.
 # Results: appended to bench/out/scale.jsonl (or $FLASHBACK_BENCH_RESULTS), one line per figure
 # with every run; the Markdown table printed at the end (bench/scale_time.py table FILE).
+# --skip-python leaves out the Python and SQL figures (minutes at 1M checkpoints; they do not
+# change with Flashback), e.g. to measure a new Flashback build against the recorded ones.
 # playwright-core comes from ui/node_modules, the repository's node_modules or $PLAYWRIGHT_CORE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +36,7 @@ per=5
 runs=5
 budget=300
 only=""
+skip_python=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --threads) threads=$2; shift 2 ;;
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; shift 2 ;;
         --budget) budget=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
+        --skip-python) skip_python=1; shift ;;
         -h | --help) usage ;;
         *) echo "scale.sh: unknown argument $1" >&2; usage 2 ;;
     esac
@@ -106,6 +110,7 @@ first_paint() {
 
 # python LABEL BACKEND LOCATION: Python's savers and the SQL floor
 python_side() {
+    [ "$skip_python" = 0 ] || return 0
     timing python --db "$1" --backend "$2" --location "$3" --what floor --runs "$runs" --budget "$budget"
     timing python --db "$1" --backend "$2" --location "$3" --what get_tuple --runs "$runs" --budget "$budget"
     timing python --db "$1" --backend "$2" --location "$3" --what list --runs "$runs" --budget "$budget"

@@ -32,6 +32,14 @@ async fn every_checkpoint_matches_python() {
 }
 
 #[tokio::test]
+async fn a_thread_lists_reads_derive_what_full_reads_derive() {
+    let Some(pg) = fixture_db().await else { return };
+    let store = PostgresStore::connect(pg.url()).await.expect("connect");
+    let n = compare_selecting_reads(&store).await;
+    assert!(n > 300, "compared only {n} checkpoints");
+}
+
+#[tokio::test]
 async fn next_tasks_match_python_get_state() {
     let Some(pg) = fixture_db().await else { return };
     let store = PostgresStore::connect(pg.url()).await.expect("connect");

@@ -31,6 +31,17 @@ async fn every_checkpoint_matches_python() {
 }
 
 #[tokio::test]
+async fn a_thread_lists_reads_derive_what_full_reads_derive() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fixture_copy(dir.path());
+    let store = SqliteStore::open(path.to_str().expect("utf-8 path"))
+        .await
+        .expect("open");
+    let n = compare_selecting_reads(&store).await;
+    assert!(n > 300, "compared only {n} checkpoints");
+}
+
+#[tokio::test]
 async fn next_tasks_match_python_get_state() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = fixture_copy(dir.path());

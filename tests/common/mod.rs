@@ -309,3 +309,86 @@ pub async fn compare_tasks_with_python(store: &dyn CheckpointStore, expected: &J
     );
     compared
 }
+
+/// A thread list's reads give what full reads give: every checkpoint of every thread read
+/// selecting only what the tasks need (`get_tuples_selecting` with `reads_value_of`) derives
+/// the same tasks, statuses and interrupts as the checkpoint read whole; and the most recent
+/// threads are the newest of the full list. Returns the number of checkpoints compared.
+pub async fn compare_selecting_reads(store: &dyn CheckpointStore) -> usize {
+    use flashback_engine::tasks::{derive_tasks, reads_value_of};
+    let threads = store.list_threads().await.expect("threads");
+    let mut keys: Vec<(String, String, Option<String>)> = Vec::new();
+    for t in &threads {
+        for h in store
+            .list_headers(&ListQuery {
+                thread_id: Some(t.thread_id.clone()),
+                ..Default::default()
+            })
+            .await
+            .expect("headers")
+        {
+            keys.push((t.thread_id.clone(), h.checkpoint_ns, Some(h.checkpoint_id)));
+        }
+    }
+    let keys: Vec<(&str, &str, Option<&str>)> = keys
+        .iter()
+        .map(|(t, n, c)| (t.as_str(), n.as_str(), c.as_deref()))
+        .collect();
+    let full = store.get_tuples(&keys).await.expect("get_tuples");
+    let keep: flashback_storage::ChannelFilter = std::sync::Arc::new(reads_value_of);
+    let slim = store
+        .get_tuples_selecting(&keys, keep)
+        .await
+        .expect("get_tuples_selecting");
+    assert_eq!(full.len(), slim.len());
+    for (key, (f, s)) in keys.iter().zip(full.iter().zip(&slim)) {
+        let (Some(f), Some(s)) = (f, s) else {
+            assert_eq!(f.is_some(), s.is_some(), "{key:?}");
+            continue;
+        };
+        assert!(
+            s.checkpoint.channel_values.len() <= f.checkpoint.channel_values.len(),
+            "{key:?}"
+        );
+        assert!(
+            s.checkpoint
+                .channel_values
+                .iter()
+                .all(|(c, _)| reads_value_of(c)),
+            "{key:?}: a value it need not read"
+        );
+        let (ft, st) = (derive_tasks(f), derive_tasks(s));
+        assert_eq!(
+            serde_json::to_value(&ft).expect("json"),
+            serde_json::to_value(&st).expect("json"),
+            "{key:?}: tasks differ"
+        );
+        assert_eq!(ft.status(), st.status(), "{key:?}");
+    }
+    let mut newest: Vec<_> = threads
+        .iter()
+        .filter(|t| t.latest_checkpoint_id.is_some())
+        .collect();
+    newest.sort_by(|a, b| b.latest_checkpoint_id.cmp(&a.latest_checkpoint_id));
+    for limit in [1, 3, newest.len() + 5] {
+        let recent = store.list_recent_threads(limit).await.expect("recent");
+        let want: Vec<&str> = newest
+            .iter()
+            .take(limit)
+            .map(|t| t.thread_id.as_str())
+            .collect();
+        let got: Vec<&str> = recent.iter().map(|t| t.thread_id.as_str()).collect();
+        assert_eq!(got, want, "the {limit} most recent threads");
+        for r in &recent {
+            let t = threads
+                .iter()
+                .find(|t| t.thread_id == r.thread_id)
+                .expect("listed");
+            assert_eq!(
+                (&r.namespaces, r.checkpoint_count, &r.latest_checkpoint_id),
+                (&t.namespaces, t.checkpoint_count, &t.latest_checkpoint_id)
+            );
+        }
+    }
+    keys.len()
+}

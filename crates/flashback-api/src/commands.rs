@@ -38,7 +38,7 @@ macro_rules! for_each_command {
             /// Close a database handle.
             close_database($crate::DbRequest) -> ();
             /// Every thread with its status.
-            list_threads($crate::DbRequest) -> Vec<$crate::ThreadSummary>;
+            list_threads($crate::ThreadsRequest) -> Vec<$crate::ThreadSummary>;
             /// A thread's checkpoints, newest first (Python's `list()`).
             thread_history($crate::HistoryRequest) -> Vec<$crate::HistoryEntry>;
             /// A thread's checkpoints as branch lanes.

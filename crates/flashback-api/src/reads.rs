@@ -4,8 +4,8 @@
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::summaries::{checkpoint_not_found, ensure_thread, thread_summaries};
 use crate::types::{
-    CheckpointDetail, CheckpointRequest, DbRequest, DiffRequest, GraphRequest, HistoryEntry,
-    HistoryRequest, MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadGraph, ThreadSummary,
+    CheckpointDetail, CheckpointRequest, DiffRequest, GraphRequest, HistoryEntry, HistoryRequest,
+    MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadGraph, ThreadSummary, ThreadsRequest,
     VerifyRequest,
 };
 use crate::{Api, ChannelRebuild, CheckpointDiff, ReplayStep, ThreeWay, VerifyReport};
@@ -16,9 +16,9 @@ use std::path::Path;
 
 impl Api {
     /// Every thread with its status.
-    pub async fn list_threads(&self, req: DbRequest) -> ApiResult<Vec<ThreadSummary>> {
+    pub async fn list_threads(&self, req: ThreadsRequest) -> ApiResult<Vec<ThreadSummary>> {
         let s = self.session(&req.db)?;
-        thread_summaries(s.store.as_ref()).await
+        thread_summaries(s.store.as_ref(), req.limit).await
     }
 
     /// A thread's checkpoints, newest first, with Python `list()` semantics (one namespace, or

@@ -1,16 +1,52 @@
 //! Thread summaries (the threads list) and the "not found" answers naming what exists.
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{count, step_of, ThreadSummary};
-use flashback_engine::tasks::derive_tasks;
-use flashback_storage::{CheckpointStore, CheckpointTuple, StoreError};
+use flashback_engine::tasks::{derive_tasks, reads_value_of};
+use flashback_storage::{ChannelFilter, CheckpointStore, CheckpointTuple, StoreError, ThreadInfo};
 
-/// Every thread with its status. A thread whose keys or latest checkpoint cannot be read is
-/// listed with its `problem` (and no status); it never takes the list down.
-pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<ThreadSummary>> {
-    let threads = store.list_threads().await?;
-    // The latest root checkpoint of every thread, read in one go.
-    let keys: Vec<(&str, &str, Option<&str>)> = threads
+/// Every thread with its status (or the `limit` most recently active ones, newest first). A
+/// thread whose keys or latest checkpoint cannot be read is listed with its `problem` (and no
+/// status); it never takes the list down.
+pub async fn thread_summaries(
+    store: &dyn CheckpointStore,
+    limit: Option<u32>,
+) -> ApiResult<Vec<ThreadSummary>> {
+    let threads = match limit {
+        Some(n) => store.list_recent_threads(n as usize).await?,
+        None => store.list_threads().await?,
+    };
+    let mut out = Vec::with_capacity(threads.len());
+    // A chunk of threads at a time, so memory stays bounded however many threads: the latest
+    // checkpoints of one chunk are read while the previous chunk is summarised.
+    let mut chunks = Vec::with_capacity(threads.len().div_ceil(SUMMARY_CHUNK));
+    let mut rest = threads.into_iter();
+    loop {
+        let chunk: Vec<ThreadInfo> = rest.by_ref().take(SUMMARY_CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    let mut chunks = chunks.into_iter();
+    let Some(first) = chunks.next() else {
+        return Ok(out);
+    };
+    let mut read = read_chunk(store, first).await?;
+    for chunk in chunks {
+        let (next, done) = tokio::join!(read_chunk(store, chunk), summarize_chunk(read));
+        out.extend(done?);
+        read = next?;
+    }
+    out.extend(summarize_chunk(read).await?);
+    Ok(out)
+}
+
+/// A chunk of threads with the latest root checkpoint of each (or why it could not be read).
+type ReadChunk = Vec<(ThreadInfo, Result<Option<CheckpointTuple>, StoreError>)>;
+
+async fn read_chunk(store: &dyn CheckpointStore, chunk: Vec<ThreadInfo>) -> ApiResult<ReadChunk> {
+    let keys: Vec<(&str, &str, Option<&str>)> = chunk
         .iter()
         .filter_map(|t| {
             t.latest_checkpoint_id
@@ -19,65 +55,91 @@ pub async fn thread_summaries(store: &dyn CheckpointStore) -> ApiResult<Vec<Thre
         })
         .collect();
     let mut tuples = latest_tuples(store, &keys).await?.into_iter();
-    let mut out = Vec::with_capacity(threads.len());
-    for t in threads {
-        let latest = match &t.latest_checkpoint_id {
-            Some(_) => tuples.next().unwrap_or(Ok(None)),
-            None => Ok(None),
-        };
-        let mut problems: Vec<String> = t.problem.into_iter().collect();
-        let mut s = ThreadSummary {
-            thread_id: t.thread_id,
-            namespaces: t.namespaces,
-            checkpoint_count: count(t.checkpoint_count),
-            latest_checkpoint_id: t.latest_checkpoint_id,
-            latest_ts: None,
-            latest_step: None,
-            status: None,
-            interrupts: Vec::new(),
-            error: None,
-            next: Vec::new(),
-            problem: None,
-            locked: false,
-        };
-        match latest {
-            Ok(Some(tuple)) => {
-                s.latest_ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
-                s.latest_step = step_of(&tuple.header.metadata);
-                // SQLite's encrypted document without a key: nothing to derive a status from.
-                s.locked = tuple.sealing.locked && tuple.checkpoint.channel_versions.is_empty();
-                match &tuple.header.problem {
-                    _ if s.locked => {}
-                    // A status derived from what could not be read would be a guess.
-                    Some(problem) => {
-                        problems.push(format!("its latest checkpoint cannot be read: {problem}"))
-                    }
-                    None => {
-                        let tasks = derive_tasks(&tuple);
-                        s.status = Some(tasks.status());
-                        s.interrupts = tasks
-                            .tasks
-                            .iter()
-                            .filter(|t| !t.finished)
-                            .flat_map(|t| t.interrupts.iter().cloned())
-                            .collect();
-                        s.error = tasks.tasks.iter().find_map(|t| t.error.clone());
-                        s.next = tasks.next;
-                    }
-                }
-            }
-            Ok(None) => {}
-            Err(e) => problems.push(format!("its latest checkpoint cannot be read: {e}")),
-        }
-        if !problems.is_empty() {
-            s.problem = Some(problems.join("; "));
-        }
-        out.push(s);
-    }
-    Ok(out)
+    Ok(chunk
+        .into_iter()
+        .map(|t| {
+            let latest = match &t.latest_checkpoint_id {
+                Some(_) => tuples.next().unwrap_or(Ok(None)),
+                None => Ok(None),
+            };
+            (t, latest)
+        })
+        .collect())
 }
 
-/// The latest checkpoints of `keys`, in one go; should that fail on the data (a query or a
+/// The summaries of a chunk, derived on a blocking thread (beside the next chunk's read).
+async fn summarize_chunk(read: ReadChunk) -> ApiResult<Vec<ThreadSummary>> {
+    tokio::task::spawn_blocking(move || {
+        read.into_iter()
+            .map(|(t, latest)| summarize(t, latest))
+            .collect()
+    })
+    .await
+    .map_err(|e| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("summarising threads failed: {e}"),
+        )
+    })
+}
+
+/// Threads summarised per batch read by [`thread_summaries`].
+const SUMMARY_CHUNK: usize = 2_000;
+
+/// One thread's summary from its keys and its latest root checkpoint (or why it could not be
+/// read).
+fn summarize(t: ThreadInfo, latest: Result<Option<CheckpointTuple>, StoreError>) -> ThreadSummary {
+    let mut problems: Vec<String> = t.problem.into_iter().collect();
+    let mut s = ThreadSummary {
+        thread_id: t.thread_id,
+        namespaces: t.namespaces,
+        checkpoint_count: count(t.checkpoint_count),
+        latest_checkpoint_id: t.latest_checkpoint_id,
+        latest_ts: None,
+        latest_step: None,
+        status: None,
+        interrupts: Vec::new(),
+        error: None,
+        next: Vec::new(),
+        problem: None,
+        locked: false,
+    };
+    match latest {
+        Ok(Some(tuple)) => {
+            s.latest_ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
+            s.latest_step = step_of(&tuple.header.metadata);
+            // SQLite's encrypted document without a key: nothing to derive a status from.
+            s.locked = tuple.sealing.locked && tuple.checkpoint.channel_versions.is_empty();
+            match &tuple.header.problem {
+                _ if s.locked => {}
+                // A status derived from what could not be read would be a guess.
+                Some(problem) => {
+                    problems.push(format!("its latest checkpoint cannot be read: {problem}"))
+                }
+                None => {
+                    let tasks = derive_tasks(&tuple);
+                    s.status = Some(tasks.status());
+                    s.interrupts = tasks
+                        .tasks
+                        .iter()
+                        .filter(|t| !t.finished)
+                        .flat_map(|t| t.interrupts.iter().cloned())
+                        .collect();
+                    s.error = tasks.tasks.iter().find_map(|t| t.error.clone());
+                    s.next = tasks.next;
+                }
+            }
+        }
+        Ok(None) => {}
+        Err(e) => problems.push(format!("its latest checkpoint cannot be read: {e}")),
+    }
+    if !problems.is_empty() {
+        s.problem = Some(problems.join("; "));
+    }
+    s
+}
+
+/// The latest checkpoints of `keys` (their task and trigger channels' values only), in one go; should that fail on the data (a query or a
 /// row that fails), one by one, so that the failure stays with its thread. Failures of the
 /// database itself (connection, lock…) are the list's error.
 async fn latest_tuples(
@@ -85,7 +147,9 @@ async fn latest_tuples(
     keys: &[(&str, &str, Option<&str>)],
 ) -> ApiResult<Vec<Result<Option<CheckpointTuple>, StoreError>>> {
     let local = |e: &StoreError| matches!(e, StoreError::Query(_) | StoreError::Corrupt { .. });
-    match store.get_tuples(keys).await {
+    // Only what the status needs: the task and trigger channels, not the state.
+    let keep: ChannelFilter = std::sync::Arc::new(reads_value_of);
+    match store.get_tuples_selecting(keys, keep).await {
         Ok(all) => Ok(all.into_iter().map(Ok).collect()),
         Err(e) if local(&e) => {
             let mut out = Vec::with_capacity(keys.len());
@@ -110,6 +174,10 @@ pub fn checkpoint_not_found(thread_id: &str, checkpoint_ns: &str, checkpoint_id:
 
 /// Fail with "thread not found" (naming a few threads) unless the thread exists.
 pub async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> ApiResult<()> {
+    // One indexed query when it exists; the list only to name others when it does not.
+    if !store.thread_namespaces(thread).await?.is_empty() {
+        return Ok(());
+    }
     let threads = store.list_threads().await?;
     if threads.iter().any(|t| t.thread_id == thread) {
         return Ok(());
@@ -136,7 +204,7 @@ pub async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> ApiResu
 mod tests {
     use super::*;
     use async_trait::async_trait;
-    use flashback_storage::{CheckpointHeader, CheckpointTuple, ListQuery, SchemaInfo, ThreadInfo};
+    use flashback_storage::{CheckpointHeader, ListQuery, SchemaInfo};
 
     /// Three threads; reading `bad`'s latest checkpoint fails (and with it the batch read).
     struct OneBadThread(SchemaInfo);
@@ -188,7 +256,7 @@ mod tests {
             description: "test".into(),
             holds: flashback_storage::Holds::Checkpoints,
         });
-        let list = thread_summaries(&store).await.expect("the list");
+        let list = thread_summaries(&store, None).await.expect("the list");
         let ids: Vec<&str> = list.iter().map(|s| s.thread_id.as_str()).collect();
         assert_eq!(ids, ["a", "bad", "c"]);
         assert!(list[0].problem.is_none() && list[2].problem.is_none());

@@ -86,7 +86,10 @@ async fn locked_then_unlocked_then_remembered() {
 
     // Locked: the threads list, without statuses; state fails in one line; forks refused.
     let listed = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .unwrap();
     assert_eq!(listed.len(), threads.len());
@@ -168,7 +171,10 @@ async fn locked_then_unlocked_then_remembered() {
             .is_some_and(|s| !s.locked && s.plaintext.is_empty()));
     }
     let listed = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .unwrap();
     assert!(

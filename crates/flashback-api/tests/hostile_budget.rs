@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use flashback_api::{CheckpointRequest, DbRequest, ForkRequest, Initial, SetSettingRequest};
+use flashback_api::{CheckpointRequest, ForkRequest, Initial, SetSettingRequest, ThreadsRequest};
 use flashback_testkit::bigvalue;
 use serde_json::Value as Json;
 
@@ -88,7 +88,10 @@ async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
 async fn the_thread_list_and_other_threads_are_untouched() {
     let (_dir, api, db, _) = setup().await;
     let threads = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .unwrap();
     assert!(threads.len() > 5);

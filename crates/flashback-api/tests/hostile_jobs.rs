@@ -76,7 +76,10 @@ async fn a_panicking_job_fails_cleanly_and_cancel_after_it_is_harmless() {
 
     // The backend still answers.
     let threads = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .expect("threads");
     assert_eq!(threads.len(), 12);

@@ -82,10 +82,12 @@ fn first_string(v: &flashback_codec::Value) -> Option<String> {
 /// Everything that reads, against a database damaged as described above.
 async fn reads_stay_local(api: &Api, db: &DbInfo, m: &Marks) {
     let (bad, child) = (m.bad.clone(), m.child.clone());
-    let req = || DbRequest { db: db.db.clone() };
-
     // The thread list: every thread, the damaged one marked, the others' statuses intact.
-    let threads = api.list_threads(req()).await.expect("the thread list");
+    let req = ThreadsRequest {
+        db: db.db.clone(),
+        limit: None,
+    };
+    let threads = api.list_threads(req).await.expect("the thread list");
     let chat = threads
         .iter()
         .find(|t| t.thread_id == "chat-tools")
@@ -349,7 +351,8 @@ async fn sqlite_damage_stays_local() {
     // The BLOB thread is listed, escaped, with its reason.
     let threads = f
         .api
-        .list_threads(DbRequest {
+        .list_threads(ThreadsRequest {
+            limit: None,
             db: f.db.db.clone(),
         })
         .await

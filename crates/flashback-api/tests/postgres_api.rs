@@ -26,7 +26,10 @@ async fn browse_fork_and_export_on_postgres() {
         db.schema
     );
     let threads = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .expect("threads");
     assert_eq!(threads.len(), 12);

@@ -15,7 +15,10 @@ async fn threads_show_status_interrupts_and_failures_without_writing() {
     assert_eq!(db.kind, DbKind::Sqlite);
     assert_eq!(db.display_name, "langgraph.sqlite");
     let threads = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .expect("threads");
     assert_eq!(threads.len(), 12);
@@ -243,7 +246,10 @@ async fn bad_databases_give_clear_errors() {
         "failed opens are not remembered"
     );
     let e = api
-        .list_threads(DbRequest { db: "stale".into() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: "stale".into(),
+        })
         .await
         .expect_err("unknown handle");
     assert_eq!(e.code, ErrorCode::NotOpen);

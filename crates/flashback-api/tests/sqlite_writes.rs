@@ -232,7 +232,10 @@ async fn delete_and_prune_preview_then_write() {
     .await
     .expect("prune");
     let threads = api
-        .list_threads(DbRequest { db: db.db.clone() })
+        .list_threads(ThreadsRequest {
+            limit: None,
+            db: db.db.clone(),
+        })
         .await
         .expect("threads");
     assert!(threads.iter().all(|t| t.thread_id != "forked"));

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{api_in, fixture_copy, open};
-use flashback_api::{DbHolds, DbRequest, ErrorCode, Initial};
+use flashback_api::{DbHolds, ErrorCode, Initial, ThreadsRequest};
 use rusqlite::{params, Connection};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
@@ -96,7 +96,8 @@ async fn a_store_only_database_shows_its_items_in_the_documented_shape() {
         (4, 2, true, true)
     );
     let threads = api
-        .list_threads(DbRequest {
+        .list_threads(ThreadsRequest {
+            limit: None,
             db: info.db.clone(),
         })
         .await
@@ -271,7 +272,8 @@ async fn checkpoint_databases_say_they_have_no_store_and_mixed_ones_show_both() 
     assert_eq!(mixed.holds, DbHolds::Mixed);
     assert_eq!(mixed.store.expect("store").items, 4);
     let threads = api
-        .list_threads(DbRequest {
+        .list_threads(ThreadsRequest {
+            limit: None,
             db: mixed.db.clone(),
         })
         .await

@@ -96,9 +96,14 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             })
             .await?,
         ),
-        Command::Threads { db: location, json } => {
+        Command::Threads {
+            db: location,
+            limit,
+            json,
+        } => {
             let (api, info) = open_info(&location).await?;
-            let threads = api.list_threads(DbRequest { db: info.db }).await?;
+            let req = ThreadsRequest { db: info.db, limit };
+            let threads = api.list_threads(req).await?;
             done(render(json, &threads, |t| {
                 let note = human::store_note(&location, info.holds, &info.store);
                 if info.holds == DbHolds::Store {

@@ -28,6 +28,10 @@ enum Command {
     Threads {
         /// A `.sqlite` file or a `postgres://` URL.
         db: String,
+        /// Only the N most recently active threads, newest first (default: every thread,
+        /// sorted by id).
+        #[arg(long, value_name = "N")]
+        limit: Option<u32>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -118,6 +118,11 @@ async fn cli_json_equals_the_apps_json_for_every_read() {
     let cases: Vec<(Vec<&str>, &str, Json)> = vec![
         (vec!["threads"], "list_threads", json!({})),
         (
+            vec!["threads", "--limit", "3"],
+            "list_threads",
+            json!({"limit": 3}),
+        ),
+        (
             vec!["history", "forked"],
             "thread_history",
             json!({"thread_id": "forked", "checkpoint_ns": ""}),

@@ -162,7 +162,23 @@ pub struct Slim {
 /// `channel_values` map larger than `max_value_bytes`, which are skipped (never held in memory)
 /// and replaced by `nil`. Other fields are copied whole. Memory: the slim document plus one
 /// value up to the limit.
-pub fn slim_document<R: BufRead + Seek>(mut r: R, max_value_bytes: u64) -> io::Result<Slim> {
+pub fn slim_document<R: BufRead + Seek>(r: R, max_value_bytes: u64) -> io::Result<Slim> {
+    slim_with(r, |_| Some(max_value_bytes))
+}
+
+/// Stream a msgpack checkpoint document keeping the values of only the channels `keep`
+/// accepts: the others are read past (never decoded or held) and replaced by `nil`. For reads
+/// that need a few control channels and none of the state, such as a thread list's statuses.
+pub fn select_channels<R: BufRead + Seek>(
+    r: R,
+    keep: impl Fn(&str) -> bool,
+) -> io::Result<Vec<u8>> {
+    slim_with(r, |channel| keep(channel).then_some(u64::MAX)).map(|s| s.document)
+}
+
+/// The walk of [`slim_document`] and [`select_channels`]: `limit(channel)` is the size up to
+/// which a channel's value is kept (over it: `nil`, listed as too large), or `None` to drop it.
+fn slim_with<R: BufRead + Seek>(mut r: R, limit: impl Fn(&str) -> Option<u64>) -> io::Result<Slim> {
     let mut out = Vec::new();
     let mut too_large = Vec::new();
     let entries = map_header(&mut r, &mut out)?;
@@ -179,9 +195,14 @@ pub fn slim_document<R: BufRead + Seek>(mut r: R, max_value_bytes: u64) -> io::R
         out.extend_from_slice(&head);
         for _ in 0..n {
             let channel = copy_key(&mut r, &mut out)?.unwrap_or_else(|| "?".into());
+            let Some(max) = limit(&channel) else {
+                copy_value(&mut r, None, 0)?;
+                out.push(0xc0);
+                continue;
+            };
             let mut value = Vec::new();
-            let size = copy_value(&mut r, Some(&mut value), max_value_bytes)?;
-            if size > max_value_bytes {
+            let size = copy_value(&mut r, Some(&mut value), max)?;
+            if size > max {
                 too_large.push((channel, size, kind_of(&value)));
                 out.push(0xc0);
             } else {
@@ -450,6 +471,42 @@ mod tests {
         assert_eq!(slim.too_large.len(), 1, "{:?}", slim.too_large);
         assert_eq!(slim.too_large[0].1, 70_006);
         msgpack::decode(&slim.document).expect("still a document");
+    }
+
+    #[test]
+    fn selecting_channels_keeps_their_values_and_drops_the_rest() {
+        let doc = Value::Map(vec![
+            (s("v"), Value::Int(4)),
+            (
+                s("channel_values"),
+                Value::Map(vec![
+                    (
+                        s("messages"),
+                        Value::Array((0..500).map(|i| s(&format!("m{i}"))).collect()),
+                    ),
+                    (s("__pregel_tasks"), Value::Array(vec![s("send")])),
+                    (s("branch:to:a"), Value::Nil),
+                ]),
+            ),
+        ]);
+        let bytes = msgpack::encode(&doc);
+        let kept = select_channels(Cursor::new(&bytes[..]), |c| c.starts_with("__")).unwrap();
+        assert!(
+            kept.len() < bytes.len() / 10,
+            "{} of {}",
+            kept.len(),
+            bytes.len()
+        );
+        let back = msgpack::decode(&kept).unwrap();
+        let values = back.get("channel_values").unwrap();
+        assert_eq!(
+            values.get("__pregel_tasks"),
+            Some(&Value::Array(vec![s("send")]))
+        );
+        assert_eq!(values.get("messages"), Some(&Value::Nil));
+        // The other fields are untouched.
+        assert_eq!(back.get("v"), Some(&Value::Int(4)));
+        assert!(select_channels(Cursor::new(&[0x92][..]), |_| true).is_err());
     }
 
     #[test]

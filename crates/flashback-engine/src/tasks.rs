@@ -198,6 +198,13 @@ pub fn derive_tasks(tuple: &CheckpointTuple) -> TaskSet {
     derive_tasks_with(tuple, &DeriveOptions::default())
 }
 
+/// Whether [`derive_tasks`] reads this channel's value (`__pregel_tasks` and the trigger
+/// channels); the others' values may be left out of a read that only needs the tasks
+/// ([`CheckpointStore::get_tuples_selecting`](flashback_storage::CheckpointStore::get_tuples_selecting)).
+pub fn reads_value_of(channel: &str) -> bool {
+    channel == TASKS || crate::triggers::is_trigger_channel(channel)
+}
+
 fn view(d: &Decoded) -> Option<Json> {
     view_decoded(d, ViewOptions::default())
 }

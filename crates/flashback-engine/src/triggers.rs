@@ -43,6 +43,12 @@ fn trigger_node(channel: &str) -> Option<&str> {
     None
 }
 
+/// Whether a channel triggers a node (its value tells whether it is available), counting
+/// the pre-v3 names that migrate to `branch:to:X`.
+pub(crate) fn is_trigger_channel(channel: &str) -> bool {
+    trigger_node(channel).is_some() || legacy_rename(channel).is_some()
+}
+
 /// The sources a `join:A+B:X` channel waits for.
 fn join_names(channel: &str) -> Option<BTreeSet<String>> {
     let rest = channel.strip_prefix("join:")?;

@@ -9,6 +9,8 @@ use std::sync::Arc;
 pub(crate) struct Decoding {
     pub(crate) budget: DecodeBudget,
     pub(crate) key: Option<Arc<AesKey>>,
+    /// Decode only the values of the channels it accepts (a selecting read); `None`: all.
+    pub(crate) only: Option<crate::model::ChannelFilter>,
 }
 
 impl Default for Decoding {
@@ -16,6 +18,7 @@ impl Default for Decoding {
         Decoding {
             budget: DecodeBudget::UNLIMITED,
             key: None,
+            only: None,
         }
     }
 }

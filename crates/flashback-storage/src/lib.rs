@@ -79,6 +79,22 @@ pub trait CheckpointStore: Send + Sync {
     /// thread id.
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError>;
 
+    /// The `limit` most recently active threads (by their latest root checkpoint id, which
+    /// grows with time), newest first, as [`list_threads`](Self::list_threads) describes
+    /// them: a thread list's first page, without describing every thread. Threads without a
+    /// root-namespace checkpoint are left out.
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        let mut threads: Vec<ThreadInfo> = self
+            .list_threads()
+            .await?
+            .into_iter()
+            .filter(|t| t.latest_checkpoint_id.is_some())
+            .collect();
+        newest_first(&mut threads);
+        threads.truncate(limit);
+        Ok(threads)
+    }
+
     /// Checkpoint headers (no channel values, no writes), newest first, with Python `list()`
     /// semantics for the query.
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError>;
@@ -131,6 +147,28 @@ pub trait CheckpointStore: Send + Sync {
         }
         Ok(out)
     }
+
+    /// [`get_tuples`](Self::get_tuples) decoding only the values of the channels `keep`
+    /// accepts (the others are left out of `channel_values`; everything else is read as
+    /// usual): what a thread list needs to tell a thread's status, without decoding its state.
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut out = self.get_tuples(keys).await?;
+        for t in out.iter_mut().flatten() {
+            t.checkpoint.retain_channel_values(&keep);
+        }
+        Ok(out)
+    }
+}
+
+/// Sort threads by their latest root checkpoint id, newest first (ties by thread id).
+pub(crate) fn newest_first(threads: &mut [ThreadInfo]) {
+    threads.sort_by(|a, b| {
+        (&b.latest_checkpoint_id, &a.thread_id).cmp(&(&a.latest_checkpoint_id, &b.thread_id))
+    });
 }
 
 /// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.

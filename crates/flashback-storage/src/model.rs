@@ -153,6 +153,10 @@ impl Version {
 /// An ordered `{name: version}` map.
 pub type Versions = Vec<(String, Version)>;
 
+/// Which channels' values a selecting read decodes
+/// ([`CheckpointStore::get_tuples_selecting`](crate::CheckpointStore::get_tuples_selecting)).
+pub type ChannelFilter = std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// The checkpoint document (`Checkpoint` TypedDict in Python).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
@@ -183,6 +187,11 @@ impl Checkpoint {
             .iter()
             .find(|(c, _)| c == channel)
             .map(|(_, v)| v)
+    }
+
+    /// Keep the values of the channels `keep` accepts (a selecting read's result).
+    pub fn retain_channel_values(&mut self, keep: &ChannelFilter) {
+        self.channel_values.retain(|(c, _)| keep(c));
     }
 
     /// A channel's version.

@@ -49,6 +49,17 @@ pub struct ThreadRequest {
     pub thread_id: String,
 }
 
+/// The threads of a database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ThreadsRequest {
+    /// Database handle.
+    pub db: String,
+    /// Only the `limit` most recently active threads, newest first (a list's first page,
+    /// shown before the whole list arrives). `None`: every thread, sorted by id.
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
 /// A thread's checkpoints, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct HistoryRequest {

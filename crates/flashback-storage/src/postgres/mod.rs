@@ -43,6 +43,7 @@ mod rows;
 mod schema;
 mod sql;
 pub(crate) mod target;
+mod threads;
 mod tls;
 mod write;
 mod write_rows;
@@ -78,6 +79,9 @@ pub struct PostgresStore {
     key: Option<Arc<flashback_codec::AesKey>>,
     /// The memory Store in the same database, read on the same pool.
     memory: Option<crate::memory::postgres::PgMemory>,
+    /// Fetch and decode only the blobs of the channels it accepts (a selecting read); `None`:
+    /// all of them.
+    only: Option<crate::model::ChannelFilter>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -187,7 +191,24 @@ impl PostgresStore {
             budget: flashback_codec::DecodeBudget::UNLIMITED,
             key: None,
             memory,
+            only: None,
         })
+    }
+
+    /// The same store reading only the blobs of the channels `keep` accepts (see
+    /// [`CheckpointStore::get_tuples_selecting`]): a thread list reads the control channels
+    /// of many checkpoints and none of their state.
+    pub(crate) fn selecting(&self, keep: crate::model::ChannelFilter) -> PostgresStore {
+        PostgresStore {
+            pool: self.pool.clone(),
+            schema: self.info().clone(),
+            after_setup: std::sync::OnceLock::new(),
+            target: self.target.clone(),
+            budget: self.budget,
+            key: self.key.clone(),
+            memory: None,
+            only: Some(keep),
+        }
     }
 
     /// The same store decoding within `budget` (a connected store has none).

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 impl PostgresStore {
     /// The rows of one query, in a read-only transaction of its own.
-    async fn read_rows(&self, sql: Sql) -> Result<Vec<PgRow>, StoreError> {
+    pub(super) async fn read_rows(&self, sql: Sql) -> Result<Vec<PgRow>, StoreError> {
         let mut tx = self.begin().await?;
         let rows = sql
             .query()
@@ -207,9 +207,14 @@ impl PostgresStore {
         let mut index: HashMap<(&str, &str, &str, &str), usize> = HashMap::new();
         let mut refs = Vec::new();
         let mut per_doc = Vec::with_capacity(docs.len());
+        let skipped = |channel: &str| self.only.as_ref().is_some_and(|keep| !keep(channel));
         for (key, doc) in keys.iter().zip(docs.iter()) {
             let mut ids = Vec::with_capacity(doc.versions.len());
             for (channel, version) in &doc.versions {
+                if skipped(channel) {
+                    ids.push(None);
+                    continue;
+                }
                 let version = match (self.info().shallow, version) {
                     (true, _) => "",
                     (false, Some(v)) => v.as_str(),
@@ -441,34 +446,11 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        if !self.info().holds.checkpoints() {
-            return Ok(Vec::new());
-        }
-        let id = self.id_expr();
-        let sql = Sql::new(&format!(
-            "SELECT thread_id, array_agg(DISTINCT checkpoint_ns) AS namespaces, count(*) AS n, \
-             max({id}) FILTER (WHERE checkpoint_ns = '') AS latest \
-             FROM checkpoints GROUP BY thread_id"
-        ));
-        let rows = self.read_rows(sql).await?;
-        let mut threads = rows
-            .iter()
-            .map(|r| {
-                let mut namespaces: Vec<String> = r.try_get("namespaces")?;
-                namespaces.sort_by(|a, b| (!a.is_empty(), a).cmp(&(!b.is_empty(), b)));
-                let n: i64 = r.try_get("n")?;
-                Ok(ThreadInfo {
-                    thread_id: r.try_get("thread_id")?,
-                    namespaces,
-                    checkpoint_count: u64::try_from(n).unwrap_or(0),
-                    latest_checkpoint_id: r.try_get("latest")?,
-                    problem: None,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()
-            .map_err(|e| self.err(e))?;
-        threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
-        Ok(threads)
+        self.threads_where(None).await
+    }
+
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        self.threads_where(Some(limit)).await
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
@@ -572,6 +554,19 @@ impl CheckpointStore for PostgresStore {
             if !(batched && id.is_some()) {
                 out[i] = self.get_tuple(thread_id, ns, *id).await?;
             }
+        }
+        Ok(out)
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut out = self.selecting(keep.clone()).get_tuples(keys).await?;
+        // Inline primitives come with the document: keep the selection's values only.
+        for t in out.iter_mut().flatten() {
+            t.checkpoint.retain_channel_values(&keep);
         }
         Ok(out)
     }

@@ -16,6 +16,7 @@ mod maintenance;
 mod read;
 mod rows;
 mod schema;
+mod threads;
 mod write;
 
 pub(crate) use access::BUSY_TIMEOUT;
@@ -181,7 +182,17 @@ impl SqliteStore {
             + Send
             + 'static,
     {
-        let decoding = self.decoding.clone();
+        self.with_conn_decoding(self.decoding.clone(), f).await
+    }
+
+    /// [`with_conn`](Self::with_conn) with another way of decoding (a selecting read).
+    async fn with_conn_decoding<T, F>(&self, decoding: Decoding, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &Source, &SchemaInfo, &str, &Decoding) -> Result<T, StoreError>
+            + Send
+            + 'static,
+    {
         let reader = Arc::clone(&self.reader);
         let schema = self.schema.clone();
         let path = self.path.clone();

@@ -5,9 +5,10 @@ use super::access::Source;
 use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
 };
+use super::threads::list_threads_blocking;
 use super::{query_err, SqliteStore};
 use crate::decode::Decoding;
-use crate::escape::{joined, key_or_note, key_text};
+use crate::escape::key_text;
 use crate::model::*;
 use crate::{validate_filter_key, CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -81,16 +82,16 @@ fn limit_sql(q: &ListQuery) -> String {
 /// What a read needs besides the query: the connection, how to open another one, the schema,
 /// and the path (for messages).
 #[derive(Clone, Copy)]
-struct Ctx<'a> {
-    conn: &'a Connection,
-    source: &'a Source,
-    schema: &'a SchemaInfo,
-    path: &'a str,
-    dec: &'a Decoding,
+pub(super) struct Ctx<'a> {
+    pub(super) conn: &'a Connection,
+    pub(super) source: &'a Source,
+    pub(super) schema: &'a SchemaInfo,
+    pub(super) path: &'a str,
+    pub(super) dec: &'a Decoding,
 }
 
 impl Ctx<'_> {
-    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    pub(super) fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         query_err(self.path)
     }
 
@@ -212,9 +213,15 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
         let mut cache = cx.cache();
         return rows
             .into_iter()
-            .map(|row| {
+            .map(|mut row| {
                 let writes = writes_of(cx, &row)?;
-                Ok(row.into_tuple(writes, &mut cache))
+                let Some(only) = &cx.dec.only else {
+                    return Ok(row.into_tuple(writes, &mut cache));
+                };
+                row.select(only.as_ref());
+                let mut tuple = row.into_tuple(writes, &mut cache);
+                tuple.checkpoint.retain_channel_values(only);
+                Ok(tuple)
             })
             .collect();
     }
@@ -322,65 +329,6 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
 
 /// Every thread: one row per `(thread_id, checkpoint_ns)`. Keys that are not text are shown
 /// escaped, with the thread's `problem` saying so.
-fn list_threads_blocking(cx: Ctx<'_>) -> Result<Vec<ThreadInfo>, StoreError> {
-    let err = cx.err();
-    let mut stmt = cx
-        .conn
-        .prepare(
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
-        )
-        .map_err(&err)?;
-    let mut rows = stmt.query([]).map_err(&err)?;
-    let mut threads: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
-    while let Some(r) = rows.next().map_err(&err)? {
-        let get = |i: usize| r.get_ref(i).map_err(&err);
-        let mut notes = Vec::new();
-        let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
-        let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
-        let count = get(2)?.as_i64().unwrap_or(0);
-        let latest = match get(3)? {
-            ValueRef::Null => None,
-            v => Some(key_text("checkpoint_id", v.into()).unwrap_or_else(|bad| {
-                notes.push(format!("latest checkpoint: {}", bad.problem));
-                bad.shown
-            })),
-        };
-        if threads.last().map(|(t, _)| &t.thread_id) != Some(&thread_id) {
-            let info = ThreadInfo {
-                thread_id,
-                namespaces: Vec::new(),
-                checkpoint_count: 0,
-                latest_checkpoint_id: None,
-                problem: None,
-            };
-            threads.push((info, Vec::new()));
-        }
-        if let Some((t, problems)) = threads.last_mut() {
-            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
-            if ns.is_empty() {
-                t.latest_checkpoint_id = latest;
-            }
-            t.namespaces.push(ns);
-            for note in notes {
-                if !problems.contains(&note) {
-                    problems.push(note);
-                }
-            }
-        }
-    }
-    let mut threads: Vec<ThreadInfo> = threads
-        .into_iter()
-        .map(|(mut t, problems)| {
-            t.problem = joined(problems);
-            t
-        })
-        .collect();
-    // Escaped ids sort where their text does.
-    threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
-    Ok(threads)
-}
-
 #[async_trait]
 impl CheckpointStore for SqliteStore {
     fn schema(&self) -> &SchemaInfo {
@@ -397,13 +345,36 @@ impl CheckpointStore for SqliteStore {
             return Ok(Vec::new());
         }
         self.with_conn(|conn, source, schema, path, dec| {
-            list_threads_blocking(Ctx {
+            list_threads_blocking(
+                Ctx {
+                    conn,
+                    source,
+                    schema,
+                    path,
+                    dec,
+                },
+                None,
+            )
+        })
+        .await
+    }
+
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        self.with_conn(move |conn, source, schema, path, dec| {
+            let cx = Ctx {
                 conn,
                 source,
                 schema,
                 path,
                 dec,
-            })
+            };
+            let mut threads = list_threads_blocking(cx, Some(limit))?;
+            // A thread whose root checkpoints all have an unreadable id has none listed.
+            threads.retain(|t| t.latest_checkpoint_id.is_some());
+            Ok(threads)
         })
         .await
     }
@@ -509,6 +480,28 @@ impl CheckpointStore for SqliteStore {
         &self,
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        self.get_tuples_decoding(keys, self.decoding.clone()).await
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut decoding = self.decoding.clone();
+        decoding.only = Some(keep);
+        self.get_tuples_decoding(keys, decoding).await
+    }
+}
+
+impl SqliteStore {
+    /// [`get_tuples`](CheckpointStore::get_tuples) with `decoding`: one call to the
+    /// connection, one snapshot.
+    async fn get_tuples_decoding(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        decoding: Decoding,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
         if !self.schema.holds.checkpoints() {
             return Ok(vec![None; keys.len()]);
         }
@@ -516,7 +509,7 @@ impl CheckpointStore for SqliteStore {
             .iter()
             .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
             .collect();
-        self.with_conn(move |conn, source, schema, path, dec| {
+        self.with_conn_decoding(decoding, move |conn, source, schema, path, dec| {
             let cx = Ctx {
                 conn,
                 source,

@@ -143,6 +143,21 @@ impl Row {
         self.oversized
     }
 
+    /// Keep only the values of the channels `keep` accepts in this row's (plain msgpack) document, the others
+    /// read past without being decoded; an encrypted or unreadable document is left whole.
+    pub(super) fn select(&mut self, keep: &dyn Fn(&str) -> bool) {
+        if self.type_tag.as_deref().is_some_and(|t| t != "msgpack") {
+            return;
+        }
+        let Some(doc) = self.checkpoint.as_deref() else {
+            return;
+        };
+        if let Ok(slim) = flashback_codec::budget::select_channels(std::io::Cursor::new(doc), keep)
+        {
+            self.checkpoint = Some(slim);
+        }
+    }
+
     /// Read an oversized msgpack document of row `rowid` through SQLite's incremental blob
     /// I/O, keeping all of it but the channel values over `limit` (see
     /// [`flashback_codec::budget::slim_document`]). A document that cannot be streamed so is

@@ -27,7 +27,7 @@ export const commands = {
 	/**  Close a database handle. */
 	closeDatabase: (req: DbRequest) => typedError<null, ApiError>(__TAURI_INVOKE("close_database", { req })),
 	/**  Every thread with its status. */
-	listThreads: (req: DbRequest) => typedError<ThreadSummary[], ApiError>(__TAURI_INVOKE("list_threads", { req })),
+	listThreads: (req: ThreadsRequest) => typedError<ThreadSummary[], ApiError>(__TAURI_INVOKE("list_threads", { req })),
 	/**  A thread's checkpoints, newest first (Python's `list()`). */
 	threadHistory: (req: HistoryRequest) => typedError<HistoryEntry[], ApiError>(__TAURI_INVOKE("thread_history", { req })),
 	/**  A thread's checkpoints as branch lanes. */
@@ -1400,6 +1400,17 @@ export type ThreadSummary = {
 	 *  unknown until the database is unlocked.
 	 */
 	locked: boolean,
+};
+
+/**  The threads of a database. */
+export type ThreadsRequest = {
+	/**  Database handle. */
+	db: string,
+	/**
+	 *  Only the `limit` most recently active threads, newest first (a list's first page,
+	 *  shown before the whole list arrives). `None`: every thread, sorted by id.
+	 */
+	limit?: number | null,
 };
 
 /**  The three versions of one channel. */

@@ -1,0 +1,55 @@
+//! The thread list: every thread, or the most recently active ones, in one query.
+
+use super::sql::{Arg, Sql};
+use super::PostgresStore;
+use crate::model::ThreadInfo;
+use crate::StoreError;
+use sqlx::Row as _;
+
+impl PostgresStore {
+    /// Every thread, sorted by id (`recent: None`), or the `recent` most recently active ones,
+    /// newest first.
+    pub(super) async fn threads_where(
+        &self,
+        recent: Option<usize>,
+    ) -> Result<Vec<ThreadInfo>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let id = self.id_expr();
+        let mut sql = Sql::new(&format!(
+            "SELECT thread_id, array_agg(DISTINCT checkpoint_ns) AS namespaces, count(*) AS n, \
+             max({id}) FILTER (WHERE checkpoint_ns = '') AS latest FROM checkpoints"
+        ));
+        if let Some(n) = recent {
+            let n = sql.arg(Arg::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+            sql.text.push_str(&format!(
+                " WHERE thread_id IN (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+                 GROUP BY thread_id ORDER BY max({id}) DESC LIMIT {n})"
+            ));
+        }
+        sql.text.push_str(" GROUP BY thread_id");
+        let rows = self.read_rows(sql).await?;
+        let mut threads = rows
+            .iter()
+            .map(|r| {
+                let mut namespaces: Vec<String> = r.try_get("namespaces")?;
+                namespaces.sort_by(|a, b| (!a.is_empty(), a).cmp(&(!b.is_empty(), b)));
+                let n: i64 = r.try_get("n")?;
+                Ok(ThreadInfo {
+                    thread_id: r.try_get("thread_id")?,
+                    namespaces,
+                    checkpoint_count: u64::try_from(n).unwrap_or(0),
+                    latest_checkpoint_id: r.try_get("latest")?,
+                    problem: None,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(|e| self.err(e))?;
+        match recent {
+            Some(_) => crate::newest_first(&mut threads),
+            None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
+        }
+        Ok(threads)
+    }
+}

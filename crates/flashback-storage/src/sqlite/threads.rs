@@ -1,0 +1,89 @@
+//! The thread list: every thread, or the most recently active ones, from the primary key's
+//! index (one row per thread and namespace).
+
+use super::read::Ctx;
+use crate::escape::{joined, key_or_note, key_text};
+use crate::model::ThreadInfo;
+use crate::StoreError;
+use rusqlite::types::ValueRef;
+
+/// Every thread (`recent: None`), or the `recent` most recently active ones.
+pub(super) fn list_threads_blocking(
+    cx: Ctx<'_>,
+    recent: Option<usize>,
+) -> Result<Vec<ThreadInfo>, StoreError> {
+    let err = cx.err();
+    let (sql, limit) = match recent {
+        None => (
+            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+            -1,
+        ),
+        // The newest threads from the primary key's index alone, then their rows.
+        Some(n) => (
+            "WITH recent AS (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+               GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC LIMIT ?1) \
+             SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+             WHERE thread_id IN (SELECT thread_id FROM recent) \
+             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+            i64::try_from(n).unwrap_or(i64::MAX),
+        ),
+    };
+    let mut stmt = cx.conn.prepare(sql).map_err(&err)?;
+    let mut rows = if recent.is_some() {
+        stmt.query([limit])
+    } else {
+        stmt.query([])
+    }
+    .map_err(&err)?;
+    let mut threads: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
+    while let Some(r) = rows.next().map_err(&err)? {
+        let get = |i: usize| r.get_ref(i).map_err(&err);
+        let mut notes = Vec::new();
+        let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
+        let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
+        let count = get(2)?.as_i64().unwrap_or(0);
+        let latest = match get(3)? {
+            ValueRef::Null => None,
+            v => Some(key_text("checkpoint_id", v.into()).unwrap_or_else(|bad| {
+                notes.push(format!("latest checkpoint: {}", bad.problem));
+                bad.shown
+            })),
+        };
+        if threads.last().map(|(t, _)| &t.thread_id) != Some(&thread_id) {
+            let info = ThreadInfo {
+                thread_id,
+                namespaces: Vec::new(),
+                checkpoint_count: 0,
+                latest_checkpoint_id: None,
+                problem: None,
+            };
+            threads.push((info, Vec::new()));
+        }
+        if let Some((t, problems)) = threads.last_mut() {
+            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
+            if ns.is_empty() {
+                t.latest_checkpoint_id = latest;
+            }
+            t.namespaces.push(ns);
+            for note in notes {
+                if !problems.contains(&note) {
+                    problems.push(note);
+                }
+            }
+        }
+    }
+    let mut threads: Vec<ThreadInfo> = threads
+        .into_iter()
+        .map(|(mut t, problems)| {
+            t.problem = joined(problems);
+            t
+        })
+        .collect();
+    match recent {
+        Some(_) => crate::newest_first(&mut threads),
+        // Escaped ids sort where their text does.
+        None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
+    }
+    Ok(threads)
+}
