@@ -27,7 +27,7 @@ rm -f "$out/bench.sqlite"
 echo "building a $n-checkpoint thread with the Python library…"
 "$py" tests/fixtures/bench_long_thread.py --sqlite "$out/bench.sqlite" --pg "$pg" --checkpoints "$n"
 
-ratio() { "$py" -c "import json,sys; p=json.loads(sys.argv[1]); r=json.loads(sys.argv[2]); print(f\"{p['backend']}: python {p['seconds_best_of_5']*1000:.1f} ms, flashback {r['seconds_best_of_runs']*1000:.1f} ms ({r['seconds_with_json_view']*1000:.1f} ms incl. JSON view) -> {p['seconds_best_of_5']/r['seconds_best_of_runs']:.1f}x faster\")" "$1" "$2"; }
+ratio() { "$py" -c "import json,sys; p=json.loads(sys.argv[1]); r=json.loads(sys.argv[2]); s=r['seconds'][1]; v=r['seconds_with_json_view'][1]; print(f\"{p['backend']}: python {p['seconds_best_of_5']*1000:.1f} ms (best), flashback {s*1000:.1f} ms ({v*1000:.1f} ms incl. JSON view, medians; peak {r['peak_rss_mb']} MiB) -> {p['seconds_best_of_5']/s:.1f}x faster\")" "$1" "$2"; }
 py_sqlite=$("$py" tests/fixtures/bench_long_thread.py --sqlite "$out/bench.sqlite" --time)
 rs_sqlite=$("$bench" "$out/bench.sqlite" bench 5)
 py_pg=$("$py" tests/fixtures/bench_long_thread.py --pg "$pg" --time)

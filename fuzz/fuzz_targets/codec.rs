@@ -1,9 +1,12 @@
 //! The codec on any stored bytes: the first byte picks a serde tag, the rest is the payload.
-//! Decoding, the JSON view, the one-line description and re-encoding must never panic, and a
-//! msgpack value must re-encode to bytes that decode to the same value.
+//! Decoding, the JSON view, the one-line description and re-encoding must never panic; the
+//! streamed JSON view must write the collected view's bytes; and a msgpack value must re-encode
+//! to bytes that decode to the same value.
 #![no_main]
 
-use flashback_codec::{decode_typed, encode_typed, msgpack, view_decoded, Decoded, ViewOptions};
+use flashback_codec::{
+    decode_typed, encode_typed, msgpack, view_decoded, Decoded, JsonView, ViewOptions,
+};
 use libfuzzer_sys::fuzz_target;
 
 const TAGS: &[&str] = &[
@@ -26,13 +29,17 @@ fuzz_target!(|data: &[u8]| {
     };
     let tag = TAGS[pick as usize % TAGS.len()];
     let decoded = decode_typed(tag, Some(payload));
-    let _ = view_decoded(&decoded, ViewOptions::default());
-    let _ = view_decoded(
-        &decoded,
+    for opts in [
+        ViewOptions::default(),
         ViewOptions {
             reveal_secrets: true,
         },
-    );
+    ] {
+        // The streamed view writes exactly the bytes of the collected one.
+        let collected = serde_json::to_vec(&view_decoded(&decoded, opts)).expect("view");
+        let streamed = serde_json::to_vec(&JsonView::decoded(&decoded, opts)).expect("stream");
+        assert_eq!(collected, streamed, "streamed JSON view differs");
+    }
     let line = decoded.to_string();
     assert!(line.len() < 4096, "a description is one short line");
     let (_, bytes) = encode_typed(&decoded);

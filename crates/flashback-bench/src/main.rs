@@ -1,6 +1,7 @@
 //! Benchmark driver.
 //!
-//! * `flashback-bench DB THREAD [RUNS]`: load a thread's full decoded history, best of RUNS
+//! * `flashback-bench DB THREAD [RUNS] [--out FILE]`: load a thread's full decoded history,
+//!   alone and streamed to JSON lines (to FILE, or counted), RUNS times, with the peak RSS
 //!   (`bench/compare.sh`, beside Python's savers).
 //! * `flashback-bench delta DB THREAD [RUNS]`: the full history with DeltaChannels rebuilt,
 //!   and single steps as the app takes them (`bench/delta.sh`, beside `get_state_history`).
@@ -12,6 +13,7 @@
 //! SHAPE is `siblings` (one checkpoint forked N times) or `forked` (an N-checkpoint line with a
 //! two-checkpoint fork every 50).
 
+mod jsonl;
 mod layout;
 mod load;
 
@@ -19,7 +21,7 @@ mod load;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: flashback-bench DB THREAD [RUNS]
+const USAGE: &str = "usage: flashback-bench DB THREAD [RUNS] [--out FILE]
        flashback-bench layout siblings|forked N
        flashback-bench graph-db FILE siblings|forked N
        flashback-bench delta DB THREAD [RUNS]";
@@ -45,8 +47,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         ["delta", db, thread] => load::delta(db, thread, 5).await,
         ["delta", db, thread, runs] => load::delta(db, thread, count(runs)).await,
-        [db, thread] => load::run(db, thread, 5).await,
-        [db, thread, runs] => load::run(db, thread, count(runs)).await,
+        [db, thread] => load::run(db, thread, 5, None).await,
+        [db, thread, runs] => load::run(db, thread, count(runs), None).await,
+        [db, thread, runs, "--out", file] => load::run(db, thread, count(runs), Some(file)).await,
         _ => usage(),
     }
 }

@@ -13,8 +13,10 @@
 //!   ├─ pre-v4 rows only: the parents' `__pregel_tasks` writes (pending sends)
 //!   │     └──▶ blocking thread: decode and group the writes and sends
 //!   ├─ rare: exact `jsonb_each_text` texts of non-string, non-integer versions
-//!   └─ the distinct (thread, ns, channel, version) blobs the rows reference, in ≤ 4 slices
-//!         └──▶ blocking threads: decode each blob ONCE, shared as `Arc<Decoded>`
+//!   └─ the distinct (thread, ns, channel, version) blobs the rows reference, in ≤ 4 queries
+//!      streamed in batches as they arrive (blobs.rs)
+//!         └──▶ one blocking thread: decode each blob ONCE, shared as `Arc<Decoded>`, with
+//!              one decode cache (an object in many blobs is decoded once)
 //!  then assemble the tuples (blocking thread).
 //! ```
 //!
@@ -37,6 +39,7 @@ use std::time::Duration;
 use target::Target;
 
 mod assemble;
+mod blobs;
 mod maintenance;
 mod read;
 mod rows;
@@ -54,8 +57,8 @@ const MAX_CONNECTIONS: u32 = 4;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How every read starts.
 pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-/// The blobs of one `list_tuples` call are fetched in up to this many queries, so that
-/// decoding the first slices overlaps with fetching the next.
+/// The blobs of one `list_tuples` call are fetched in up to this many queries (each streamed
+/// to the decoding thread as its rows arrive).
 const BLOB_QUERIES: usize = 4;
 /// ... but never in slices smaller than this.
 const MIN_BLOB_SLICE: usize = 256;

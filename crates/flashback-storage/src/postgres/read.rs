@@ -2,10 +2,8 @@
 //! tuples (see the diagram in the module documentation).
 
 use super::assemble::assemble;
-use super::rows::{
-    decode_blob_rows, decode_writes, joined, parse_metadata, parse_rows, BlobKey, Blobs, Doc,
-    RowIndex, RowKey,
-};
+use super::blobs::decode_blobs;
+use super::rows::{decode_writes, joined, parse_metadata, parse_rows, Doc, RowIndex, RowKey};
 use super::sql::{Arg, Sql};
 use super::{PostgresStore, BLOB_QUERIES, MIN_BLOB_SLICE, TASKS};
 use crate::decode::unreadable_document;
@@ -116,33 +114,31 @@ impl PostgresStore {
         let row_index = RowIndex::new(&keys);
         let key = self.key.clone();
         let decoding_writes = tokio::task::spawn_blocking(move || {
-            decode_writes(&write_rows, &send_rows, &row_index, key.as_deref())
+            decode_writes(&write_rows, &send_rows, &row_index, key)
         });
         let mut docs = joined(parsing).await?;
         if !shallow {
             self.fetch_exact_versions(&mut tx, &keys, &mut docs).await?;
         }
-        // Blobs in a few slices, each decoded on a blocking thread while the next arrives.
+        // Blobs streamed as they arrive, in batches, to one decoding thread with one decode
+        // cache for the whole read: an object stored again in many blobs (every message of a
+        // chat, in every later state) is decoded once and shared, and raw rows are dropped
+        // once decoded, so neither all raw blobs nor duplicate decoded copies are ever held.
         let refs = self.blob_refs(&keys, &mut docs);
+        let (batches, decoding) = decode_blobs(refs.len(), self.key.clone());
         let slice = refs.len().div_ceil(BLOB_QUERIES).max(MIN_BLOB_SLICE);
-        let mut decoding = Vec::new();
+        let mut fetched = Ok(());
         for (n, part) in refs.chunks(slice).enumerate() {
-            let rows = self.fetch_blobs(&mut tx, part).await?;
-            let offset = n * slice;
-            let key = self.key.clone();
-            decoding.push(tokio::task::spawn_blocking(move || {
-                decode_blob_rows(&rows, offset, key.as_deref())
-            }));
-        }
-        let _ = tx.rollback().await;
-        let mut blobs: Blobs = vec![None; refs.len()];
-        for handle in decoding {
-            for (i, value) in joined(handle).await?? {
-                if let Some(slot) = blobs.get_mut(i) {
-                    *slot = value;
-                }
+            fetched = self.stream_blobs(&mut tx, part, n * slice, &batches).await;
+            if fetched.is_err() {
+                break;
             }
         }
+        drop(batches);
+        let _ = tx.rollback().await;
+        // A decoding error ends the stream early: it is the one to report.
+        let blobs = joined(decoding).await??;
+        fetched?;
         let (writes, sends) = joined(decoding_writes).await??;
         joined(tokio::task::spawn_blocking(move || {
             assemble(keys, docs, &blobs, writes, &sends, shallow)
@@ -198,91 +194,6 @@ impl PostgresStore {
             }
         }
         Ok(())
-    }
-
-    /// The blobs the documents reference through their `channel_versions`: each distinct
-    /// `(thread, ns, channel, version)` once (shallow saver: `(thread, ns, channel)`). Each
-    /// document records the index of the blob behind each of its versions.
-    fn blob_refs(&self, keys: &[RowKey], docs: &mut [Doc]) -> Vec<BlobKey> {
-        let mut index: HashMap<(&str, &str, &str, &str), usize> = HashMap::new();
-        let mut refs = Vec::new();
-        let mut per_doc = Vec::with_capacity(docs.len());
-        let skipped = |channel: &str| self.only.as_ref().is_some_and(|keep| !keep(channel));
-        for (key, doc) in keys.iter().zip(docs.iter()) {
-            let mut ids = Vec::with_capacity(doc.versions.len());
-            for (channel, version) in &doc.versions {
-                if skipped(channel) {
-                    ids.push(None);
-                    continue;
-                }
-                let version = match (self.info().shallow, version) {
-                    (true, _) => "",
-                    (false, Some(v)) => v.as_str(),
-                    // A JSON null version joins nothing in Python's SQL either.
-                    (false, None) => {
-                        ids.push(None);
-                        continue;
-                    }
-                };
-                let next = refs.len();
-                let id = *index
-                    .entry((&key.thread_id, &key.ns, channel, version))
-                    .or_insert(next);
-                if id == next {
-                    refs.push((
-                        key.thread_id.clone(),
-                        key.ns.clone(),
-                        channel.clone(),
-                        version.to_owned(),
-                    ));
-                }
-                ids.push(Some(id));
-            }
-            per_doc.push(ids);
-        }
-        drop(index);
-        for (doc, ids) in docs.iter_mut().zip(per_doc) {
-            doc.blob_ids = ids;
-        }
-        refs
-    }
-
-    /// The blob rows of `refs` (missing ones are simply absent).
-    async fn fetch_blobs(
-        &self,
-        tx: &mut PgConnection,
-        refs: &[BlobKey],
-    ) -> Result<Vec<PgRow>, StoreError> {
-        if refs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let column = |f: fn(&BlobKey) -> &String| {
-            Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
-        };
-        let sql = if self.info().shallow {
-            Sql::new(&format!(
-                "SELECT r.i - 1 AS i, b.type, {} \
-                 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
-                 JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n AND b.channel = r.c",
-                self.budgeted("b.blob")
-            ))
-            .with(column(|r| &r.0))
-            .with(column(|r| &r.1))
-            .with(column(|r| &r.2))
-        } else {
-            Sql::new(&format!(
-                "SELECT r.i - 1 AS i, b.type, {} \
-                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(t, n, c, v, i) \
-                 JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n \
-                 AND b.channel = r.c AND b.version = r.v",
-                self.budgeted("b.blob")
-            ))
-            .with(column(|r| &r.0))
-            .with(column(|r| &r.1))
-            .with(column(|r| &r.2))
-            .with(column(|r| &r.3))
-        };
-        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
     }
 
     /// The pending writes of every row, in one query.

@@ -5,7 +5,7 @@ use super::assemble::sends_value;
 use crate::decode::{checkpoint_from_json, empty, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
-use flashback_codec::{decode_typed_keyed, AesKey, Decoded};
+use flashback_codec::{decode_typed_cached, decode_typed_keyed, AesKey, DecodeCache, Decoded};
 use sqlx::postgres::PgRow;
 use sqlx::Row as _;
 use std::collections::HashMap;
@@ -63,8 +63,10 @@ pub(super) type Blob = (Arc<Decoded>, bool);
 pub(super) type Blobs = Vec<Option<Blob>>;
 /// Pending writes per fetched row, in row order.
 pub(super) type Writes = Vec<Vec<PendingWrite>>;
-/// Decoded blobs of one query, by reference index.
+/// Decoded blobs of one batch, by reference index.
 pub(super) type BlobSlice = Vec<(usize, Option<Blob>)>;
+/// Fetched blob rows and the reference index their `i` counts from.
+pub(super) type BlobBatch = (usize, Vec<PgRow>);
 /// `(thread, parent checkpoint id)` (full saver) or `(thread, ns)` (shallow saver).
 pub(super) type SendsKey = (String, String);
 
@@ -171,8 +173,9 @@ fn version_texts(doc: &serde_json::Value) -> VersionTexts {
 }
 
 /// A row's `blob` as selected by `PostgresStore::budgeted`: decoded, or (over the budget) its
-/// size and kind only.
-fn decode_budgeted(r: &PgRow, tag: &str, key: Option<&AesKey>) -> Result<Decoded, StoreError> {
+/// size and kind only. (The cache carries the key and no budget of its own: the budget is
+/// applied by the query.)
+fn decode_budgeted(r: &PgRow, tag: &str, cache: &mut DecodeCache) -> Result<Decoded, StoreError> {
     if let Some(bytes) = r.try_get::<Option<i64>, _>("big").map_err(row_err)? {
         let head: Option<&[u8]> = r.try_get("head").map_err(row_err)?;
         let kind = flashback_codec::budget::kind_for(tag, head.unwrap_or_default());
@@ -184,14 +187,15 @@ fn decode_budgeted(r: &PgRow, tag: &str, key: Option<&AesKey>) -> Result<Decoded
         ));
     }
     let data: Option<&[u8]> = r.try_get("blob").map_err(row_err)?;
-    Ok(decode_typed_keyed(tag, data, key))
+    Ok(decode_typed_cached(tag, data, cache))
 }
 
-/// Decode blob rows (each distinct blob once); `offset` is the slice's first reference index.
+/// Decode blob rows (each distinct blob once); `offset` is the query's first reference index.
+/// Objects met before in `cache` are shared, not decoded again.
 pub(super) fn decode_blob_rows(
     rows: &[PgRow],
     offset: usize,
-    key: Option<&AesKey>,
+    cache: &mut DecodeCache,
 ) -> Result<BlobSlice, StoreError> {
     rows.iter()
         .map(|r| {
@@ -204,7 +208,7 @@ pub(super) fn decode_blob_rows(
                 None
             } else {
                 let encrypted = flashback_codec::cipher::is_encrypted(tag);
-                Some((Arc::new(decode_budgeted(r, tag, key)?), encrypted))
+                Some((Arc::new(decode_budgeted(r, tag, cache)?), encrypted))
             };
             Ok((
                 offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
@@ -263,8 +267,9 @@ pub(super) fn decode_writes(
     write_rows: &[PgRow],
     send_rows: &[PgRow],
     index: &RowIndex,
-    key: Option<&AesKey>,
+    key: Option<Arc<AesKey>>,
 ) -> Result<(Writes, HashMap<SendsKey, Sends>), StoreError> {
+    let mut cache = DecodeCache::new().with_key(key);
     let mut writes: Writes = (0..index.len()).map(|_| Vec::new()).collect();
     let mut buf = String::new();
     for r in write_rows {
@@ -276,7 +281,7 @@ pub(super) fn decode_writes(
             continue;
         };
         let type_tag = type_tag(r)?;
-        let value = decode_budgeted(r, &type_tag, key)?;
+        let value = decode_budgeted(r, &type_tag, &mut cache)?;
         writes[slot].push(PendingWrite {
             task_id: r.try_get("task_id").map_err(row_err)?,
             task_path: r
@@ -305,7 +310,7 @@ pub(super) fn decode_writes(
         grouped
             .entry(sends_key)
             .or_default()
-            .push(decode_typed_keyed(&tag, data, key));
+            .push(decode_typed_keyed(&tag, data, cache.key().as_deref()));
     }
     let sends = grouped
         .into_iter()

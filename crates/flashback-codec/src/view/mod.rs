@@ -1,0 +1,157 @@
+//! The JSON view: one stable, documented mapping from decoded values to JSON
+//! (see `docs/json-view.md` and the crate docs).
+
+use crate::typed::Decoded;
+use crate::value::{PyObject, Value};
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use serde_json::{json, Map, Number, Value as Json};
+
+mod stream;
+pub use stream::JsonView;
+
+/// `$type` of a float JSON has no number for.
+const FLOAT_TYPE: &str = "builtins.float";
+/// `$type` of a nested `bytes` value.
+const BYTES_TYPE: &str = "builtins.bytes";
+/// `$type` of a dict shown as `$items`.
+const DICT_TYPE: &str = "builtins.dict";
+/// `$type` of a numpy array.
+const NDARRAY_TYPE: &str = "numpy.ndarray";
+/// `$type` of a DeltaChannel snapshot.
+const DELTA_TYPE: &str = "langgraph.checkpoint.serde.types._DeltaSnapshot";
+
+/// The masked form of a secret, as pydantic prints it.
+pub const SECRET_MASK: &str = "**********";
+
+/// Options for the JSON view.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViewOptions {
+    /// Show `SecretStr`/`SecretBytes` values in plain text instead of masked.
+    pub reveal_secrets: bool,
+}
+
+/// JSON view of a stored value (`None` for `empty`, which Python treats as "no value").
+///
+/// Defined by [`JsonView`]'s serialization; write that straight to bytes instead of building
+/// this tree when the view is output.
+pub fn view_decoded(d: &Decoded, opts: ViewOptions) -> Option<Json> {
+    match d {
+        Decoded::Empty => None,
+        d => Some(collect(JsonView::decoded(d, opts))),
+    }
+}
+
+/// The JSON view of the stored forms that are not msgpack trees (each a small object).
+fn decoded_view(d: &Decoded) -> Json {
+    match d {
+        // Written by `JsonView` itself, never through here.
+        Decoded::Msgpack(_) | Decoded::Empty => Json::Null,
+        Decoded::Null => Json::Null,
+        Decoded::Bytes(b) => bytes_view(BYTES_TYPE, b),
+        Decoded::ByteArray(b) => bytes_view("builtins.bytearray", b),
+        Decoded::Json { value, .. } => crate::legacy::view_legacy_json(value),
+        Decoded::Pickle(b) => {
+            let mut m = Map::new();
+            m.insert("$type".into(), "pickle".into());
+            m.insert("$opaque".into(), true.into());
+            if let Some(class) = crate::legacy::pickle_class(b) {
+                m.insert("class".into(), class.into());
+            }
+            m.insert("size".into(), b.len().into());
+            m.insert("base64".into(), b64(b).into());
+            Json::Object(m)
+        }
+        Decoded::Encrypted { tag, data } => encrypted_view(tag, data),
+        Decoded::Error { tag, message, raw } => error_view(message, tag, raw),
+        Decoded::TooLarge {
+            bytes,
+            kind,
+            reason,
+            ..
+        } => too_large_view(*bytes, kind, *reason),
+    }
+}
+
+/// A serialization collected into a `serde_json::Value`.
+fn collect(view: JsonView<'_>) -> Json {
+    // The view writes string keys and finite numbers only, which cannot fail.
+    serde_json::to_value(view).unwrap_or(Json::Null)
+}
+
+/// `{"$too_large": {"bytes", "reason"}, "$type", "$message"}`: a value left undecoded by the
+/// decode budget (`reason` `value` or `request`).
+pub fn too_large_view(bytes: u64, kind: &str, reason: crate::TooLargeReason) -> Json {
+    let (why, note) = match reason {
+        crate::TooLargeReason::Value => ("value", "over the per-value decode budget"),
+        crate::TooLargeReason::Request => ("request", "past this read's decode budget"),
+    };
+    json!({
+        "$too_large": {"bytes": bytes, "reason": why},
+        "$type": kind,
+        "$message": format!("too large: {} ({note}); open it to load it", crate::budget::human_bytes(bytes)),
+    })
+}
+
+/// `{"$type": "encrypted", "$encrypted": tag, "$locked": true, "size", "sha256"}`: a value
+/// left encrypted (no key, or a cipher Flashback cannot open), named by its ciphertext.
+pub fn encrypted_view(tag: &str, data: &[u8]) -> Json {
+    json!({
+        "$type": "encrypted",
+        "$encrypted": tag,
+        "$locked": true,
+        "size": data.len(),
+        "sha256": crate::cipher::sha256_hex(data),
+    })
+}
+
+/// The `{"$error", "$type", "raw_base64"}` object for a value that could not be decoded.
+pub fn error_view(message: &str, type_name: &str, raw: &[u8]) -> Json {
+    json!({"$error": message, "$type": type_name, "raw_base64": b64(raw)})
+}
+
+fn bytes_view(type_name: &str, b: &[u8]) -> Json {
+    json!({"$type": type_name, "base64": b64(b)})
+}
+
+fn b64(b: &[u8]) -> String {
+    B64.encode(b)
+}
+
+/// JSON view of a value tree.
+///
+/// Defined by [`JsonView`]'s serialization; write that straight to bytes instead of building
+/// this tree when the view is output.
+pub fn view(v: &Value, opts: ViewOptions) -> Json {
+    collect(JsonView::new(v, opts))
+}
+
+/// A float: a JSON number, or `{"$type": "builtins.float", "$value": "nan" | "inf" | "-inf"}`.
+pub(crate) fn float_view(f: f64) -> Json {
+    match Number::from_f64(f) {
+        Some(n) => Json::Number(n),
+        None => collect_float(f),
+    }
+}
+
+fn collect_float(f: f64) -> Json {
+    serde_json::to_value(stream::Float(f)).unwrap_or(Json::Null)
+}
+
+/// The name of a float JSON has no number for (`nan`, `inf`, `-inf`).
+fn float_name(f: f64) -> Option<&'static str> {
+    if f.is_finite() {
+        None
+    } else if f.is_nan() {
+        Some("nan")
+    } else if f > 0.0 {
+        Some("inf")
+    } else {
+        Some("-inf")
+    }
+}
+
+/// Whether an object is a pydantic secret, masked in the view unless revealed.
+pub fn is_secret(obj: &PyObject) -> bool {
+    matches!(obj.name.as_str(), "SecretStr" | "SecretBytes") && obj.module.starts_with("pydantic")
+}
