@@ -9,9 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-out=bench/out
-mkdir -p "$out"
-py="${FLASHBACK_VENV:-$HOME/.cache/flashback/venv-test}/bin/python"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 pg="${FLASHBACK_BENCH_PG:-postgresql://postgres@127.0.0.1:5432/flashback_chat?sslmode=disable}"
 cargo build --quiet --release -p flashback-bench
 bench="${CARGO_TARGET_DIR:-target}/release/flashback-bench"

@@ -21,18 +21,21 @@ warm-up run, RUNS times (default 5); prints one JSON line per backend:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import sqlite3
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Annotated
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+# The savers' set-up is the other benchmark thread's (tests/fixtures/bench_long_thread.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "fixtures"))
+from bench_long_thread import pg_saver, sqlite_saver  # noqa: E402
 
 THREAD = "chat"
 WORDS = "the quick brown fox jumps over a lazy dog while seven wizards quietly hex bold nymphs".split()
@@ -71,25 +74,6 @@ def build_graph(checkpointer, n_checkpoints: int, chars: int):
     g.add_edge(START, "step")
     g.add_conditional_edges("step", lambda s: "step" if s["turn"] < steps else END, ["step", END])
     return g.compile(checkpointer=checkpointer)
-
-
-@contextlib.contextmanager
-def sqlite_saver(path: str):
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    conn = sqlite3.connect(path, check_same_thread=False)
-    try:
-        yield SqliteSaver(conn)
-    finally:
-        conn.close()
-
-
-@contextlib.contextmanager
-def pg_saver(url: str):
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with PostgresSaver.from_conn_string(url) as saver:
-        yield saver
 
 
 def build(make_saver, n: int, chars: int, setup: bool) -> int:

@@ -9,14 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000}
 py_runs=${2:-1}
-out=bench/out
-mkdir -p "$out"
-venv="${FLASHBACK_VENV:-$HOME/.cache/flashback/venv-test}"
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -r tests/fixtures/requirements.txt
-fi
-py="$venv/bin/python"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 pg="${FLASHBACK_BENCH_PG:-postgresql://postgres@127.0.0.1:5432/flashback_bench_delta}"
 admin="${pg%/*}/postgres"
 db="${pg##*/}"

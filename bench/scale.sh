@@ -53,13 +53,8 @@ if [ -n "$threads" ]; then configs=("$threads $per"); else configs=("20000 5" "1
 
 out=bench/out
 results=${FLASHBACK_BENCH_RESULTS:-$out/scale.jsonl}
-mkdir -p "$out"
-venv="${FLASHBACK_VENV:-$HOME/.cache/flashback/venv-test}"
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -r tests/fixtures/requirements.txt
-fi
-py="$venv/bin/python"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 pg_base="${FLASHBACK_BENCH_PG_BASE:-postgresql://postgres@127.0.0.1:5432}"
 
 # --- the binary, Chromium ------------------------------------------------------------------
