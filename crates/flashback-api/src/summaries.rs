@@ -19,21 +19,14 @@ pub async fn thread_summaries(
     let mut out = Vec::with_capacity(threads.len());
     // A chunk of threads at a time, so memory stays bounded however many threads: the latest
     // checkpoints of one chunk are read while the previous chunk is summarised.
-    let mut chunks = Vec::with_capacity(threads.len().div_ceil(SUMMARY_CHUNK));
     let mut rest = threads.into_iter();
+    let mut next_chunk = move || -> Vec<ThreadInfo> { rest.by_ref().take(SUMMARY_CHUNK).collect() };
+    let mut read = read_chunk(store, next_chunk()).await?;
     loop {
-        let chunk: Vec<ThreadInfo> = rest.by_ref().take(SUMMARY_CHUNK).collect();
+        let chunk = next_chunk();
         if chunk.is_empty() {
             break;
         }
-        chunks.push(chunk);
-    }
-    let mut chunks = chunks.into_iter();
-    let Some(first) = chunks.next() else {
-        return Ok(out);
-    };
-    let mut read = read_chunk(store, first).await?;
-    for chunk in chunks {
         let (next, done) = tokio::join!(read_chunk(store, chunk), summarize_chunk(read));
         out.extend(done?);
         read = next?;
@@ -46,6 +39,9 @@ pub async fn thread_summaries(
 type ReadChunk = Vec<(ThreadInfo, Result<Option<CheckpointTuple>, StoreError>)>;
 
 async fn read_chunk(store: &dyn CheckpointStore, chunk: Vec<ThreadInfo>) -> ApiResult<ReadChunk> {
+    if chunk.is_empty() {
+        return Ok(Vec::new());
+    }
     let keys: Vec<(&str, &str, Option<&str>)> = chunk
         .iter()
         .filter_map(|t| {
@@ -139,9 +135,10 @@ fn summarize(t: ThreadInfo, latest: Result<Option<CheckpointTuple>, StoreError>)
     s
 }
 
-/// The latest checkpoints of `keys` (their task and trigger channels' values only), in one go; should that fail on the data (a query or a
-/// row that fails), one by one, so that the failure stays with its thread. Failures of the
-/// database itself (connection, lock…) are the list's error.
+/// The latest checkpoints of `keys` (their task and trigger channels' values only), in one go;
+/// should that fail on the data (a query or a row that fails), one by one, so that the failure
+/// stays with its thread. Failures of the database itself (connection, lock…) are the list's
+/// error.
 async fn latest_tuples(
     store: &dyn CheckpointStore,
     keys: &[(&str, &str, Option<&str>)],

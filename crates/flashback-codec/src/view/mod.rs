@@ -130,12 +130,8 @@ pub fn view(v: &Value, opts: ViewOptions) -> Json {
 pub(crate) fn float_view(f: f64) -> Json {
     match Number::from_f64(f) {
         Some(n) => Json::Number(n),
-        None => collect_float(f),
+        None => serde_json::to_value(stream::Float(f)).unwrap_or(Json::Null),
     }
-}
-
-fn collect_float(f: f64) -> Json {
-    serde_json::to_value(stream::Float(f)).unwrap_or(Json::Null)
 }
 
 /// The name of a float JSON has no number for (`nan`, `inf`, `-inf`).

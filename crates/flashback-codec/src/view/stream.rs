@@ -9,7 +9,7 @@ use super::{
 };
 use crate::typed::Decoded;
 use crate::value::{NdArray, ObjectForm, PyObject, Value};
-use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 /// The JSON view of a [`Value`] or a [`Decoded`], serialized on demand.
@@ -196,7 +196,7 @@ fn object<S: Serializer>(obj: &PyObject, opts: ViewOptions, s: S) -> Result<S::O
             }
         }
         ObjectForm::PosArgs => match &obj.payload {
-            Value::Array(items) => m.serialize_entry("$args", &Seq(items, opts))?,
+            args @ Value::Array(_) => m.serialize_entry("$args", &V(args, opts))?,
             other => m.serialize_entry("$args", &[V(other, opts)])?,
         },
         ObjectForm::KwArgs | ObjectForm::PydanticV1 | ObjectForm::PydanticV2 => {
@@ -209,19 +209,6 @@ fn object<S: Serializer>(obj: &PyObject, opts: ViewOptions, s: S) -> Result<S::O
         }
     }
     m.end()
-}
-
-/// The items of a list.
-struct Seq<'a>(&'a [Value], ViewOptions);
-
-impl Serialize for Seq<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for item in self.0 {
-            seq.serialize_element(&V(item, self.1))?;
-        }
-        seq.end()
-    }
 }
 
 /// An object's fields (string keys): a key starting with `$` gets one more `$`; a repeated
