@@ -8,6 +8,7 @@
 #    them out).
 # 2. bench/chat.sh: the 2,800-checkpoint growing chat thread (~800 MB in SQLite) — full decoded
 #    history, alone and streamed to the JSON view, beside Python's saver.list(), with peak RSS.
+# 3. bench/app.sh: the app opening a 10,000-checkpoint thread and stepping through it.
 # Each prints its Markdown table / JSON lines; the results stay in bench/out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,4 @@ runs=${1:-5}
 # shellcheck disable=SC2086 # SCALE_ARGS is a list of words on purpose
 bench/scale.sh --runs "$runs" ${SCALE_ARGS:-}
 bench/chat.sh "$runs"
+bench/app.sh "$runs"

@@ -19,7 +19,8 @@
 #              ?sslmode=disable and with libpq's default sslmode=prefer (TLS when the server has it).
 #   python     the distinct thread ids, then saver.get_tuple() per thread (a fresh SqliteSaver /
 #              PostgresSaver); and list(saver.list(None)). Postgres over sslmode=disable.
-#   sql        one query fetching the latest checkpoint row per thread (bench/scale_time.py).
+#   sql        one query fetching the latest checkpoint row per thread (bench/scale_time.py);
+#              SQLite also cold, which is what the disk alone allows.
 #   app        `flashback serve DB` and headless Chromium: navigation to the first thread row
 #              visible (bench/first_paint.mjs), a fresh server and browser context per run.
 # Results: appended to bench/out/scale.jsonl (or $FLASHBACK_BENCH_RESULTS), one line per figure
@@ -107,6 +108,10 @@ first_paint() {
 python_side() {
     [ "$skip_python" = 0 ] || return 0
     timing python --db "$1" --backend "$2" --location "$3" --what floor --runs "$runs" --budget "$budget"
+    # What the disk alone allows a cold SQLite file.
+    if [ "$2" = sqlite ] && [ "$cold" = 1 ]; then
+        timing python --db "$1" --backend "$2" --location "$3" --what floor --cold --runs "$runs" --budget "$budget"
+    fi
     timing python --db "$1" --backend "$2" --location "$3" --what get_tuple --runs "$runs" --budget "$budget"
     timing python --db "$1" --backend "$2" --location "$3" --what list --runs "$runs" --budget "$budget"
 }

@@ -16,12 +16,13 @@
           floor      one SQL query fetching the latest checkpoint row per thread
                      (checkpoint and metadata included, undecoded)
         --budget S: if the first run takes longer than S seconds, stop there and record it as
-        skipped (one run).
+        skipped (one run); --cold: the OS page cache dropped before each run (as cmd --cold).
     scale_time.py check  --out F --db LABEL --backend B --bin FLASHBACK --location L
         runs `flashback threads L --json` once and records the thread count, statuses and
         problems (and the human output's lines that mention a problem).
-    scale_time.py record --out F --db LABEL --backend B --tool T --what W < RESULT
-        appends a result measured elsewhere (bench/first_paint.mjs's JSON line).
+    scale_time.py record --out F --db LABEL --backend B --tool T --what W [--part K] < RESULT
+        appends a result measured elsewhere (bench/first_paint.mjs's JSON line; with --part,
+        its key K, as thread_open.mjs's "open" and "step").
     scale_time.py table  F
         the Markdown table of F's figures.
 """
@@ -164,6 +165,8 @@ def cmd_python(args) -> None:
     runs, info = [], {}
     preload(args.backend)
     for i in range(args.runs):
+        if args.cold:
+            drop_caches()
         if i == 0 and args.budget:
             # A first run over the budget is stopped there (list(None) on 1M checkpoints).
             signal.signal(signal.SIGALRM, on_alarm)
@@ -178,9 +181,9 @@ def cmd_python(args) -> None:
             signal.alarm(0)
         runs.append(time.perf_counter() - t0)
         if i == 0 and args.budget and runs[0] > args.budget:
-            record(args, runs, skipped=f"first run took {runs[0]:.0f} s > budget {args.budget:.0f} s: no more runs", **info)
+            record(args, runs, cold=args.cold, skipped=f"first run took {runs[0]:.0f} s > budget {args.budget:.0f} s: no more runs", **info)
             return
-    record(args, runs, **info)
+    record(args, runs, cold=args.cold, **info)
 
 
 # --- check -----------------------------------------------------------------------------------
@@ -222,8 +225,11 @@ ORDER = [
     ("app", "first paint (serve, sslmode=disable)"),
     ("app", "first paint (serve, sslmode=prefer (TLS))"),
     ("app", "first paint (serve)"),
+    ("app", "open the thread"),
+    ("app", "step to the previous checkpoint"),
     ("python", "get_tuple per thread"),
     ("python", "list(None)"),
+    ("sql", "floor: latest row per thread, cold"),
     ("sql", "floor: latest row per thread"),
 ]
 
@@ -258,7 +264,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="sub", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", required=True)
-    common.add_argument("--db", required=True, help="a label: 20k×5, 100k×10")
+    common.add_argument("--db", required=True, help="a label: 20k×5, 100k×10, one thread × 10k")
     common.add_argument("--backend", choices=["sqlite", "postgres"], required=True)
     c = sub.add_parser("cmd", parents=[common])
     c.add_argument("--tool", required=True)
@@ -273,12 +279,14 @@ def main() -> None:
     p.add_argument("--what", choices=["get_tuple", "list", "floor"], required=True)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--budget", type=float, default=0)
+    p.add_argument("--cold", action="store_true")
     k = sub.add_parser("check", parents=[common])
     k.add_argument("--bin", required=True)
     k.add_argument("--location", required=True)
     r = sub.add_parser("record", parents=[common], help="append a JSON result (first_paint.mjs's) read from stdin")
     r.add_argument("--tool", required=True)
     r.add_argument("--what", required=True)
+    r.add_argument("--part", help="record this key of the JSON (an object with runs/min/median/max)")
     t = sub.add_parser("table")
     t.add_argument("file")
     args = ap.parse_args()
@@ -290,12 +298,18 @@ def main() -> None:
         args.kind = args.what
         args.tool = "python" if args.what != "floor" else "sql"
         args.what = {"get_tuple": "get_tuple per thread", "list": "list(None)", "floor": "floor: latest row per thread"}[args.what]
+        if args.cold:
+            args.what += ", cold"
         cmd_python(args)
     elif args.sub == "check":
         args.tool, args.what = "flashback", "check"
         cmd_check(args)
     elif args.sub == "record":
         result = json.loads(sys.stdin.read().strip().splitlines()[-1])
+        if args.part:
+            # One figure of several (thread_open.mjs's "open" and "step"), with the shared keys.
+            part = result.pop(args.part, None) or {"runs": []}
+            result = {**{k: v for k, v in result.items() if not isinstance(v, dict)}, **part}
         runs = result.pop("runs")
         for k in ("min", "median", "max"):
             result.pop(k, None)

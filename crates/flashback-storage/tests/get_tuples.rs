@@ -38,6 +38,8 @@ async fn get_tuples_matches_get_tuple_key_by_key() {
             Some(h.checkpoint_id.clone()),
         ));
     }
+    // The same key twice, read in file order but answered in the keys' order.
+    keys.push(keys[0].clone());
     keys.push(("forked".into(), String::new(), Some("no-such-id".into())));
     keys.push(("no-such-thread".into(), String::new(), None));
 

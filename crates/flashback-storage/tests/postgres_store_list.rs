@@ -41,6 +41,18 @@ async fn get_tuples_matches_get_tuple_key_by_key() {
         );
     }
     assert_eq!(many.iter().filter(|t| t.is_some()).count(), 4);
+    // Over several batches (read two at a time): the same answers, in the keys' order.
+    let long: Vec<_> = keys
+        .iter()
+        .cycle()
+        .take(keys.len() * 250)
+        .copied()
+        .collect();
+    let answers = store.get_tuples(&long).await.unwrap();
+    assert_eq!(answers.len(), long.len());
+    for (i, got) in answers.iter().enumerate() {
+        assert_eq!(got, &many[i % keys.len()], "key {i}");
+    }
 }
 
 #[tokio::test]

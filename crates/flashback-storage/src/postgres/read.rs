@@ -146,6 +146,60 @@ impl PostgresStore {
         .await
     }
 
+    /// The checkpoints of `keys[i]` for each `i` of `chunk` (all with a checkpoint id), one
+    /// join against `unnest(…)` loaded with a fixed number of queries.
+    async fn get_batch(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        chunk: &[usize],
+    ) -> Result<Vec<(usize, Option<CheckpointTuple>)>, StoreError> {
+        let column = |part: usize| {
+            Arg::TextArray(
+                chunk
+                    .iter()
+                    .map(|&i| {
+                        let (t, n, c) = keys[i];
+                        [t, n, c.unwrap_or_default()][part].to_owned()
+                    })
+                    .collect(),
+            )
+        };
+        let mut sql = Sql::new(&self.tuple_select());
+        let t = sql.arg(column(0));
+        let n = sql.arg(column(1));
+        let c = sql.arg(column(2));
+        sql.text.push_str(&format!(
+            " JOIN unnest({t}::text[], {n}::text[], {c}::text[]) AS u(t, n, c) \
+             ON thread_id = u.t AND checkpoint_ns = u.n AND checkpoint_id = u.c"
+        ));
+        let mut found: HashMap<(String, String, String), CheckpointTuple> = HashMap::new();
+        for tuple in self.load_tuples(sql).await? {
+            let h = &tuple.header;
+            let key = (
+                h.thread_id.clone(),
+                h.checkpoint_ns.clone(),
+                h.checkpoint_id.clone(),
+            );
+            found.insert(key, tuple);
+        }
+        // Each tuple moved out once; a key asked twice gets a copy.
+        let mut out: Vec<(usize, Option<CheckpointTuple>)> = Vec::with_capacity(chunk.len());
+        let mut given: HashMap<(String, String, String), usize> = HashMap::new();
+        for &i in chunk {
+            let (t, n, c) = keys[i];
+            let key = (t.to_owned(), n.to_owned(), c.unwrap_or_default().to_owned());
+            let tuple = match found.remove(&key) {
+                Some(tuple) => {
+                    given.insert(key, out.len());
+                    Some(tuple)
+                }
+                None => given.get(&key).and_then(|&j| out[j].1.clone()),
+            };
+            out.push((i, tuple));
+        }
+        Ok(out)
+    }
+
     /// Version texts the client cannot render exactly as Postgres' `jsonb_each_text` does
     /// (non-integer numbers, non-scalars) are asked from the server. Rare: the savers write
     /// string versions, the conformance suite integers.
@@ -425,40 +479,19 @@ impl CheckpointStore for PostgresStore {
         let exact: Vec<usize> = (0..keys.len())
             .filter(|&i| batched && keys[i].2.is_some())
             .collect();
-        for chunk in exact.chunks(GET_TUPLES_BATCH) {
-            let column = |part: usize| {
-                Arg::TextArray(
-                    chunk
-                        .iter()
-                        .map(|&i| {
-                            let (t, n, c) = keys[i];
-                            [t, n, c.unwrap_or_default()][part].to_owned()
-                        })
-                        .collect(),
-                )
+        // Two batches at a time, on two pooled connections: one is decoded here while the
+        // server answers the other.
+        let batches: Vec<&[usize]> = exact.chunks(GET_TUPLES_BATCH).collect();
+        for pair in batches.chunks(2) {
+            let second = async {
+                match pair.get(1) {
+                    Some(chunk) => self.get_batch(keys, chunk).await,
+                    None => Ok(Vec::new()),
+                }
             };
-            let mut sql = Sql::new(&self.tuple_select());
-            let t = sql.arg(column(0));
-            let n = sql.arg(column(1));
-            let c = sql.arg(column(2));
-            sql.text.push_str(&format!(
-                " JOIN unnest({t}::text[], {n}::text[], {c}::text[]) AS u(t, n, c) \
-                 ON thread_id = u.t AND checkpoint_ns = u.n AND checkpoint_id = u.c"
-            ));
-            let mut found: HashMap<(String, String, String), CheckpointTuple> = HashMap::new();
-            for tuple in self.load_tuples(sql).await? {
-                let h = &tuple.header;
-                let key = (
-                    h.thread_id.clone(),
-                    h.checkpoint_ns.clone(),
-                    h.checkpoint_id.clone(),
-                );
-                found.insert(key, tuple);
-            }
-            for &i in chunk {
-                let (t, n, c) = keys[i];
-                let key = (t.to_owned(), n.to_owned(), c.unwrap_or_default().to_owned());
-                out[i] = found.get(&key).cloned();
+            let (first, second) = tokio::join!(self.get_batch(keys, pair[0]), second);
+            for (i, tuple) in first?.into_iter().chain(second?) {
+                out[i] = tuple;
             }
         }
         for (i, (thread_id, ns, id)) in keys.iter().enumerate() {

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 mod access;
+mod batch;
 mod maintenance;
 mod read;
 mod rows;

@@ -2,6 +2,7 @@
 //! the pending writes of the listed checkpoints (rows are decoded in `rows.rs`).
 
 use super::access::Source;
+use super::batch::{get_many, writes_of, Key};
 use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
 };
@@ -132,32 +133,10 @@ fn for_each_row(
                 .map_err(&err)?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(&err)?;
-            let limit = cx.dec.budget.max_value_bytes;
-            let mut by_id = conn
-                .prepare_cached(&format!(
-                    "SELECT {} FROM checkpoints WHERE rowid = ?",
-                    row_columns(limit)
-                ))
-                .map_err(&err)?;
+            let mut by_id = by_id_statement(cx)?;
             let mut unmapped: Option<Connection> = None;
             for id in ids {
-                let mut rows = by_id.query([id]).map_err(&err)?;
-                if let Some(r) = rows.next().map_err(&err)? {
-                    let mut row = row_from(r).map_err(&err)?;
-                    // A document over the budget: streamed from the file, its big values left
-                    // out, never in memory whole (nor mapped: see `connect_unmapped`).
-                    if let Some(len) = row.oversized() {
-                        if unmapped.is_none() {
-                            unmapped = Some(cx.source.connect_unmapped().map_err(&err)?);
-                        }
-                        row.slim(
-                            unmapped.as_ref().unwrap_or(conn),
-                            id,
-                            len,
-                            limit,
-                            cx.dec.key.as_ref(),
-                        );
-                    }
+                if let Some(row) = fetch_row(cx, &mut by_id, id, &mut unmapped)? {
                     f(row)?;
                 }
             }
@@ -181,18 +160,62 @@ fn for_each_row(
     }
 }
 
-fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
-    let (where_sql, params) = row.writes_where();
-    let mut map = read_writes(
-        cx.conn,
-        cx.schema,
-        &where_sql,
-        &params,
-        cx.dec.budget.max_value_bytes,
-        &cx.err(),
-    )?;
-    let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
-    Ok(writes)
+/// The statement reading one checkpoint row by rowid ([`fetch_row`]).
+pub(super) fn by_id_statement<'c>(
+    cx: Ctx<'c>,
+) -> Result<rusqlite::CachedStatement<'c>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM checkpoints WHERE rowid = ?",
+        row_columns(cx.dec.budget.max_value_bytes)
+    );
+    cx.conn.prepare_cached(&sql).map_err(cx.err())
+}
+
+/// Checkpoint row `rowid` (`None` when there is none). A document over the budget is streamed
+/// from the file, its big values left out, never in memory whole (nor mapped: see
+/// `connect_unmapped`, opened once per read in `unmapped`).
+pub(super) fn fetch_row(
+    cx: Ctx<'_>,
+    by_id: &mut rusqlite::CachedStatement<'_>,
+    rowid: i64,
+    unmapped: &mut Option<Connection>,
+) -> Result<Option<Row>, StoreError> {
+    let err = cx.err();
+    let mut rows = by_id.query([rowid]).map_err(&err)?;
+    let Some(r) = rows.next().map_err(&err)? else {
+        return Ok(None);
+    };
+    let mut row = row_from(r).map_err(&err)?;
+    if let Some(len) = row.oversized() {
+        if unmapped.is_none() {
+            *unmapped = Some(cx.source.connect_unmapped().map_err(&err)?);
+        }
+        row.slim(
+            unmapped.as_ref().unwrap_or(cx.conn),
+            rowid,
+            len,
+            cx.dec.budget.max_value_bytes,
+            cx.dec.key.as_ref(),
+        );
+    }
+    Ok(Some(row))
+}
+
+/// A row and its writes decoded into a tuple; with `only`, a selecting read (the other
+/// channels' values skipped undecoded).
+pub(super) fn tuple_of(
+    mut row: Row,
+    writes: Vec<RawWrite>,
+    only: Option<&ChannelFilter>,
+    cache: &mut DecodeCache,
+) -> CheckpointTuple {
+    let Some(only) = only else {
+        return row.into_tuple(writes, cache);
+    };
+    row.select(only.as_ref());
+    let mut tuple = row.into_tuple(writes, cache);
+    tuple.checkpoint.retain_channel_values(only);
+    tuple
 }
 
 /// Python's `list()`: checkpoint rows newest first, each with its pending writes.
@@ -200,7 +223,10 @@ fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
 /// Short lists query writes per checkpoint. Long ones read all the writes in one query on a
 /// second connection while this thread streams the checkpoint rows to the rayon pool, which
 /// decodes them as they arrive (reading and decoding take similar time on a long history).
-fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+pub(super) fn list_tuples_blocking(
+    cx: Ctx<'_>,
+    q: &ListQuery,
+) -> Result<Vec<CheckpointTuple>, StoreError> {
     let short = q.checkpoint_id.is_some()
         || q.limit.is_some_and(|l| l as usize <= BULK_WRITES_THRESHOLD)
         || (1..=BULK_WRITES_THRESHOLD).contains(&q.checkpoint_ids.len());
@@ -213,15 +239,9 @@ fn list_tuples_blocking(cx: Ctx<'_>, q: &ListQuery) -> Result<Vec<CheckpointTupl
         let mut cache = cx.cache();
         return rows
             .into_iter()
-            .map(|mut row| {
+            .map(|row| {
                 let writes = writes_of(cx, &row)?;
-                let Some(only) = &cx.dec.only else {
-                    return Ok(row.into_tuple(writes, &mut cache));
-                };
-                row.select(only.as_ref());
-                let mut tuple = row.into_tuple(writes, &mut cache);
-                tuple.checkpoint.retain_channel_values(only);
-                Ok(tuple)
+                Ok(tuple_of(row, writes, cx.dec.only.as_ref(), &mut cache))
             })
             .collect();
     }
@@ -505,9 +525,9 @@ impl SqliteStore {
         if !self.schema.holds.checkpoints() {
             return Ok(vec![None; keys.len()]);
         }
-        let queries: Vec<ListQuery> = keys
+        let keys: Vec<Key> = keys
             .iter()
-            .map(|(thread_id, ns, id)| ListQuery::one(thread_id, ns, *id))
+            .map(|(t, n, c)| (t.to_string(), n.to_string(), c.map(str::to_owned)))
             .collect();
         self.with_conn_decoding(decoding, move |conn, source, schema, path, dec| {
             let cx = Ctx {
@@ -518,10 +538,7 @@ impl SqliteStore {
                 dec,
             };
             let snapshot = conn.unchecked_transaction().map_err(cx.err())?;
-            let read = queries
-                .iter()
-                .map(|q| list_tuples_blocking(cx, q).map(|v| v.into_iter().next()))
-                .collect::<Result<Vec<_>, _>>()?;
+            let read = get_many(cx, &keys)?;
             snapshot.finish().map_err(cx.err())?;
             Ok(read)
         })
