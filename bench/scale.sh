@@ -19,6 +19,8 @@
 #              ?sslmode=disable and with libpq's default sslmode=prefer (TLS when the server has it).
 #   python     the distinct thread ids, then saver.get_tuple() per thread (a fresh SqliteSaver /
 #              PostgresSaver); and list(saver.list(None)). Postgres over sslmode=disable.
+#   point      one thread in the middle: `flashback state` and `history --limit 10` (whole
+#              process) vs Python's get_tuple() and list(limit=10) in-process.
 #   sql        one query fetching the latest checkpoint row per thread (bench/scale_time.py);
 #              SQLite also cold, which is what the disk alone allows.
 #   app        `flashback serve DB` and headless Chromium: navigation to the first thread row
@@ -104,6 +106,18 @@ first_paint() {
     echo "$json" | "$py" bench/scale_time.py record --out "$results" --db "$1" --backend "$2" --tool app --what "$3"
 }
 
+# point LABEL BACKEND LOCATION THREAD: reading one thread, Flashback's whole process vs
+# Python's in-process call
+point() {
+    timing cmd --db "$1" --backend "$2" --tool flashback --what "state THREAD --json (process)" --warmup \
+        --runs "$runs" -- "$bin" state "$3" "$4" --json
+    timing cmd --db "$1" --backend "$2" --tool flashback --what "history THREAD --limit 10 --json (process)" --warmup \
+        --runs "$runs" -- "$bin" history "$3" "$4" --limit 10 --json
+    # (seconds, so not left out by --skip-python)
+    timing python --db "$1" --backend "$2" --location "$3" --what get_one --thread "$4" --runs "$runs"
+    timing python --db "$1" --backend "$2" --location "$3" --what list10 --thread "$4" --runs "$runs"
+}
+
 # python LABEL BACKEND LOCATION: Python's savers and the SQL floor
 python_side() {
     [ "$skip_python" = 0 ] || return 0
@@ -126,6 +140,8 @@ for config in "${configs[@]}"; do
     esac
     if [ $((n % 1000)) = 0 ]; then label="$((n / 1000))k×$m"; else label="$n×$m"; fi
     sqlite_db="$out/scale_$suffix.sqlite"
+    # A thread in the middle of the key range (threads_db.py names its copies bulk-NNNNNN).
+    middle=$(printf 'bulk-%06d' $((n / 2)))
     pg_db="$pg_base/flashback_scale_$suffix"
 
     if [ "$only" != postgres ]; then
@@ -142,6 +158,7 @@ for config in "${configs[@]}"; do
         timing cmd --db "$label" --backend sqlite --tool flashback --what "threads --json, warm" --warmup \
             --runs "$runs" --budget "$budget" -- "$bin" threads "$sqlite_db" --json
         python_side "$label" sqlite "$sqlite_db"
+        point "$label" sqlite "$sqlite_db" "$middle"
         first_paint "$label" sqlite "first paint (serve)" "$sqlite_db"
     fi
 
@@ -160,6 +177,7 @@ for config in "${configs[@]}"; do
                 --runs "$runs" --budget "$budget" -- "$bin" threads "$url" --json
         done
         python_side "$label" postgres "$pg_db?sslmode=disable"
+        point "$label" postgres "$pg_db?sslmode=disable" "$middle"
         first_paint "$label" postgres "first paint (serve, sslmode=disable)" "$pg_db?sslmode=disable"
         first_paint "$label" postgres "first paint (serve, sslmode=prefer (TLS))" "$pg_db"
     fi

@@ -15,6 +15,8 @@
           list       list(saver.list(None)): every checkpoint of every thread, decoded
           floor      one SQL query fetching the latest checkpoint row per thread
                      (checkpoint and metadata included, undecoded)
+          get_one    saver.get_tuple() of one thread (--thread), its latest checkpoint
+          list10     list(saver.list(config, limit=10)) of one thread (--thread)
         --budget S: if the first run takes longer than S seconds, stop there and record it as
         skipped (one run); --cold: the OS page cache dropped before each run (as cmd --cold).
     scale_time.py check  --out F --db LABEL --backend B --bin FLASHBACK --location L
@@ -121,9 +123,14 @@ FLOOR = {
 }
 
 
-def python_once(backend: str, location: str, what: str) -> dict:
+def python_once(backend: str, location: str, what: str, thread: str | None = None) -> dict:
     saver, close, query = open_saver(backend, location)
+    config = {"configurable": {"thread_id": thread}}
     try:
+        if what == "get_one":
+            return {"found": saver.get_tuple(config) is not None}
+        if what == "list10":
+            return {"checkpoints": len(list(saver.list(config, limit=10)))}
         if what == "floor":
             return {"threads": len(query(FLOOR[backend]))}
         if what == "list":
@@ -173,7 +180,7 @@ def cmd_python(args) -> None:
             signal.alarm(int(args.budget))
         t0 = time.perf_counter()
         try:
-            info = python_once(args.backend, args.location, args.kind)
+            info = python_once(args.backend, args.location, args.kind, args.thread)
         except OverBudget:
             record(args, [], skipped=f"stopped after {time.perf_counter() - t0:.0f} s (budget {args.budget:.0f} s)")
             return
@@ -227,6 +234,10 @@ ORDER = [
     ("app", "first paint (serve)"),
     ("app", "open the thread"),
     ("app", "step to the previous checkpoint"),
+    ("flashback", "state THREAD --json (process)"),
+    ("flashback", "history THREAD --limit 10 --json (process)"),
+    ("python", "get_tuple of one thread (in-process)"),
+    ("python", "list(config, limit=10) of one thread (in-process)"),
     ("python", "get_tuple per thread"),
     ("python", "list(None)"),
     ("sql", "floor: latest row per thread, cold"),
@@ -276,7 +287,8 @@ def main() -> None:
     c.add_argument("command", nargs=argparse.REMAINDER)
     p = sub.add_parser("python", parents=[common])
     p.add_argument("--location", required=True)
-    p.add_argument("--what", choices=["get_tuple", "list", "floor"], required=True)
+    p.add_argument("--what", choices=["get_tuple", "list", "floor", "get_one", "list10"], required=True)
+    p.add_argument("--thread", help="the thread of get_one and list10")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--budget", type=float, default=0)
     p.add_argument("--cold", action="store_true")
@@ -297,7 +309,13 @@ def main() -> None:
     elif args.sub == "python":
         args.kind = args.what
         args.tool = "python" if args.what != "floor" else "sql"
-        args.what = {"get_tuple": "get_tuple per thread", "list": "list(None)", "floor": "floor: latest row per thread"}[args.what]
+        args.what = {
+            "get_tuple": "get_tuple per thread",
+            "list": "list(None)",
+            "floor": "floor: latest row per thread",
+            "get_one": "get_tuple of one thread (in-process)",
+            "list10": "list(config, limit=10) of one thread (in-process)",
+        }[args.what]
         if args.cold:
             args.what += ", cold"
         cmd_python(args)

@@ -228,14 +228,45 @@ fn read_only(path: &Path) -> rusqlite::Result<Connection> {
     Connection::open_with_flags(path, flags)
 }
 
+/// The memory-mapped part of the file for most reads: mmap saves a copy per page read, but
+/// mapped pages count in the process's RSS, and a long history read streams its rows once, so
+/// a bigger window gains it little (5% on a 785 MB thread, for 500 MB more RSS).
+const MMAP_BYTES: i64 = 256 << 20;
+/// The window for reads that look up many scattered rows of a big file (a thread list's latest
+/// checkpoints): they read each page once but from all over the file (20–30% faster at 1M
+/// checkpoints than with [`MMAP_BYTES`]).
+const MMAP_LOOKUP_BYTES: i64 = 1 << 30;
+
 /// Per-connection settings; nothing is written to the file.
 fn tune(conn: &Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // Memory-map reads: loading a long history reads every page, and mmap saves a copy per
-    // page. The pragma answers with the size granted (0 where mmap is unavailable, fine).
-    let _ = conn.query_row("PRAGMA mmap_size = 1073741824", [], |r| r.get::<_, i64>(0));
+    set_mmap(conn, MMAP_BYTES);
     // Sorts (ORDER BY checkpoint_id) stay in memory rather than in temporary files.
     conn.execute_batch("PRAGMA temp_store = MEMORY")
+}
+
+/// The pragma answers with the size granted (0 where mmap is unavailable, which is fine).
+fn set_mmap(conn: &Connection, bytes: i64) {
+    let _ = conn.query_row(&format!("PRAGMA mmap_size = {bytes}"), [], |r| {
+        r.get::<_, i64>(0)
+    });
+}
+
+/// The larger memory map of many scattered lookups, for as long as this lives (set before
+/// the read transaction begins).
+pub(super) struct LookupWindow<'c>(&'c Connection);
+
+impl<'c> LookupWindow<'c> {
+    pub(super) fn open(conn: &'c Connection) -> Self {
+        set_mmap(conn, MMAP_LOOKUP_BYTES);
+        LookupWindow(conn)
+    }
+}
+
+impl Drop for LookupWindow<'_> {
+    fn drop(&mut self) {
+        set_mmap(self.0, MMAP_BYTES);
+    }
 }
 
 /// The first read, which opens the WAL (and fails when SQLite cannot use it read-only).

@@ -1,7 +1,7 @@
 //! The read side of [`SqliteStore`]: Python's `search_where` queries, the thread list, and
 //! the pending writes of the listed checkpoints (rows are decoded in `rows.rs`).
 
-use super::access::Source;
+use super::access::{LookupWindow, Source};
 use super::batch::{get_many, writes_of, Key};
 use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
@@ -537,6 +537,7 @@ impl SqliteStore {
                 path,
                 dec,
             };
+            let _window = LookupWindow::open(conn);
             let snapshot = conn.unchecked_transaction().map_err(cx.err())?;
             let read = get_many(cx, &keys)?;
             snapshot.finish().map_err(cx.err())?;
