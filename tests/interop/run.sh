@@ -7,6 +7,9 @@
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
 #   them with the key, listed without it, forks written encrypted and resumed, on both backends.
+#   activity_test.py: what each step did (nodes that ran, failures, retries that recovered,
+#   interrupts, resumes) as `flashback graph` marks it, against Python's state history; the
+#   human tables fit 100 columns, on both backends.
 #   store_test.py: LangGraph's memory Store (SqliteStore / PostgresStore) as `flashback store`
 #   shows it, items it writes and deletes as Python then sees them, and mixed databases.
 #
@@ -17,7 +20,7 @@
 #   FLASHBACK_TEST_PG  a postgres:// URL of a server where the role may create databases
 #                      (default postgresql://postgres@127.0.0.1:5432/postgres; `throwaway`
 #                      skips straight to a throwaway cluster). Databases
-#                      flashback_interop_<pid>_<random>_{a,b,c,d,e} are created there and dropped
+#                      flashback_interop_<pid>_<random>_{a,b,c,d,e,f} are created there and dropped
 #                      at exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
 #                      default server does not answer, a throwaway cluster is started with
 #                      initdb/pg_ctl if they are installed.
@@ -75,6 +78,9 @@ echo "== encrypted_test.py: SQLite"
 echo
 echo "== store_test.py: SQLite"
 "$python" tests/interop/store_test.py || status=1
+echo
+echo "== activity_test.py: SQLite"
+"$python" tests/interop/activity_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -107,6 +113,7 @@ db_b=""
 db_c=""
 db_d=""
 db_e=""
+db_f=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
@@ -115,7 +122,8 @@ cleanup() {
             "DROP DATABASE IF EXISTS \"$db_b\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"${db_e:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"${db_e:-$db_b}\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_f:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -186,6 +194,15 @@ else
         "$python" tests/interop/encrypted_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_e")" || status=1
     else
         echo "FAIL postgres: could not create a throwaway database for encrypted_test.py"
+        status=1
+    fi
+    echo
+    echo "== activity_test.py: PostgreSQL"
+    db_f="flashback_interop_${tag}_f"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_f\""; then
+        "$python" tests/interop/activity_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_f")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for activity_test.py"
         status=1
     fi
 fi

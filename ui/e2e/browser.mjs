@@ -66,6 +66,7 @@ const checks = [
   optional.deltaChannels,
   optional.encrypted,
   optional.memory,
+  optional.stepActivity,
   optional.postgres,
   threadDetail.subgraphs,
   threadDetail.sendFanout,

@@ -3,7 +3,7 @@
 use crate::error::ApiResult;
 use crate::summaries::ensure_thread;
 use crate::types::{count, CheckpointProblem, NamespaceInfo, ThreadGraph};
-use flashback_engine::{layout, LayoutOptions, ThreadDag};
+use flashback_engine::{annotate, layout, LayoutOptions, ThreadDag};
 use flashback_storage::{CheckpointStore, ListQuery};
 
 /// The thread's checkpoint DAG as lanes (newest first), with collapsed namespaces left out.
@@ -21,7 +21,14 @@ pub async fn thread_graph(
         collapsed: collapsed.to_vec(),
         ..LayoutOptions::nested()
     };
-    let lay = layout(&dag, &opts)?;
+    let mut lay = layout(&dag, &opts)?;
+    // Which nodes ran and how each step went, from the writes' keys (nothing decoded); the
+    // graph stands without them.
+    let mut warnings = dag.warnings().to_vec();
+    match store.thread_writes(thread_id).await {
+        Ok(writes) => annotate(&mut lay.rows, &writes),
+        Err(e) => warnings.push(format!("the steps' tasks cannot be shown: {e}")),
+    }
     let namespaces = dag
         .namespaces()
         .iter()
@@ -49,6 +56,6 @@ pub async fn thread_graph(
         head: dag.head().map(str::to_owned),
         rows: lay.rows,
         namespaces,
-        warnings: dag.warnings().to_vec(),
+        warnings,
     })
 }

@@ -54,8 +54,10 @@ pub use flashback_engine::export::VerifyReport;
 pub use flashback_engine::fork::ForkResult;
 pub use flashback_engine::merge::{ChannelRebuild, MergeMode, ThreeWay};
 pub use flashback_engine::replay::ReplayStep;
-pub use flashback_engine::{render_text, GraphRow, TaskSet, TaskStatus, ThreadStatus};
+pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus, ThreadStatus};
 pub use flashback_storage::maintenance::{CopyReport, PruneStrategy};
+/// Timestamps as LangGraph stores them, parsed (for a front end's "3 min ago").
+pub use flashback_storage::memory::Stamp;
 
 use appdb::AppDb;
 use flashback_storage::CheckpointStore;

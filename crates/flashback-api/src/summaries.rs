@@ -2,7 +2,7 @@
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{count, step_of, ThreadSummary};
-use flashback_engine::tasks::{derive_tasks, reads_value_of};
+use flashback_engine::tasks::{derive_tasks, reads_value_of, TaskStatus};
 use flashback_storage::{ChannelFilter, CheckpointStore, CheckpointTuple, StoreError, ThreadInfo};
 
 /// Every thread with its status (or the `limit` most recently active ones, newest first). A
@@ -121,7 +121,12 @@ fn summarize(t: ThreadInfo, latest: Result<Option<CheckpointTuple>, StoreError>)
                         .filter(|t| !t.finished)
                         .flat_map(|t| t.interrupts.iter().cloned())
                         .collect();
-                    s.error = tasks.tasks.iter().find_map(|t| t.error.clone());
+                    // A task that raised and then finished on a retry is not the thread's error.
+                    s.error = tasks
+                        .tasks
+                        .iter()
+                        .filter(|t| t.status == TaskStatus::Failed)
+                        .find_map(|t| t.error.clone());
                     s.next = tasks.next;
                 }
             }

@@ -99,6 +99,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         Command::Threads {
             db: location,
             limit,
+            wide,
             json,
         } => {
             let (api, info) = open_info(&location).await?;
@@ -109,7 +110,9 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 if info.holds == DbHolds::Store {
                     note
                 } else {
-                    human::threads(t) + &human::sealed_note(&info.encryption) + &note
+                    human::threads(t, human::width(wide))
+                        + &human::sealed_note(&info.encryption)
+                        + &note
                 }
             }))
         }
@@ -122,6 +125,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             limit,
             before,
             filter,
+            wide,
             json,
         } => {
             let filter = parse_filters(&filter)?;
@@ -139,7 +143,9 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 filter,
             };
             let items = api.thread_history(req).await?;
-            done(render(json, &items, |i| human::history(i)))
+            done(render(json, &items, |i| {
+                human::history(i, human::width(wide))
+            }))
         }
         Command::State {
             db,

@@ -32,6 +32,10 @@ enum Command {
         /// sorted by id).
         #[arg(long, value_name = "N")]
         limit: Option<u32>,
+        /// Full thread and checkpoint ids and timestamps (the table is otherwise fitted to 100
+        /// columns, with short ids and relative times).
+        #[arg(long)]
+        wide: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -57,6 +61,10 @@ enum Command {
         /// Metadata filter KEY=JSON (repeatable), e.g. `--filter source='"loop"'` or `--filter step=3`.
         #[arg(long, value_name = "KEY=JSON")]
         filter: Vec<String>,
+        /// Full checkpoint ids, namespaces and timestamps (the table is otherwise fitted to 100
+        /// columns, with short ids and relative times).
+        #[arg(long)]
+        wide: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -453,13 +453,20 @@ fn every_operation_has_a_cli_subcommand() {
 fn the_cli_names_only_the_api() {
     // The CLI is a door onto flashback-api: apart from `bridge` (the saver protocol for the
     // interop tests), its sources name neither storage, engine nor codec.
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(&src).expect("src") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("bridge.rs") {
-            continue;
+    let mut dirs = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("bridge.rs") {
+                files.push(path);
+            }
         }
+    }
+    let mut checked = 0;
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("read");
         for layer in ["flashback_storage", "flashback_engine", "flashback_codec"] {
             assert!(
@@ -470,5 +477,8 @@ fn the_cli_names_only_the_api() {
         }
         checked += 1;
     }
-    assert!(checked >= 4, "checked {checked} files");
+    assert!(
+        checked >= 8,
+        "checked {checked} files (subfolders included)"
+    );
 }

@@ -74,6 +74,9 @@
 //!   `Send`s, PULL tasks from `branch:to:*` / `join:*` / `__start__` channels, XXH3 task ids,
 //!   status from pending writes) and [`thread_status`].
 //! * [`taskid`]: the task and interrupt id formulas.
+//! * [`activity`]: from the thread's pending-write keys alone, the nodes whose step made each
+//!   checkpoint and how the next step went (failed, recovered on a retry, interrupted,
+//!   resumed), on the graph rows.
 //! * [`diff`]: any two checkpoints channel by channel, list items matched (messages by id).
 //!
 //! Public APIs identify checkpoints by `(namespace, checkpoint id)` strings.
@@ -92,6 +95,7 @@
 
 #![deny(missing_docs)]
 
+pub mod activity;
 pub mod channels;
 pub mod dag;
 pub mod delta;
@@ -109,6 +113,7 @@ pub mod taskid;
 pub mod tasks;
 mod triggers;
 
+pub use activity::{annotate, StepMark};
 pub use channels::is_control_channel;
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;

@@ -59,8 +59,11 @@ pub enum TaskStatus {
     Pending,
     /// Finished: has an output write (possibly `__no_writes__`).
     Done,
-    /// Has an `__error__` write.
+    /// Has an `__error__` write and no output: it raised.
     Failed,
+    /// Has an `__error__` write and an output: it raised, then finished on a retry (the
+    /// failed attempt's error is kept in [`Task::error`]).
+    Recovered,
     /// Not finished and has interrupts waiting.
     Interrupted,
 }
@@ -172,7 +175,7 @@ pub struct TaskSet {
 impl TaskSet {
     /// The thread status these tasks imply.
     pub fn status(&self) -> ThreadStatus {
-        if self.tasks.iter().any(|t| t.error.is_some()) {
+        if self.tasks.iter().any(|t| t.status == TaskStatus::Failed) {
             ThreadStatus::Failed
         } else if self
             .tasks
@@ -407,7 +410,9 @@ fn apply_statuses(tuple: &CheckpointTuple, tasks: &mut [Task], mode: SnapshotMod
         } else {
             Vec::new()
         };
-        task.status = if task.error.is_some() {
+        task.status = if task.error.is_some() && task.finished {
+            TaskStatus::Recovered
+        } else if task.error.is_some() {
             TaskStatus::Failed
         } else if task.finished {
             TaskStatus::Done

@@ -146,7 +146,8 @@ fn writes_decide_status() {
         .val("branch:to:a", Decoded::Null)
         .val("branch:to:b", Decoded::Null)
         .val("branch:to:c", Decoded::Null)
-        // a failed after a partial write: finished (not in next) but failed.
+        // a raised, then wrote on a run that retried it: finished (not in next), recovered,
+        // its (first) error kept.
         .w(&a, "x", Value::Int(1))
         .w(&a, "__error__", Value::Str("KeyError('k')".into()))
         .w(&a, "__error__", Value::Str("second".into()))
@@ -177,7 +178,7 @@ fn writes_decide_status() {
     assert_eq!(
         st,
         [
-            ("a", TaskStatus::Failed, true),
+            ("a", TaskStatus::Recovered, true),
             ("b", TaskStatus::Done, true),
             ("c", TaskStatus::Pending, false)
         ]
@@ -192,7 +193,8 @@ fn writes_decide_status() {
         s.unmatched_task_ids,
         ["00000000-1111-2222-3333-444444444444"]
     );
-    assert_eq!(s.status(), ThreadStatus::Failed);
+    // A recovered task is no failure: c is still due.
+    assert_eq!(s.status(), ThreadStatus::Pending);
 
     let h = derive_tasks_with(
         &t.t,

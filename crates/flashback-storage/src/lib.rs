@@ -129,6 +129,25 @@ pub trait CheckpointStore: Send + Sync {
         Ok(n)
     }
 
+    /// Every pending write of a thread (all namespaces) without its value, in no particular
+    /// order: which tasks ran or failed at each checkpoint, read without decoding anything.
+    /// Backends read only the key columns.
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
+        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
+        Ok(tuples
+            .iter()
+            .flat_map(|t| {
+                t.pending_writes.iter().map(|w| WriteInfo {
+                    checkpoint_ns: t.header.checkpoint_ns.clone(),
+                    checkpoint_id: t.header.checkpoint_id.clone(),
+                    task_id: w.task_id.clone(),
+                    task_path: w.task_path.clone(),
+                    channel: w.channel.clone(),
+                })
+            })
+            .collect())
+    }
+
     /// What the newest rows say about encryption (see [`sealed`]).
     async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
         Ok(EncryptionProbe::default())

@@ -228,6 +228,22 @@ pub struct PendingWrite {
     pub value: Decoded,
 }
 
+/// A pending write without its value: which task wrote which channel at which checkpoint
+/// ([`CheckpointStore::thread_writes`](crate::CheckpointStore::thread_writes)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteInfo {
+    /// Namespace of the checkpoint the write is pending on.
+    pub checkpoint_ns: String,
+    /// That checkpoint's id.
+    pub checkpoint_id: String,
+    /// The task that wrote it (or [`NULL_TASK_ID`]).
+    pub task_id: String,
+    /// The task's path (`''` before the column existed).
+    pub task_path: String,
+    /// The channel written.
+    pub channel: String,
+}
+
 /// Sort writes the way Python's savers return them: by `(task_path, task_id, idx)`.
 pub fn sort_writes(writes: &mut [PendingWrite]) {
     writes.sort_by(|a, b| {

@@ -202,3 +202,31 @@ export const postgres = {
     await openDb(db);
   },
 };
+
+export const stepActivity = {
+  name: "DAG rows name the nodes that ran and mark a retried step, its failed attempt shown beside the retry",
+  why: "no --python with LangGraph",
+  available: (t) => t.python,
+  run: async ({ page, shot, openDb, openThread, db, work, repo, python }) => {
+    const path = join(work, "activity.sqlite");
+    const made = spawnSync(python, [join(repo, "tests", "interop", "activity_test.py"), "--make", path], { encoding: "utf8" });
+    expect(made.status === 0, `activity_test.py --make: ${made.stderr}`);
+    await openDb(path);
+    await page.locator(`${tid("thread-row")}[data-thread="flaky-1"]`).click();
+    await page.waitForSelector(tid("dag-row"));
+    const ran = await page.locator(tid("dag-ran")).allTextContents();
+    expect(ran.includes("flaky") && ran.includes("first"), `nodes that ran: ${JSON.stringify(ran)}`);
+    const mark = page.locator(`${tid("dag-mark")}[data-mark="recovered"]`);
+    expect((await mark.count()) === 1, "one row marked as retried");
+    await mark.click();
+    await page.locator(tid("tab-tasks")).click();
+    await page.locator(tid("failed-attempt")).waitFor();
+    expect((await page.locator(tid("task-status")).first().textContent()).includes("recovered on retry"), "the task says it recovered");
+    await shot("dag-retried.png");
+    // A Send fan-out: three Send tasks, then the join.
+    await openThread("fanout");
+    await page.locator(tid("dag-ran")).getByText("Send ×3").waitFor();
+    await page.locator(tid("tab-state")).click();
+    await openDb(db);
+  },
+};

@@ -126,6 +126,13 @@ pub struct GraphRow {
     pub branch_label: Option<String>,
     /// On a Flashback merge: the row of the branch-B checkpoint it took channels from.
     pub merged_from_row: Option<usize>,
+    /// The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
+    /// that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
+    /// [`annotate`](crate::activity::annotate) from the thread's writes.
+    pub ran: Vec<String>,
+    /// How the step after this checkpoint went, from its pending writes: a task failed,
+    /// recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
+    pub marks: Vec<crate::activity::StepMark>,
 }
 
 /// A laid-out thread (serialisable for the GUI).
@@ -269,6 +276,8 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             branch_key: String::new(),
             branch_label: None,
             merged_from_row: None,
+            ran: Vec::new(),
+            marks: Vec::new(),
         });
         if let Some((p, _)) = up[n.index()] {
             if row_of[p.index()] == NO_ROW {

@@ -368,6 +368,10 @@ impl CheckpointStore for PostgresStore {
         self.info()
     }
 
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
+        self.writes_of_thread(thread_id).await
+    }
+
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());

@@ -2,7 +2,7 @@
 
 use super::sql::{Arg, Sql};
 use super::PostgresStore;
-use crate::model::ThreadInfo;
+use crate::model::{ThreadInfo, WriteInfo};
 use crate::StoreError;
 use sqlx::Row as _;
 
@@ -51,5 +51,39 @@ impl PostgresStore {
             None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
         }
         Ok(threads)
+    }
+
+    /// Every pending write of a thread without its value (key columns only).
+    pub(super) async fn writes_of_thread(
+        &self,
+        thread_id: &str,
+    ) -> Result<Vec<WriteInfo>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let task_path = if self.info().has_task_path {
+            "task_path"
+        } else {
+            "''::text AS task_path"
+        };
+        let mut sql = Sql::new(&format!(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel \
+             FROM checkpoint_writes WHERE thread_id = "
+        ));
+        let t = sql.arg(Arg::Text(thread_id.to_owned()));
+        sql.text.push_str(&t);
+        let rows = self.read_rows(sql).await?;
+        rows.iter()
+            .map(|r| {
+                Ok(WriteInfo {
+                    checkpoint_ns: r.try_get("checkpoint_ns")?,
+                    checkpoint_id: r.try_get("checkpoint_id")?,
+                    task_id: r.try_get("task_id")?,
+                    task_path: r.try_get("task_path")?,
+                    channel: r.try_get("channel")?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(|e| self.err(e))
     }
 }

@@ -6,7 +6,7 @@ use super::batch::{get_many, writes_of, Key};
 use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
 };
-use super::threads::list_threads_blocking;
+use super::threads::{list_threads_blocking, thread_writes_blocking};
 use super::{query_err, SqliteStore};
 use crate::decode::Decoding;
 use crate::escape::key_text;
@@ -436,6 +436,24 @@ impl CheckpointStore for SqliteStore {
                 dec,
             };
             list_tuples_blocking(cx, &q)
+        })
+        .await
+    }
+
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let thread = thread_id.to_owned();
+        self.with_conn(move |conn, source, schema, path, dec| {
+            let cx = Ctx {
+                conn,
+                source,
+                schema,
+                path,
+                dec,
+            };
+            thread_writes_blocking(cx, &thread)
         })
         .await
     }

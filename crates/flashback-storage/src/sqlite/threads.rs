@@ -3,7 +3,7 @@
 
 use super::read::Ctx;
 use crate::escape::{joined, key_or_note, key_text};
-use crate::model::ThreadInfo;
+use crate::model::{ThreadInfo, WriteInfo};
 use crate::StoreError;
 use rusqlite::types::ValueRef;
 
@@ -86,4 +86,41 @@ pub(super) fn list_threads_blocking(
         None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
     }
     Ok(threads)
+}
+
+/// Every pending write of a thread without its value (the key columns, `task_path` and
+/// `channel` only; keys that are not text shown escaped).
+pub(super) fn thread_writes_blocking(
+    cx: Ctx<'_>,
+    thread_id: &str,
+) -> Result<Vec<WriteInfo>, StoreError> {
+    let err = cx.err();
+    let task_path = if cx.schema.has_task_path {
+        "task_path"
+    } else {
+        "''"
+    };
+    let sql = format!(
+        "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel FROM writes \
+         WHERE thread_id = ?"
+    );
+    let mut stmt = cx.conn.prepare_cached(&sql).map_err(&err)?;
+    let mut rows = stmt.query([thread_id]).map_err(&err)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(&err)? {
+        let text = |i: usize, column: &str| -> Result<String, StoreError> {
+            Ok(match r.get_ref(i).map_err(&err)? {
+                ValueRef::Null => String::new(),
+                v => key_text(column, v.into()).unwrap_or_else(|bad| bad.shown),
+            })
+        };
+        out.push(WriteInfo {
+            checkpoint_ns: text(0, "checkpoint_ns")?,
+            checkpoint_id: text(1, "checkpoint_id")?,
+            task_id: text(2, "task_id")?,
+            task_path: text(3, "task_path")?,
+            channel: text(4, "channel")?,
+        });
+    }
+    Ok(out)
 }

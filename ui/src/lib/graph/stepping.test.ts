@@ -38,6 +38,13 @@ describe("stepping", () => {
     expect(move(rows, kids, 1, "left")).toBe(1);
   });
 
+  it("moves along the list with up and down, stopping at its ends", () => {
+    expect(move(rows, kids, 3, "up")).toBe(2);
+    expect(move(rows, kids, 0, "up")).toBe(0);
+    expect(move(rows, kids, 3, "down")).toBe(4);
+    expect(move(rows, kids, rows.length - 1, "down")).toBe(rows.length - 1);
+  });
+
   it("jumps to the root and the tip", () => {
     expect(move(rows, kids, 0, "root")).toBe(5);
     expect(move(rows, kids, 5, "tip")).toBe(1);
@@ -51,8 +58,12 @@ describe("stepping", () => {
 
   it("maps keys", () => {
     expect(stepForKey("j")).toBe("older");
-    expect(stepForKey("ArrowRight")).toBe("newer");
-    expect(stepForKey("ArrowDown")).toBe("right");
+    expect(stepForKey("ArrowRight")).toBe("right");
+    expect(stepForKey("ArrowLeft")).toBe("left");
+    expect(stepForKey("ArrowDown")).toBe("down");
+    expect(stepForKey("ArrowUp")).toBe("up");
+    expect(stepForKey("j")).toBe("older");
+    expect(stepForKey("k")).toBe("newer");
     expect(stepForKey("x")).toBeNull();
   });
 

@@ -1,15 +1,16 @@
 // Moving the selection through the graph's rows (newest first):
 //
-//   ← / j   older along the branch (the parent; for a subgraph root, the spawning checkpoint)
-//   → / k   newer along the branch (the child on the same lane, else the newest child)
-//   ↑ / ↓   across branches: the nearest checkpoint on the next lane left / right
+//   j / k   older / newer along the branch (the parent, for a subgraph root the spawning
+//           checkpoint; the child on the same lane, else the newest child)
+//   ↑ / ↓   the row above / below in the list (newer / older in time, any branch)
+//   ← / →   across branches: the nearest checkpoint on the next lane left / right
 //   Home/End the branch's root / tip
 //
 // and the branch as a list (root → tip) for the scrubber and the replay animation.
 
 import type { GraphRow } from "../ipc/bindings";
 
-export type Step = "older" | "newer" | "left" | "right" | "root" | "tip";
+export type Step = "older" | "newer" | "up" | "down" | "left" | "right" | "root" | "tip";
 
 /** Children of each row (row indices), computed once per layout. */
 export function childIndex(rows: readonly GraphRow[]): number[][] {
@@ -44,6 +45,10 @@ export function move(
       return rows[i].parent_row ?? i;
     case "newer":
       return newerOf(rows, children, i) ?? i;
+    case "up":
+      return Math.max(0, i - 1);
+    case "down":
+      return Math.min(rows.length - 1, i + 1);
     case "root": {
       let j = i;
       while (rows[j].parent_row !== null && rows[rows[j].parent_row!].ns === rows[i].ns) {
@@ -101,15 +106,17 @@ export function branchOf(rows: readonly GraphRow[], children: number[][], i: num
 /** The key → step mapping (null for keys that are not stepping keys). */
 export function stepForKey(key: string): Step | null {
   switch (key) {
-    case "ArrowLeft":
     case "j":
       return "older";
-    case "ArrowRight":
     case "k":
       return "newer";
     case "ArrowUp":
-      return "left";
+      return "up";
     case "ArrowDown":
+      return "down";
+    case "ArrowLeft":
+      return "left";
+    case "ArrowRight":
       return "right";
     case "Home":
       return "root";

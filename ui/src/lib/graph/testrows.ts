@@ -25,6 +25,8 @@ export function row(id: string, lane: number, extra: Partial<GraphRow> = {}): Gr
     branch_key: `k${lane}`,
     branch_label: null,
     merged_from_row: null,
+    ran: [],
+    marks: [],
     ...extra,
   };
 }

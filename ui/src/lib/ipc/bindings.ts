@@ -684,6 +684,17 @@ export type GraphRow = {
 	branch_label: string | null,
 	/**  On a Flashback merge: the row of the branch-B checkpoint it took channels from. */
 	merged_from_row: number | null,
+	/**
+	 *  The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
+	 *  that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
+	 *  [`annotate`](crate::activity::annotate) from the thread's writes.
+	 */
+	ran: string[],
+	/**
+	 *  How the step after this checkpoint went, from its pending writes: a task failed,
+	 *  recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
+	 */
+	marks: StepMark[],
 };
 
 /**  One checkpoint of a history. */
@@ -1100,6 +1111,17 @@ export type Setting = {
 	value: string,
 };
 
+/**  How a task of the step after a checkpoint went, as its writes tell. */
+export type StepMark = 
+/**  A task raised and has no output: the step failed. */
+"failed" | 
+/**  A task raised, then finished on a retry (its error and its output are both stored). */
+"recovered" | 
+/**  A task waits at an `interrupt()`. */
+"interrupted" | 
+/**  A task was interrupted, then resumed and finished. */
+"resumed";
+
 /**  One write of a step, in Python's order `(task_path, task_id, idx)`. */
 export type StepWrite = {
 	/**  The task that wrote it. */
@@ -1322,8 +1344,13 @@ export type TaskStatus =
 "pending" | 
 /**  Finished: has an output write (possibly `__no_writes__`). */
 "done" | 
-/**  Has an `__error__` write. */
+/**  Has an `__error__` write and no output: it raised. */
 "failed" | 
+/**
+ *  Has an `__error__` write and an output: it raised, then finished on a retry (the
+ *  failed attempt's error is kept in [`Task::error`]).
+ */
+"recovered" | 
 /**  Not finished and has interrupts waiting. */
 "interrupted";
 

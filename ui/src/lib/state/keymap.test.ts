@@ -7,11 +7,11 @@ const press = (key: string, extra: Partial<KeyPress> = {}): KeyPress => ({ key, 
 describe("keyAction", () => {
   it("maps the stepping keys to steps through the graph", () => {
     expect(keyAction(press("j"), idle)).toEqual({ kind: "step", step: "older" });
-    expect(keyAction(press("ArrowLeft"), idle)).toEqual({ kind: "step", step: "older" });
+    expect(keyAction(press("ArrowLeft"), idle)).toEqual({ kind: "step", step: "left" });
     expect(keyAction(press("k"), idle)).toEqual({ kind: "step", step: "newer" });
-    expect(keyAction(press("ArrowRight"), idle)).toEqual({ kind: "step", step: "newer" });
-    expect(keyAction(press("ArrowUp"), idle)).toEqual({ kind: "step", step: "left" });
-    expect(keyAction(press("ArrowDown"), idle)).toEqual({ kind: "step", step: "right" });
+    expect(keyAction(press("ArrowRight"), idle)).toEqual({ kind: "step", step: "right" });
+    expect(keyAction(press("ArrowUp"), idle)).toEqual({ kind: "step", step: "up" });
+    expect(keyAction(press("ArrowDown"), idle)).toEqual({ kind: "step", step: "down" });
     expect(keyAction(press("Home"), idle)).toEqual({ kind: "step", step: "root" });
     expect(keyAction(press("End"), idle)).toEqual({ kind: "step", step: "tip" });
   });

@@ -1,7 +1,7 @@
 // The thread screen's keyboard shortcuts (HelpDialog lists them): a key press → what to do. Pure,
 // so the mapping is tested without a DOM; the screen performs the action.
 //
-//   ← → ↑ ↓ j k Home End   step through the graph (see graph/stepping.ts)
+//   j k ↑ ↓ ← → Home End   step through the graph (see graph/stepping.ts)
 //   space                  play / pause the replay of the branch
 //   p                      compare with the parent checkpoint
 //   c                      pick a checkpoint to compare with (again: stop picking)

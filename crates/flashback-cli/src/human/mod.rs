@@ -5,7 +5,22 @@ use flashback_api::*;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+mod lists;
+mod state;
+pub use lists::{history, threads, Width};
+pub use state::state;
+
+/// What a line of human output fits in (unless `--wide`).
 const WIDTH: usize = 100;
+
+/// The table width a `--wide` flag asks for.
+pub fn width(wide: bool) -> Width {
+    if wide {
+        Width::Wide
+    } else {
+        Width::Fit
+    }
+}
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".into(), T::to_string)
@@ -95,53 +110,6 @@ pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// `flashback threads`.
-pub fn threads(rows: &[ThreadSummary]) -> String {
-    if rows.is_empty() {
-        return "no threads\n".into();
-    }
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let subgraphs = r.namespaces.len().saturating_sub(1);
-            let status = match (&r.status, &r.problem) {
-                (Some(s), _) => wire_name(s),
-                (None, Some(_)) => "unreadable".into(),
-                (None, None) if r.locked => "locked".into(),
-                (None, None) => "-".into(),
-            };
-            vec![
-                r.thread_id.clone(),
-                status,
-                r.checkpoint_count.to_string(),
-                if subgraphs > 0 {
-                    subgraphs.to_string()
-                } else {
-                    "-".into()
-                },
-                opt(&r.latest_ts),
-                opt(&r.latest_checkpoint_id),
-            ]
-        })
-        .collect();
-    let mut out = table(
-        &[
-            "THREAD",
-            "STATUS",
-            "CHECKPOINTS",
-            "SUBGRAPHS",
-            "LAST ACTIVITY",
-            "LATEST CHECKPOINT",
-        ],
-        &body,
-    );
-    out.push_str(&problems(
-        rows.iter()
-            .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
-    ));
-    out
-}
-
 /// Under `flashback threads`: a line about the database's memory store, if it has one.
 pub fn store_note(location: &str, holds: DbHolds, store: &Option<StoreSummary>) -> String {
     let Some(s) = store else {
@@ -176,137 +144,35 @@ pub fn sealed_note(encryption: &Option<flashback_api::EncryptionInfo>) -> String
     out
 }
 
-/// `flashback history`.
-pub fn history(items: &[HistoryEntry]) -> String {
-    if items.is_empty() {
-        return "no checkpoints\n".into();
-    }
-    let body: Vec<Vec<String>> = items
-        .iter()
-        .map(|i| {
-            vec![
-                i.checkpoint_id.clone(),
-                opt(&i.step),
-                opt(&i.source),
-                i.ts.clone(),
-                ns_label(&i.checkpoint_ns),
-                opt(&i.parent_checkpoint_id),
-            ]
-        })
-        .collect();
-    let mut out = table(
-        &[
-            "CHECKPOINT",
-            "STEP",
-            "SOURCE",
-            "TIME",
-            "NAMESPACE",
-            "PARENT",
-        ],
-        &body,
-    );
-    out.push_str(&problems(
-        items
-            .iter()
-            .map(|i| (i.checkpoint_id.as_str(), i.problem.as_ref())),
-    ));
-    out
-}
-
-/// `flashback state`.
-pub fn state(d: &CheckpointDetail) -> String {
-    let mut out = format!(
-        "checkpoint {}  step {}  source {}  {}\n",
-        d.checkpoint_id,
-        opt(&d.step),
-        opt(&d.source),
-        d.ts
-    );
-    out.push_str(&format!("parent     {}\n", opt(&d.parent_checkpoint_id)));
-    if !d.checkpoint_ns.is_empty() {
-        out.push_str(&format!("namespace  {}\n", d.checkpoint_ns));
-    }
-    if let Some(problem) = &d.problem {
-        out.push_str(&format!("unreadable {problem}\n"));
-    }
-    out.push_str("\nvalues:\n");
-    let w = d.values.keys().map(String::len).max().unwrap_or(0);
-    for (channel, value) in &d.values {
-        out.push_str(&format!(
-            "  {channel:<w$}  {}\n",
-            clip(&shown(value), WIDTH)
-        ));
-    }
-    if !d.rebuilt.is_empty() {
-        out.push_str(
-            "\nrebuilt (DeltaChannels, as the graph sees them; --raw for the stored view):\n",
-        );
-        let w = d.rebuilt.keys().map(String::len).max().unwrap_or(0);
-        for (channel, r) in &d.rebuilt {
-            let from = match r.from_step {
-                Some(step) => format!("step {step}"),
-                None if r.from_checkpoint.is_some() => "a stored value".to_owned(),
-                None => "empty".to_owned(),
-            };
-            let how = if r.inferred { "inferred" } else { "chosen" };
-            let line = match &r.error {
-                Some(e) => format!("not shown: {e}"),
-                None => format!(
-                    "from {from} + {} write{} ({}, {how})",
-                    r.writes,
-                    if r.writes == 1 { "" } else { "s" },
-                    r.reducer.short_name()
-                ),
-            };
-            out.push_str(&format!("  {channel:<w$}  {line}\n"));
-        }
-    }
-    let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
-    out.push_str(&format!("\npending writes ({count}):\n"));
-    for g in &d.writes {
-        for w in &g.writes {
-            out.push_str(&format!(
-                "  {} {:>3} {:<20} {}\n",
-                clip(&g.task_id, 12),
-                w.idx,
-                w.channel,
-                clip(&shown(&w.value), WIDTH - 40)
-            ));
-        }
-    }
-    let next = &d.tasks.next;
-    out.push_str(&format!(
-        "\nnext: {}\n",
-        if next.is_empty() {
-            "(none)".into()
-        } else {
-            next.join(", ")
-        }
-    ));
-    for t in &d.tasks.tasks {
-        let mut line = format!("  task {} {}", t.name, t.id);
-        if let Some(e) = &t.error {
-            line.push_str(&format!("  error: {}", clip(&one_line(e), 60)));
-        }
-        if !t.interrupts.is_empty() {
-            let text = Json::Array(t.interrupts.clone()).to_string();
-            line.push_str(&format!("  interrupts: {}", clip(&text, 60)));
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
-}
-
 /// `flashback graph`: lanes as text, like `git log --graph`.
 pub fn graph(g: &ThreadGraph) -> String {
     let mut out = render_text(&g.rows, |row| {
-        let mut label = format!("{} step {} {}", row.id, opt(&row.step), opt(&row.source));
+        // What made the checkpoint: the nodes of its step when known, else its source.
+        let made = if row.ran.is_empty() {
+            opt(&row.source)
+        } else {
+            ran_label(&row.ran)
+        };
+        let mut label = format!("{} step {} {made}", row.id, opt(&row.step));
         if !row.ns.is_empty() {
             label.push_str(&format!(" [{}]", row.ns));
         }
         if row.head {
             label.push_str(" (HEAD)");
+        }
+        if let Some(b) = &row.branch_label {
+            label.push_str(&format!(" <{b}>"));
+        }
+        if row.fork_point {
+            label.push_str(" ⑂ fork point");
+        }
+        for m in &row.marks {
+            label.push_str(match m {
+                StepMark::Failed => " ✕ next step raised",
+                StepMark::Recovered => " ↻ next step raised, then recovered on retry",
+                StepMark::Interrupted => " ⏸ waits at an interrupt",
+                StepMark::Resumed => " ▶ interrupted, then resumed",
+            });
         }
         label
     });
@@ -319,6 +185,28 @@ pub fn graph(g: &ThreadGraph) -> String {
             .map(|u| (u.checkpoint_id.as_str(), Some(&u.problem))),
     ));
     out
+}
+
+/// The nodes that ran, each once with a count when it ran several times (`Send ×3`).
+fn ran_label(ran: &[String]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for n in ran {
+        match counts.iter_mut().find(|(m, _)| m == n) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((n, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(n, k)| {
+            if *k > 1 {
+                format!("{n} ×{k}")
+            } else {
+                (*n).to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `flashback diff`.

@@ -1,0 +1,219 @@
+//! `flashback threads` and `flashback history` as tables that fit [`WIDTH`] columns: short
+//! checkpoint ids, long thread ids and namespaces clipped, times relative to now ("3 min ago").
+//! `--wide` prints every id and timestamp in full.
+
+use super::{clip, ns_label, opt, problems, table, wire_name, WIDTH};
+use flashback_api::{HistoryEntry, Stamp, ThreadSummary};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How much of each value a table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// Fit [`WIDTH`] columns.
+    Fit,
+    /// Everything in full.
+    Wide,
+}
+
+/// The widest a thread id or namespace gets in a fitted table.
+const KEY_WIDTH: usize = 28;
+
+/// A checkpoint id's distinctive parts (`1f1e953f-7f9a-6f8b-8002-3e7c14c2fed3` →
+/// `7f9a-6f8b-3e7c`: the time's middle and low parts and the start of the random node), as the
+/// app's DAG shows it; other ids are clipped.
+pub fn short_id(id: &str) -> String {
+    let parts: Vec<&str> = id.split('-').collect();
+    match parts.as_slice() {
+        [_, mid, low, _, node] if node.len() >= 4 => format!("{mid}-{low}-{}", &node[..4]),
+        _ => clip(id, 14),
+    }
+}
+
+/// Microseconds since the epoch, now.
+fn now_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// `ts` relative to `now` (microseconds): "just now", "42 s ago", "3 min ago", "5 h ago",
+/// "12 d ago", else the date; in the future (clock skew) "in 3 min"; an unreadable `ts` as is.
+pub fn ago(ts: &str, now: i64) -> String {
+    let Stamp::At { micros } = Stamp::parse(ts) else {
+        return if ts.is_empty() {
+            "-".into()
+        } else {
+            clip(ts, 20)
+        };
+    };
+    let secs = (now - micros) / 1_000_000;
+    let (n, future) = (secs.unsigned_abs(), secs < 0);
+    let text = match n {
+        0..=4 => return "just now".into(),
+        5..=59 => format!("{n} s"),
+        60..=3_599 => format!("{} min", n / 60),
+        3_600..=86_399 => format!("{} h", n / 3_600),
+        86_400..=2_591_999 => format!("{} d", n / 86_400),
+        _ => return ts.get(..10).unwrap_or(ts).to_owned(),
+    };
+    if future {
+        format!("in {text}")
+    } else {
+        format!("{text} ago")
+    }
+}
+
+/// `flashback threads`.
+pub fn threads(rows: &[ThreadSummary], width: Width) -> String {
+    if rows.is_empty() {
+        return "no threads\n".into();
+    }
+    let now = now_micros();
+    let wide = width == Width::Wide;
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let subgraphs = r.namespaces.len().saturating_sub(1);
+            let status = match (&r.status, &r.problem) {
+                (Some(s), _) => wire_name(s),
+                (None, Some(_)) => "unreadable".into(),
+                (None, None) if r.locked => "locked".into(),
+                (None, None) => "-".into(),
+            };
+            let latest = r.latest_checkpoint_id.as_deref().unwrap_or("-");
+            vec![
+                if wide {
+                    r.thread_id.clone()
+                } else {
+                    clip(&r.thread_id, KEY_WIDTH)
+                },
+                status,
+                r.checkpoint_count.to_string(),
+                if subgraphs > 0 {
+                    subgraphs.to_string()
+                } else {
+                    "-".into()
+                },
+                match (&r.latest_ts, wide) {
+                    (Some(ts), true) => ts.clone(),
+                    (Some(ts), false) => ago(ts, now),
+                    (None, _) => "-".into(),
+                },
+                if wide {
+                    latest.to_owned()
+                } else {
+                    short_id(latest)
+                },
+            ]
+        })
+        .collect();
+    let headers = ["THREAD", "STATUS", "CHECKPOINTS", "SUBGRAPHS"];
+    let last = if wide {
+        ["LAST ACTIVITY", "LATEST CHECKPOINT"]
+    } else {
+        ["ACTIVE", "LATEST"]
+    };
+    let mut out = table(&[&headers[..], &last[..]].concat(), &body);
+    out.push_str(&problems(
+        rows.iter()
+            .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
+    ));
+    fitted(out, width)
+}
+
+/// `flashback history`.
+pub fn history(items: &[HistoryEntry], width: Width) -> String {
+    if items.is_empty() {
+        return "no checkpoints\n".into();
+    }
+    let now = now_micros();
+    let wide = width == Width::Wide;
+    let id = |id: &str| {
+        if wide {
+            id.to_owned()
+        } else {
+            short_id(id)
+        }
+    };
+    let body: Vec<Vec<String>> = items
+        .iter()
+        .map(|i| {
+            let ns = ns_label(&i.checkpoint_ns);
+            vec![
+                id(&i.checkpoint_id),
+                opt(&i.step),
+                opt(&i.source),
+                if wide { i.ts.clone() } else { ago(&i.ts, now) },
+                if wide { ns } else { clip(&ns, KEY_WIDTH) },
+                i.parent_checkpoint_id
+                    .as_deref()
+                    .map_or_else(|| "-".into(), id),
+            ]
+        })
+        .collect();
+    let mut out = table(
+        &[
+            "CHECKPOINT",
+            "STEP",
+            "SOURCE",
+            "TIME",
+            "NAMESPACE",
+            "PARENT",
+        ],
+        &body,
+    );
+    out.push_str(&problems(
+        items
+            .iter()
+            .map(|i| (i.checkpoint_id.as_str(), i.problem.as_ref())),
+    ));
+    fitted(out, width)
+}
+
+/// A fitted table's lines clipped to [`WIDTH`] (a problem line can be longer than the table),
+/// with a pointer to `--wide` when the table shortened anything.
+fn fitted(text: String, width: Width) -> String {
+    if width == Width::Wide {
+        return text;
+    }
+    let mut out: String = text
+        .lines()
+        .map(|l| clip(l, WIDTH) + "\n")
+        .collect::<Vec<_>>()
+        .concat();
+    out.push_str("(short ids and relative times: --wide for full ones)\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_ids_keep_the_distinctive_parts() {
+        assert_eq!(
+            short_id("1f1e953f-7f9a-6f8b-8002-3e7c14c2fed3"),
+            "7f9a-6f8b-3e7c"
+        );
+        assert_eq!(short_id("not-a-uuid"), "not-a-uuid");
+        assert_eq!(short_id("a-very-long-checkpoint-id-x"), "a-very-long-c…");
+    }
+
+    #[test]
+    fn times_are_relative_to_now() {
+        let now = match Stamp::parse("2026-11-26T12:00:00+00:00") {
+            Stamp::At { micros } => micros,
+            Stamp::Unreadable(_) => unreachable!(),
+        };
+        assert_eq!(ago("2026-11-26T11:59:58.5+00:00", now), "just now");
+        assert_eq!(ago("2026-11-26T11:59:18+00:00", now), "42 s ago");
+        assert_eq!(ago("2026-11-26T11:57:00+00:00", now), "3 min ago");
+        assert_eq!(ago("2026-11-26T13:00:00+01:00", now), "just now");
+        assert_eq!(ago("2026-11-26T07:00:00+00:00", now), "5 h ago");
+        assert_eq!(ago("2026-11-14T12:00:00+00:00", now), "12 d ago");
+        assert_eq!(ago("2025-01-02T03:04:05+00:00", now), "2025-01-02");
+        assert_eq!(ago("2026-11-26T12:03:00+00:00", now), "in 3 min");
+        assert_eq!(ago("not a time", now), "not a time");
+        assert_eq!(ago("", now), "-");
+    }
+}

@@ -1,0 +1,203 @@
+//! `flashback state`: a checkpoint's values (a message list as one readable line per
+//! message), its pending writes and its next tasks (interrupts in full).
+
+use super::{clip, one_line, opt, shown, WIDTH};
+use flashback_api::{CheckpointDetail, TaskStatus};
+use serde_json::Value as Json;
+
+/// `flashback state`.
+pub fn state(d: &CheckpointDetail) -> String {
+    let mut out = format!(
+        "checkpoint {}  step {}  source {}  {}\n",
+        d.checkpoint_id,
+        opt(&d.step),
+        opt(&d.source),
+        d.ts
+    );
+    out.push_str(&format!("parent     {}\n", opt(&d.parent_checkpoint_id)));
+    if !d.checkpoint_ns.is_empty() {
+        out.push_str(&format!("namespace  {}\n", d.checkpoint_ns));
+    }
+    if let Some(problem) = &d.problem {
+        out.push_str(&format!("unreadable {problem}\n"));
+    }
+    out.push_str("\nvalues:\n");
+    let w = d.values.keys().map(String::len).max().unwrap_or(0);
+    for (channel, value) in &d.values {
+        match messages(value) {
+            Some(lines) => {
+                let n = lines.len();
+                out.push_str(&format!(
+                    "  {channel:<w$}  {n} message{}\n",
+                    if n == 1 { "" } else { "s" }
+                ));
+                for line in lines {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+            None => out.push_str(&format!(
+                "  {channel:<w$}  {}\n",
+                clip(&shown(value), WIDTH)
+            )),
+        }
+    }
+    if !d.rebuilt.is_empty() {
+        out.push_str(
+            "\nrebuilt (DeltaChannels, as the graph sees them; --raw for the stored view):\n",
+        );
+        let w = d.rebuilt.keys().map(String::len).max().unwrap_or(0);
+        for (channel, r) in &d.rebuilt {
+            let from = match r.from_step {
+                Some(step) => format!("step {step}"),
+                None if r.from_checkpoint.is_some() => "a stored value".to_owned(),
+                None => "empty".to_owned(),
+            };
+            let how = if r.inferred { "inferred" } else { "chosen" };
+            let line = match &r.error {
+                Some(e) => format!("not shown: {e}"),
+                None => format!(
+                    "from {from} + {} write{} ({}, {how})",
+                    r.writes,
+                    if r.writes == 1 { "" } else { "s" },
+                    r.reducer.short_name()
+                ),
+            };
+            out.push_str(&format!("  {channel:<w$}  {line}\n"));
+        }
+    }
+    let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
+    out.push_str(&format!("\npending writes ({count}):\n"));
+    for g in &d.writes {
+        for w in &g.writes {
+            out.push_str(&format!(
+                "  {} {:>3} {:<20} {}\n",
+                clip(&g.task_id, 12),
+                w.idx,
+                w.channel,
+                clip(&shown(&w.value), WIDTH - 40)
+            ));
+        }
+    }
+    let next = &d.tasks.next;
+    out.push_str(&format!(
+        "\nnext: {}\n",
+        if next.is_empty() {
+            "(none)".into()
+        } else {
+            next.join(", ")
+        }
+    ));
+    for t in &d.tasks.tasks {
+        let mut line = format!("  task {} {}", t.name, t.id);
+        if let Some(e) = &t.error {
+            let what = if t.status == TaskStatus::Recovered {
+                "raised, then recovered on retry"
+            } else {
+                "error"
+            };
+            line.push_str(&format!("  {what}: {}", clip(&one_line(e), 60)));
+        }
+        out.push_str(&line);
+        out.push('\n');
+        // Interrupts in full: the question the program waits on is the point.
+        for i in &t.interrupts {
+            out.push_str("    interrupt:\n");
+            let text = serde_json::to_string_pretty(i).unwrap_or_default();
+            for l in text.lines() {
+                out.push_str(&format!("      {l}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// A list of LangChain messages (their JSON view: `$type` `langchain_core.messages.*`) as one
+/// line each: the role, the text, and an AI message's tool calls; `None` for anything else.
+fn messages(v: &Json) -> Option<Vec<String>> {
+    let items = v.as_array().filter(|a| !a.is_empty())?;
+    items.iter().map(message_line).collect()
+}
+
+fn message_line(m: &Json) -> Option<String> {
+    let o = m.as_object()?;
+    let kind = o.get("$type")?.as_str()?;
+    if !kind.starts_with("langchain_core.messages.") {
+        return None;
+    }
+    let role = o
+        .get("type")
+        .and_then(Json::as_str)
+        .unwrap_or("message")
+        .trim_end_matches("Chunk");
+    let who = match (role, o.get("name").and_then(Json::as_str)) {
+        ("tool", Some(name)) => format!("tool {name}"),
+        (role, _) => role.to_owned(),
+    };
+    let mut text = content_text(o.get("content").unwrap_or(&Json::Null));
+    if let Some(calls) = o.get("tool_calls").and_then(Json::as_array) {
+        for c in calls {
+            let name = c.get("name").and_then(Json::as_str).unwrap_or("?");
+            let args = c.get("args").map(Json::to_string).unwrap_or_default();
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&format!("→ {name}({args})"));
+        }
+    }
+    if text.is_empty() {
+        text = "(empty)".into();
+    }
+    Some(format!("{who:<10} {}", clip(&text, WIDTH - 15)))
+}
+
+/// A message's content as text: a string as is; content blocks by their text (other blocks by
+/// their type, e.g. `[image_url]`).
+fn content_text(c: &Json) -> String {
+    match c {
+        Json::String(s) => s.clone(),
+        Json::Array(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                Json::String(s) => s.clone(),
+                Json::Object(o) => match o.get("text").and_then(Json::as_str) {
+                    Some(t) => t.to_owned(),
+                    None => format!(
+                        "[{}]",
+                        o.get("type").and_then(Json::as_str).unwrap_or("block")
+                    ),
+                },
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        Json::Null => String::new(),
+        other => one_line(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn messages_read_as_lines() {
+        let v = json!([
+            {"$type": "langchain_core.messages.human.HumanMessage", "type": "human", "content": "What is 2+3?"},
+            {"$type": "langchain_core.messages.ai.AIMessage", "type": "ai", "content": "",
+             "tool_calls": [{"name": "add", "args": {"a": 2, "b": 3}, "id": "c1"}]},
+            {"$type": "langchain_core.messages.tool.ToolMessage", "type": "tool", "name": "add", "content": "5"},
+            {"$type": "langchain_core.messages.ai.AIMessageChunk", "type": "AIMessageChunk",
+             "content": [{"type": "text", "text": "It is"}, {"type": "image_url"}, "5."]},
+        ]);
+        let lines = messages(&v).expect("messages");
+        assert_eq!(lines[0], "human      What is 2+3?");
+        assert_eq!(lines[1], r#"ai         → add({"a":2,"b":3})"#);
+        assert_eq!(lines[2], "tool add   5");
+        assert_eq!(lines[3], "AIMessage  It is [image_url] 5.");
+        // Anything else is not a message list.
+        assert!(messages(&json!([1, 2])).is_none());
+        assert!(messages(&json!([])).is_none());
+        assert!(messages(&json!([{"$type": "fixture_types.Point"}])).is_none());
+    }
+}

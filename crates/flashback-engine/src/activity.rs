@@ -1,0 +1,193 @@
+//! What happened around each checkpoint of a thread, from its pending writes' keys alone (no
+//! value decoded): the nodes whose step made it ([`GraphRow::ran`]) and how the step after it
+//! went ([`GraphRow::marks`]: a task that failed, raised and then finished on a retry, waits at
+//! an interrupt, or was resumed).
+//!
+//! A checkpoint's pending writes belong to the tasks of its *next* step: a `loop` checkpoint
+//! was made by the tasks that wrote at its parent. Task names come from `task_path`
+//! (`~__pregel_pull, NAME`; a `Send` task's path holds no name and counts as `Send`), so a
+//! database written before that column existed has no names, only marks.
+
+use crate::layout::GraphRow;
+use flashback_storage::{WriteInfo, NULL_TASK_ID};
+use serde::Serialize;
+use std::collections::HashMap;
+
+const ERROR: &str = "__error__";
+const ERROR_SOURCE_NODE: &str = "__error_source_node__";
+const INTERRUPT: &str = "__interrupt__";
+const RESUME: &str = "__resume__";
+
+/// How a task of the step after a checkpoint went, as its writes tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum StepMark {
+    /// A task raised and has no output: the step failed.
+    Failed,
+    /// A task raised, then finished on a retry (its error and its output are both stored).
+    Recovered,
+    /// A task waits at an `interrupt()`.
+    Interrupted,
+    /// A task was interrupted, then resumed and finished.
+    Resumed,
+}
+
+/// One task's writes at one checkpoint.
+#[derive(Default)]
+struct TaskWrites<'a> {
+    path: &'a str,
+    error: bool,
+    interrupt: bool,
+    output: bool,
+}
+
+/// What the writes pending on one checkpoint say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepActivity {
+    /// The tasks' node names in task-path order (`Send` for a `Send` task).
+    pub tasks: Vec<String>,
+    /// How they went (sorted, each once).
+    pub marks: Vec<StepMark>,
+}
+
+/// The node a task path names: `~__pregel_pull, NAME` → `NAME`; a `Send` task → `Send`.
+fn task_name(path: &str) -> Option<String> {
+    let path = path.strip_prefix('~').unwrap_or(path);
+    let mut parts = path.split(", ");
+    match parts.next()? {
+        "__pregel_pull" => parts.next().map(str::to_owned),
+        "__pregel_push" => Some("Send".to_owned()),
+        _ => None,
+    }
+}
+
+/// The activity of every checkpoint that has pending writes, by `(namespace, checkpoint id)`.
+pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActivity> {
+    let mut tasks: HashMap<(&str, &str), Vec<(&str, TaskWrites)>> = HashMap::new();
+    for w in writes {
+        if w.task_id == NULL_TASK_ID {
+            continue;
+        }
+        let at = tasks
+            .entry((w.checkpoint_ns.as_str(), w.checkpoint_id.as_str()))
+            .or_default();
+        let i = match at.iter().position(|(id, _)| *id == w.task_id) {
+            Some(i) => i,
+            None => {
+                at.push((w.task_id.as_str(), TaskWrites::default()));
+                at.len() - 1
+            }
+        };
+        let t = &mut at[i].1;
+        if t.path.is_empty() {
+            t.path = &w.task_path;
+        }
+        match w.channel.as_str() {
+            ERROR => t.error = true,
+            INTERRUPT => t.interrupt = true,
+            ERROR_SOURCE_NODE | RESUME => {}
+            _ => t.output = true,
+        }
+    }
+    tasks
+        .into_iter()
+        .map(|((ns, id), mut at)| {
+            at.sort_by(|a, b| (a.1.path, a.0).cmp(&(b.1.path, b.0)));
+            let mut marks: Vec<StepMark> = at
+                .iter()
+                .filter_map(|(_, t)| match (t.error, t.interrupt, t.output) {
+                    (true, _, false) => Some(StepMark::Failed),
+                    (true, _, true) => Some(StepMark::Recovered),
+                    (false, true, false) => Some(StepMark::Interrupted),
+                    (false, true, true) => Some(StepMark::Resumed),
+                    _ => None,
+                })
+                .collect();
+            marks.sort();
+            marks.dedup();
+            let activity = StepActivity {
+                tasks: at.iter().filter_map(|(_, t)| task_name(t.path)).collect(),
+                marks,
+            };
+            ((ns.to_owned(), id.to_owned()), activity)
+        })
+        .collect()
+}
+
+/// Fill in each row's [`GraphRow::ran`] (the tasks at its parent, for a checkpoint the loop
+/// made) and [`GraphRow::marks`] (its own pending writes).
+pub fn annotate(rows: &mut [GraphRow], writes: &[WriteInfo]) {
+    let activity = step_activity(writes);
+    let at = |ns: &str, id: &str| activity.get(&(ns.to_owned(), id.to_owned()));
+    for row in rows.iter_mut() {
+        if let Some(a) = at(&row.ns, &row.id) {
+            row.marks = a.marks.clone();
+        }
+        if row.source.as_deref() != Some("loop") {
+            continue;
+        }
+        if let Some(a) = row.parent_id.as_deref().and_then(|p| at(&row.ns, p)) {
+            row.ran = a.tasks.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(id: &str, task: &str, path: &str, channel: &str) -> WriteInfo {
+        WriteInfo {
+            checkpoint_ns: String::new(),
+            checkpoint_id: id.into(),
+            task_id: task.into(),
+            task_path: path.into(),
+            channel: channel.into(),
+        }
+    }
+
+    #[test]
+    fn tasks_and_marks_from_write_keys() {
+        let writes = [
+            w("c1", "t-b", "~__pregel_pull, beta", "x"),
+            w("c1", "t-a", "~__pregel_pull, alpha", "x"),
+            w("c1", "t-a", "~__pregel_pull, alpha", "branch:to:beta"),
+            // A retry: the error of the failed attempt and the output of the good one.
+            w("c2", "t-f", "~__pregel_pull, flaky", ERROR),
+            w("c2", "t-f", "~__pregel_pull, flaky", "n"),
+            w(
+                "c3",
+                "t-s0",
+                "~__pregel_push, 0000000000, 0000000000",
+                "out",
+            ),
+            w(
+                "c3",
+                "t-s1",
+                "~__pregel_push, 0000000001, 0000000000",
+                ERROR,
+            ),
+            w("c4", "t-r", "~__pregel_pull, review", INTERRUPT),
+            w("c5", "t-r", "~__pregel_pull, review", INTERRUPT),
+            w("c5", "t-r", "~__pregel_pull, review", RESUME),
+            w("c5", "t-r", "~__pregel_pull, review", "approved"),
+            // update_state / input writes belong to no task.
+            w("c6", NULL_TASK_ID, "", "x"),
+            // Before task_path existed: marks, no names.
+            w("c7", "t-old", "", ERROR),
+        ];
+        let a = step_activity(&writes);
+        let get = |id: &str| a.get(&(String::new(), id.to_owned())).cloned();
+        assert_eq!(get("c1").unwrap().tasks, ["alpha", "beta"]);
+        assert!(get("c1").unwrap().marks.is_empty());
+        assert_eq!(get("c2").unwrap().marks, [StepMark::Recovered]);
+        assert_eq!(get("c3").unwrap().tasks, ["Send", "Send"]);
+        assert_eq!(get("c3").unwrap().marks, [StepMark::Failed]);
+        assert_eq!(get("c4").unwrap().marks, [StepMark::Interrupted]);
+        assert_eq!(get("c5").unwrap().marks, [StepMark::Resumed]);
+        assert_eq!(get("c6"), None);
+        assert_eq!(get("c7").unwrap().tasks, Vec::<String>::new());
+        assert_eq!(get("c7").unwrap().marks, [StepMark::Failed]);
+    }
+}

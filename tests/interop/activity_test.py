@@ -1,0 +1,272 @@
+"""What each step did, as `flashback graph` shows it beside every checkpoint, against what
+Python's `graph.get_state_history()` says, on threads written by the real LangGraph:
+
+* `flaky-1`: a node raises, the run fails, `invoke(None)` runs it again and it finishes; the
+  checkpoint before it is marked `recovered` ("raised, then recovered on retry"), and
+  `flashback state` labels the failed attempt beside its retry's output;
+* `broken`: a node raises and nothing recovers (`failed`, the thread's status);
+* `approval`: an `interrupt()` answered with `Command(resume=…)` (`resumed`), and one still
+  waiting (`interrupted`);
+* `fanout`: a `Send` fan-out (three `Send` tasks), then the join.
+
+For every checkpoint: `ran` (the nodes whose step made it) equals the names of the parent
+snapshot's tasks (a `Send` task as "Send"), and `marks` equal what its own snapshot's tasks
+say (error with or without a result, interrupts with or without a result). Also: the human
+`threads` and `history` fit 100 columns, `--wide` shows full ids, and `state` shows messages
+as readable lines.
+
+Usage: FLASHBACK_BIN=target/debug/flashback python tests/interop/activity_test.py [--pg URL] [--no-sqlite]
+       python tests/interop/activity_test.py --make PATH   (only write the threads to a new SQLite
+                                                           file, for ui/e2e)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import os
+import pathlib
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from typing import Annotated, TypedDict
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.types import Command, Send, interrupt
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from results import Results  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("FLASHBACK_BIN") or str(
+    pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "flashback"
+)
+
+
+class State(TypedDict):
+    n: int
+    items: Annotated[list, operator.add]
+    messages: Annotated[list, add_messages]
+
+
+def cfg(thread: str) -> dict:
+    return {"configurable": {"thread_id": thread}}
+
+
+def run_flaky(saver) -> None:
+    calls = {"k": 0}
+
+    def first(s):
+        return {"n": s["n"] + 1, "messages": [HumanMessage(content="fetch the report", id="h-1")]}
+
+    def flaky(s):
+        calls["k"] += 1
+        if calls["k"] == 1:
+            raise RuntimeError("upstream timed out (attempt 1)")
+        return {"n": s["n"] * 10, "messages": [AIMessage(content="Here is the report.", id="a-1")]}
+
+    g = StateGraph(State)
+    g.add_node("first", first)
+    g.add_node("flaky", flaky)
+    g.add_edge(START, "first")
+    g.add_edge("first", "flaky")
+    g.add_edge("flaky", END)
+    app = g.compile(checkpointer=saver)
+    try:
+        app.invoke({"n": 1, "items": [], "messages": []}, cfg("flaky-1"))
+    except RuntimeError:
+        pass
+    app.invoke(None, cfg("flaky-1"))
+
+    def broken(s):
+        raise ValueError("no route to the payment service")
+
+    b = StateGraph(State)
+    b.add_node("first", first)
+    b.add_node("broken", broken)
+    b.add_edge(START, "first")
+    b.add_edge("first", "broken")
+    b.add_edge("broken", END)
+    try:
+        b.compile(checkpointer=saver).invoke({"n": 1, "items": [], "messages": []}, cfg("broken"))
+    except ValueError:
+        pass
+
+
+def run_approval(saver) -> None:
+    def ask(s):
+        answer = interrupt({"question": "Approve the refund?", "amount": 42.5})
+        return {"items": [f"answer: {answer}"]}
+
+    def done(s):
+        return {"n": s["n"] + 1}
+
+    g = StateGraph(State)
+    g.add_node("ask", ask)
+    g.add_node("done", done)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", "done")
+    g.add_edge("done", END)
+    app = g.compile(checkpointer=saver)
+    app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval"))
+    app.invoke(Command(resume="yes"), cfg("approval"))
+    app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval-waiting"))
+
+
+def run_fanout(saver) -> None:
+    def plan(s):
+        return {"n": 3}
+
+    def route(s):
+        return [Send("work", {"n": i, "items": [], "messages": []}) for i in range(s["n"])]
+
+    def work(s):
+        return {"items": [s["n"] * 2]}
+
+    def join(s):
+        return {"n": len(s["items"])}
+
+    g = StateGraph(State)
+    g.add_node("plan", plan)
+    g.add_node("work", work)
+    g.add_node("join", join)
+    g.add_edge(START, "plan")
+    g.add_conditional_edges("plan", route, ["work"])
+    g.add_edge("work", "join")
+    g.add_edge("join", END)
+    g.compile(checkpointer=saver).invoke({"n": 0, "items": [], "messages": []}, cfg("fanout"))
+
+
+THREADS = ["flaky-1", "broken", "approval", "approval-waiting", "fanout"]
+
+
+def flashback(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+
+
+def expected(app_history) -> dict:
+    """(ran, marks) per checkpoint id, from Python's snapshots (newest first)."""
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in app_history}
+    out = {}
+    for cid, s in by_id.items():
+        marks = set()
+        for t in s.tasks:
+            has_result = t.result is not None
+            if t.error is not None:
+                marks.add("recovered" if has_result else "failed")
+            elif t.interrupts:
+                marks.add("resumed" if has_result else "interrupted")
+        ran = []
+        parent = s.parent_config and by_id.get(s.parent_config["configurable"]["checkpoint_id"])
+        if parent and s.metadata.get("source") == "loop":
+            ran = sorted("Send" if t.path[0] == "__pregel_push" else t.name for t in parent.tasks)
+        out[cid] = (ran, sorted(marks))
+    return out
+
+
+def check_threads(r: Results, where: str, db: str, saver) -> None:
+    # Any compiled graph reads the history: get_state_history needs no node functions.
+    g = StateGraph(State)
+    g.add_node("x", lambda s: {})
+    g.add_edge(START, "x")
+    reader = g.compile(checkpointer=saver)
+    for thread in THREADS:
+        p = flashback("graph", db, thread, "--json")
+        if not r.check(where, f"{thread}: graph --json exits 0", p.returncode == 0, p.stderr[-500:]):
+            continue
+        rows = {row["id"]: row for row in json.loads(p.stdout)["rows"] if row["ns"] == ""}
+        want = expected(list(reader.get_state_history(cfg(thread))))
+        got = {cid: (sorted(row["ran"]), sorted(row["marks"])) for cid, row in rows.items()}
+        r.check(where, f"{thread}: ran and marks of every checkpoint are Python's", got == want,
+                json.dumps({"flashback": got, "python": want}, indent=1)[:3000])
+
+    marks = {row["id"]: row["marks"] for row in json.loads(flashback("graph", db, "flaky-1", "--json").stdout)["rows"]}
+    r.check(where, "flaky-1: exactly one checkpoint is marked recovered",
+            sorted(m for ms in marks.values() for m in ms) == ["recovered"], json.dumps(marks))
+    text = flashback("graph", db, "flaky-1").stdout
+    r.check(where, "graph (text) names the nodes and the retry", "flaky" in text and "recovered on retry" in text, text)
+    fan = flashback("graph", db, "fanout").stdout
+    r.check(where, "graph (text) shows the fan-out", "Send ×3" in fan and "join" in fan, fan)
+
+    # The checkpoint whose next step raised and then recovered: its detail.
+    recovered = next(cid for cid, ms in marks.items() if "recovered" in ms)
+    state = flashback("state", db, "flaky-1", "--checkpoint", recovered)
+    r.check(where, "state labels the failed attempt beside its retry",
+            "raised, then recovered on retry: RuntimeError" in state.stdout, state.stdout)
+    detail = json.loads(flashback("state", db, "flaky-1", "--checkpoint", recovered, "--json").stdout)
+    task = detail["tasks"]["tasks"][0]
+    r.check(where, "its task's status is recovered, with its error and its retry's writes",
+            task["status"] == "recovered" and "upstream timed out" in json.dumps(task["error"]) and task["writes"],
+            json.dumps(task)[:1000])
+
+    # Thread statuses: a retry that recovered is not a failure.
+    threads = {t["thread_id"]: t for t in json.loads(flashback("threads", db, "--json").stdout)}
+    r.check(where, "threads: flaky-1 finished, broken failed, approval-waiting interrupted",
+            (threads["flaky-1"]["status"], threads["broken"]["status"], threads["approval-waiting"]["status"])
+            == ("finished", "failed", "interrupted"), json.dumps(threads)[:1500])
+
+    # The human tables fit 100 columns; --wide shows every id in full.
+    full_ids = {"threads": threads["flaky-1"]["latest_checkpoint_id"], "history": recovered}
+    for args in (["threads", db], ["history", db, "flaky-1"]):
+        out = flashback(*args).stdout
+        r.check(where, f"{args[0]} fits 100 columns", all(len(line) <= 100 for line in out.splitlines()), out)
+        wide = flashback(*args, "--wide").stdout
+        r.check(where, f"{args[0]} --wide shows full ids", full_ids[args[0]] in wide, wide)
+    latest = flashback("state", db, "flaky-1").stdout
+    r.check(where, "state shows messages as lines", "human      fetch the report" in latest
+            and "ai         Here is the report." in latest, latest)
+    waiting = flashback("state", db, "approval-waiting").stdout
+    r.check(where, "state shows a waiting interrupt in full", '"question": "Approve the refund?"' in waiting
+            and '"amount": 42.5' in waiting, waiting)
+
+
+def make_sqlite(db: str):
+    """The threads, written to a new SQLite file by the real SqliteSaver (returned)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
+    saver.setup()
+    for run in (run_flaky, run_approval, run_fanout):
+        run(saver)
+    return saver
+
+
+def sqlite_part(r: Results) -> None:
+    db = str(pathlib.Path(tempfile.mkdtemp(prefix="flashback-activity-")) / "activity.sqlite")
+    check_threads(r, "sqlite", db, make_sqlite(db))
+
+
+def postgres_part(r: Results, url: str) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        for run in (run_flaky, run_approval, run_fanout):
+            run(saver)
+        check_threads(r, "postgres", url, saver)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pg", help="an empty Postgres database")
+    ap.add_argument("--no-sqlite", action="store_true")
+    ap.add_argument("--make", metavar="PATH", help="only write the threads to a new SQLite file (for the UI tests)")
+    args = ap.parse_args()
+    if args.make:
+        make_sqlite(args.make)
+        return 0
+    r = Results(verbose=True)
+    if not args.no_sqlite:
+        sqlite_part(r)
+    if args.pg:
+        postgres_part(r, args.pg)
+    print(f"{r.passed} passed, {r.failed} failed", flush=True)
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { duration, MARKS, ranLabel, sinceParent } from "./rowinfo";
+import { row as graphRow } from "./testrows";
+
+const row = (id: string, ts: string, parent_row: number | null) => graphRow(id, 0, { ts, parent_row });
+
+describe("rowinfo", () => {
+  it("names each node once, with a count when it ran several times", () => {
+    expect(ranLabel([])).toBe("");
+    expect(ranLabel(["agent"])).toBe("agent");
+    expect(ranLabel(["Send", "Send", "Send", "collect"])).toBe("Send ×3, collect");
+  });
+
+  it("shows durations at a readable unit", () => {
+    expect(duration(4)).toBe("4 ms");
+    expect(duration(820)).toBe("820 ms");
+    expect(duration(4200)).toBe("4.2 s");
+    expect(duration(42_000)).toBe("42 s");
+    expect(duration(180_000)).toBe("3 min");
+    expect(duration(7_200_000)).toBe("2 h");
+    expect(duration(5 * 86_400_000)).toBe("5 d");
+  });
+
+  it("measures the time since the parent row, and nothing without one", () => {
+    const rows = [row("c", "2026-01-01T00:00:04.2+00:00", 1), row("b", "2026-01-01T00:00:00+00:00", 2), row("a", "bad", null)];
+    expect(sinceParent(rows, 0)).toBe("+4.2 s");
+    expect(sinceParent(rows, 1)).toBe("");
+    expect(sinceParent(rows, 2)).toBe("");
+    expect(sinceParent(rows, 9)).toBe("");
+  });
+
+  it("has a badge for every mark", () => {
+    for (const m of ["failed", "recovered", "interrupted", "resumed"] as const) expect(MARKS[m].text.length).toBeGreaterThan(0);
+  });
+});

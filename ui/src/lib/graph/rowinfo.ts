@@ -1,0 +1,42 @@
+// What a DAG row says beside its dot: the nodes whose step made the checkpoint, how long that
+// step took (the time since the parent checkpoint), and how the next step went.
+
+import type { GraphRow, StepMark } from "../ipc/bindings";
+
+/** The nodes that ran, each once with a count when it ran several times ("Send ×3"). */
+export function ranLabel(ran: string[]): string {
+  const counts = new Map<string, number>();
+  for (const n of ran) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return [...counts].map(([n, k]) => (k > 1 ? `${n} ×${k}` : n)).join(", ");
+}
+
+/** A duration in ms as the DAG shows it: "820 ms", "4.2 s", "3 min", "2 h", "5 d". */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
+/** "+4.2 s": the time from the parent checkpoint (the row's parent row) to this one; "" without one. */
+export function sinceParent(rows: GraphRow[], i: number): string {
+  const row = rows[i];
+  const p = row?.parent_row;
+  if (p === null || p === undefined || !rows[p]) return "";
+  const dt = Date.parse(row.ts) - Date.parse(rows[p].ts);
+  return Number.isNaN(dt) || dt < 0 ? "" : `+${duration(dt)}`;
+}
+
+/** The badge of each mark: its text, its class and what it means. */
+export const MARKS: Record<StepMark, { text: string; cls: string; title: string }> = {
+  failed: { text: "✕ raised", cls: "failed", title: "A task of the next step raised and did not finish" },
+  recovered: {
+    text: "↻ retried",
+    cls: "recovered",
+    title: "A task of the next step raised, then finished on a retry (its error is kept beside its output)",
+  },
+  interrupted: { text: "⏸ interrupt", cls: "interrupted", title: "A task of the next step waits at an interrupt" },
+  resumed: { text: "▶ resumed", cls: "resumed", title: "A task of the next step was interrupted, then resumed" },
+};
