@@ -57,7 +57,7 @@ def cfg(thread: str) -> dict:
     return {"configurable": {"thread_id": thread}}
 
 
-def run_flaky(saver) -> None:
+def run_flaky(saver) -> dict:
     calls = {"k": 0}
 
     def first(s):
@@ -91,13 +91,15 @@ def run_flaky(saver) -> None:
     b.add_edge(START, "first")
     b.add_edge("first", "broken")
     b.add_edge("broken", END)
+    b_app = b.compile(checkpointer=saver)
     try:
-        b.compile(checkpointer=saver).invoke({"n": 1, "items": [], "messages": []}, cfg("broken"))
+        b_app.invoke({"n": 1, "items": [], "messages": []}, cfg("broken"))
     except ValueError:
         pass
+    return {"flaky-1": app, "broken": b_app}
 
 
-def run_approval(saver) -> None:
+def run_approval(saver) -> dict:
     def ask(s):
         answer = interrupt({"question": "Approve the refund?", "amount": 42.5})
         return {"items": [f"answer: {answer}"]}
@@ -115,9 +117,10 @@ def run_approval(saver) -> None:
     app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval"))
     app.invoke(Command(resume="yes"), cfg("approval"))
     app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval-waiting"))
+    return {"approval": app, "approval-waiting": app}
 
 
-def run_fanout(saver) -> None:
+def run_fanout(saver) -> dict:
     def plan(s):
         return {"n": 3}
 
@@ -138,10 +141,17 @@ def run_fanout(saver) -> None:
     g.add_conditional_edges("plan", route, ["work"])
     g.add_edge("work", "join")
     g.add_edge("join", END)
-    g.compile(checkpointer=saver).invoke({"n": 0, "items": [], "messages": []}, cfg("fanout"))
+    app = g.compile(checkpointer=saver)
+    app.invoke({"n": 0, "items": [], "messages": []}, cfg("fanout"))
+    return {"fanout": app}
 
 
-THREADS = ["flaky-1", "broken", "approval", "approval-waiting", "fanout"]
+def run_all(saver) -> dict:
+    """Every thread, written through `saver`: the compiled graph of each (which reads its history)."""
+    apps = {}
+    for run in (run_flaky, run_approval, run_fanout):
+        apps.update(run(saver))
+    return apps
 
 
 def flashback(*args: str) -> subprocess.CompletedProcess:
@@ -168,13 +178,9 @@ def expected(app_history) -> dict:
     return out
 
 
-def check_threads(r: Results, where: str, db: str, saver) -> None:
-    # Any compiled graph reads the history: get_state_history needs no node functions.
-    g = StateGraph(State)
-    g.add_node("x", lambda s: {})
-    g.add_edge(START, "x")
-    reader = g.compile(checkpointer=saver)
-    for thread in THREADS:
+def check_threads(r: Results, where: str, db: str, apps: dict) -> None:
+    # Each thread's history as its own graph shows it (Python derives tasks from the graph).
+    for thread, reader in apps.items():
         p = flashback("graph", db, thread, "--json")
         if not r.check(where, f"{thread}: graph --json exits 0", p.returncode == 0, p.stderr[-500:]):
             continue
@@ -225,14 +231,12 @@ def check_threads(r: Results, where: str, db: str, saver) -> None:
 
 
 def make_sqlite(db: str):
-    """The threads, written to a new SQLite file by the real SqliteSaver (returned)."""
+    """The threads, written to a new SQLite file by the real SqliteSaver (their graphs returned)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     saver = SqliteSaver(sqlite3.connect(db, check_same_thread=False))
     saver.setup()
-    for run in (run_flaky, run_approval, run_fanout):
-        run(saver)
-    return saver
+    return run_all(saver)
 
 
 def sqlite_part(r: Results) -> None:
@@ -245,9 +249,7 @@ def postgres_part(r: Results, url: str) -> None:
 
     with PostgresSaver.from_conn_string(url) as saver:
         saver.setup()
-        for run in (run_flaky, run_approval, run_fanout):
-            run(saver)
-        check_threads(r, "postgres", url, saver)
+        check_threads(r, "postgres", url, run_all(saver))
 
 
 def main() -> int:
