@@ -85,6 +85,7 @@ impl Api {
 
     /// Write a merge checkpoint on branch A. One transaction.
     pub async fn merge_branches(&self, req: MergeRequest) -> ApiResult<ForkResult> {
+        refuse_subgraph(&req.checkpoint_ns, "merge into")?;
         self.session(&req.db)?.require_key()?;
         let saver = self.writable(&req.db).await?;
         let take: Vec<_> = req
@@ -213,6 +214,8 @@ pub(crate) async fn fork_as(
     action: &str,
     delta: &DeltaOptions,
 ) -> ApiResult<ForkResult> {
+    let what = if action == "rerun" { "re-run from" } else { "fork" };
+    refuse_subgraph(checkpoint_ns, what)?;
     let forked = if edits.is_empty() {
         copy_fork_as(
             saver,
@@ -237,4 +240,19 @@ pub(crate) async fn fork_as(
         }
         other => Ok(other?),
     }
+}
+
+/// Forks, merges and re-runs start from the root graph. LangGraph resumes a thread from its
+/// root namespace's latest checkpoint and runs a subgraph again only from the parent step that
+/// calls it, so a checkpoint written inside a subgraph namespace would not be where the
+/// program resumes (nor what a re-run runs).
+pub(crate) fn refuse_subgraph(checkpoint_ns: &str, what: &str) -> ApiResult<()> {
+    if checkpoint_ns.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(format!(
+        "cannot {what} a checkpoint of the subgraph namespace {checkpoint_ns:?}: LangGraph \
+         resumes a thread from its root graph and re-enters a subgraph only from the parent \
+         step that calls it; {what} the parent-graph checkpoint this subgraph hangs from instead"
+    )))
 }

@@ -256,3 +256,52 @@ async fn delete_and_prune_preview_then_write() {
         .expect_err("gone");
     assert_eq!(err.code, ErrorCode::NotFound);
 }
+
+#[tokio::test]
+async fn forks_merges_and_reruns_inside_a_subgraph_are_refused_with_the_reason() {
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
+    let before = graph(&api, &db, "subgraph").await;
+    let inner = before
+        .rows
+        .iter()
+        .find(|r| !r.ns.is_empty())
+        .expect("a subgraph checkpoint")
+        .clone();
+    let refused = |e: ApiError| {
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{e:?}");
+        assert!(
+            e.message.contains("subgraph namespace") && e.message.contains(&inner.ns),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains('\n'), "one line: {}", e.message);
+    };
+    let fork = api
+        .fork_checkpoint(ForkRequest {
+            db: db.db.clone(),
+            thread_id: "subgraph".into(),
+            checkpoint_ns: inner.ns.clone(),
+            checkpoint_id: inner.id.clone(),
+            edits: vec![],
+        })
+        .await
+        .expect_err("a fork inside a subgraph");
+    refused(fork);
+    let merge = api
+        .merge_branches(MergeRequest {
+            db: db.db.clone(),
+            thread_id: "subgraph".into(),
+            checkpoint_ns: inner.ns.clone(),
+            into: inner.id.clone(),
+            from: inner.id.clone(),
+            channels: vec![],
+        })
+        .await
+        .expect_err("a merge inside a subgraph");
+    refused(merge);
+    // Nothing was written.
+    let after = graph(&api, &db, "subgraph").await;
+    assert_eq!(after.rows.len(), before.rows.len());
+}

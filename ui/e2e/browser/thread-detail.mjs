@@ -150,10 +150,20 @@ export const wideThread = {
 };
 
 export const subgraphs = {
-  name: "subgraph namespaces expand and collapse",
+  name: "subgraph namespaces expand and collapse; their checkpoints cannot be forked (the reason shown)",
   run: async ({ page, openThread, dagRows }) => {
     await openThread("subgraph");
     const full = await dagRows();
+    // A checkpoint inside a subgraph: fork, edit, merge and re-run are off, with the reason.
+    await page.locator(`${tid("dag-row")}:not([data-ns=""])`).first().click();
+    await page.locator(tid("subgraph-fork-note")).waitFor();
+    for (const b of ["fork-here", "edit-fork-open", "merge-open", "rerun-open"]) {
+      expect(await page.locator(tid(b)).isDisabled(), `${b} is disabled in a subgraph`);
+    }
+    // Back on the root graph they are on again.
+    await page.locator(`${tid("dag-row")}[data-ns=""]`).first().click();
+    await page.locator(tid("subgraph-fork-note")).waitFor({ state: "detached" });
+    expect(!(await page.locator(tid("fork-here")).isDisabled()), "fork is back on the root graph");
     await page.locator(tid("toggle-subgraph")).first().click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) < n, full);
     await page.locator(tid("toggle-subgraph")).first().click();

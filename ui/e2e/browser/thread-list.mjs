@@ -51,8 +51,13 @@ export const prune = {
         String(n),
       );
     await removes(299);
+    expect((await page.locator(`${tid("prune-breakdown")} tr[data-thread="long"] td.num`).first().textContent()).trim() === "299", "the per-thread breakdown");
     await page.locator(tid("prune-strategy")).selectOption("delete");
     await removes(300);
+    // Deleting whole threads asks for the thread id, as Delete thread does.
+    expect(await page.locator(tid("prune-confirm")).isDisabled(), "delete needs the typed confirmation");
+    await page.locator(tid("prune-confirm-input")).fill("long");
+    expect(!(await page.locator(tid("prune-confirm")).isDisabled()), "typed: enabled");
     await page.locator(tid("prune-strategy")).selectOption("keep_latest");
     await removes(299);
     await page.locator(tid("prune-confirm")).click();
