@@ -34,6 +34,7 @@ import * as threadList from "./browser/thread-list.mjs";
 import * as threadDetail from "./browser/thread-detail.mjs";
 import * as threadActions from "./browser/thread-actions.mjs";
 import * as optional from "./browser/optional.mjs";
+import * as routes from "./browser/routes.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -69,6 +70,7 @@ const checks = [
   optional.stepActivity,
   optional.postgres,
   threadDetail.subgraphs,
+  routes.routes,
   threadDetail.sendFanout,
   threadActions.deleteThread,
   threadList.prune,

@@ -139,7 +139,7 @@ export class ThreadView {
    * Loads the DAG and from then on the detail (on a new selection or the reveal toggle) and
    * the diff (on a new selection or comparison). Returns the cleanup (it also stops Play).
    */
-  start(): () => void {
+  start(select?: CheckpointKey): () => void {
     const stop = $effect.root(() => {
       $effect(() => {
         void this.selectedKey;
@@ -153,7 +153,7 @@ export class ThreadView {
         this.loadDiff();
       });
     });
-    this.loadGraph();
+    this.loadGraph(select);
     return () => {
       stop();
       this.replay.stop();

@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { formatRoute, isNewPlace, parseRoute, type Route } from "./route";
+
+describe("route", () => {
+  it("round-trips every screen", () => {
+    const routes: Route[] = [
+      { screen: "open" },
+      { screen: "threads", db: "/data/agents.sqlite" },
+      { screen: "memory", db: "postgresql://app@db.example:5432/agents" },
+      { screen: "thread", db: "/data/a b.sqlite", thread: "chat/42 é?&#" },
+      { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "", id: "1f0-aa" }, tab: "writes" },
+      { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "mid:9|inner:3", id: "1f0-bb" } },
+    ];
+    for (const r of routes) expect(parseRoute(formatRoute(r))).toEqual(r);
+  });
+
+  it("formats readable fragments", () => {
+    expect(formatRoute({ screen: "threads", db: "/tmp/a.sqlite" })).toBe("#/threads?db=%2Ftmp%2Fa.sqlite");
+    expect(formatRoute({ screen: "thread", thread: "t1", checkpoint: { ns: "", id: "c1" }, tab: "state" })).toBe("#/thread/t1?checkpoint=c1");
+  });
+
+  it("ignores what is not a route", () => {
+    expect(parseRoute("")).toBeNull();
+    expect(parseRoute("#token=abc")).toBeNull();
+    expect(parseRoute("#/nowhere")).toBeNull();
+    expect(parseRoute("#/thread/")).toBeNull();
+    expect(parseRoute("#/thread/t?tab=bogus")).toEqual({ screen: "thread", thread: "t", db: undefined });
+    expect(parseRoute("#/thread/%E0%A4%A")?.thread).toBe("%E0%A4%A");
+  });
+
+  it("pushes a new history entry for another screen or thread, replaces it within one", () => {
+    const a: Route = { screen: "thread", db: "d", thread: "t", checkpoint: { ns: "", id: "1" } };
+    expect(isNewPlace(null, a)).toBe(true);
+    expect(isNewPlace(a, { ...a, checkpoint: { ns: "", id: "2" } })).toBe(false);
+    expect(isNewPlace(a, { ...a, tab: "writes" })).toBe(false);
+    expect(isNewPlace(a, { ...a, thread: "u" })).toBe(true);
+    expect(isNewPlace(a, { screen: "threads", db: "d" })).toBe(true);
+  });
+});

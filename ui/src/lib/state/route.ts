@@ -1,0 +1,88 @@
+// Where the app is, as the URL's fragment: the open database, the screen, and on a thread the
+// selected checkpoint and tab, so that Back and Forward move between screens, a reload keeps
+// the place, and a checkpoint can be linked.
+//
+//   #/threads?db=LOCATION
+//   #/memory?db=LOCATION
+//   #/thread/THREAD?db=LOCATION&checkpoint=ID&ns=NS&tab=writes
+//   #/open
+//
+// LOCATION is the database's public location (a path, or a Postgres URL without its password:
+// DbInfo.location), so a link never carries a secret.
+
+export type RouteScreen = "open" | "threads" | "memory" | "thread";
+
+export interface Route {
+  screen: RouteScreen;
+  /** The database's public location (absent: whichever is open). */
+  db?: string;
+  /** The thread (screen "thread"). */
+  thread?: string;
+  /** The selected checkpoint on a thread. */
+  checkpoint?: { ns: string; id: string };
+  /** The detail tab on a thread. */
+  tab?: string;
+}
+
+const TABS = new Set(["state", "writes", "tasks", "meta"]);
+
+/** The route in a URL fragment (`#/…`); null when the fragment is not one (empty, `#token=…`). */
+export function parseRoute(hash: string): Route | null {
+  const m = /^#\/([^?]*)(?:\?(.*))?$/.exec(hash);
+  if (!m) return null;
+  const parts = m[1].split("/").map((p) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  });
+  const q = new URLSearchParams(m[2] ?? "");
+  const db = q.get("db") || undefined;
+  switch (parts[0]) {
+    case "open":
+      return { screen: "open" };
+    case "threads":
+    case "memory":
+      return { screen: parts[0], db };
+    case "thread": {
+      const thread = parts.slice(1).join("/");
+      if (!thread) return null;
+      const id = q.get("checkpoint");
+      const tab = q.get("tab");
+      return {
+        screen: "thread",
+        db,
+        thread,
+        ...(id ? { checkpoint: { id, ns: q.get("ns") ?? "" } } : {}),
+        ...(tab && TABS.has(tab) ? { tab } : {}),
+      };
+    }
+    default:
+      return null;
+  }
+}
+
+/** The URL fragment of a route (parseRoute's inverse). */
+export function formatRoute(r: Route): string {
+  if (r.screen === "open") return "#/open";
+  const q = new URLSearchParams();
+  if (r.db) q.set("db", r.db);
+  let path: string = r.screen;
+  if (r.screen === "thread") {
+    path = `thread/${encodeURIComponent(r.thread ?? "")}`;
+    if (r.checkpoint) {
+      q.set("checkpoint", r.checkpoint.id);
+      if (r.checkpoint.ns) q.set("ns", r.checkpoint.ns);
+    }
+    if (r.tab && r.tab !== "state") q.set("tab", r.tab);
+  }
+  const query = q.toString();
+  return `#/${path}${query ? `?${query}` : ""}`;
+}
+
+/** Whether going from `a` to `b` is a new place in the history (another screen or thread) or
+ * a change within one (another checkpoint or tab: the entry is replaced). */
+export function isNewPlace(a: Route | null, b: Route): boolean {
+  return !a || a.screen !== b.screen || a.db !== b.db || a.thread !== b.thread;
+}
