@@ -2,6 +2,8 @@
 // folded long strings, masked secrets, undecodable values shown in place, messages recognised
 // for the chat view.
 
+import { bytesPreview, scalarText } from "./scalars";
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 export type NodeKind =
@@ -142,7 +144,8 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
   if (type === "builtins.bytes" || type === "builtins.bytearray") {
     const b64 = typeof value.base64 === "string" ? value.base64 : "";
     const bytes = Math.floor((b64.length * 3) / 4) - (b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0);
-    return node("bytes", shortType(type), `${bytes} bytes`);
+    const peek = bytesPreview(b64);
+    return node("bytes", shortType(type), `${bytes} bytes${peek ? `: ${peek}${bytes > 16 ? " …" : ""}` : ""}`);
   }
   if (type && Array.isArray(value.$items)) {
     // A dict with non-string keys, or a set/frozenset/deque/tuple-like container.
@@ -177,7 +180,7 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     );
   }
   if (type && ("$value" in value || args)) {
-    return node("scalar", type, preview(value, 120));
+    return node("scalar", type, scalarText(type, value) ?? preview(value, 120));
   }
   const entries = Object.entries(value).filter(([k]) => !(type && k === "$type"));
   const children = entries.map(([k, v]) => {
