@@ -79,6 +79,7 @@ const checks = [
   open.unreachable,
   threadDetail.undecodable,
   threadList.manyThreads,
+  threadList.sortAndGroup,
   open.demoAndTheme,
 ];
 

@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, damagedIds, many, wide, notes }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, damagedIds, many, wide, similar, notes }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -108,5 +108,30 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   }
   const notes = join(work, "notes.txt");
   writeFileSync(notes, "these are notes, not a database\n".repeat(100));
-  return { work, db, broken, damagedIds, many, wide, notes };
+  // A copy where "reducers" is repeated 25 times as bulk-0000 … bulk-0024 (a load test's
+  // threads): the list folds them into one group row.
+  const similar = join(work, "similar.sqlite");
+  copyFileSync(fixture, similar);
+  const bulk = spawnSync(
+    "python3",
+    [
+      "-c",
+      `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for t in ("checkpoints", "writes"):
+    cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
+    sel = ",".join("?" if x == "thread_id" else x for x in cols)
+    for i in range(25):
+        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = 'reducers'", (f"bulk-{i:04d}",))
+c.commit()
+print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0])`,
+      similar,
+    ],
+    { encoding: "utf8" },
+  );
+  if (bulk.status !== 0 || Number(bulk.stdout) !== 37) {
+    console.error(`browser e2e: cannot make the similar-threads copy: ${bulk.stdout}${bulk.stderr}`);
+    process.exit(2);
+  }
+  return { work, db, broken, damagedIds, many, wide, similar, notes };
 }

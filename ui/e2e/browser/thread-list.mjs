@@ -101,3 +101,36 @@ export const manyThreads = {
     await openDb(db);
   },
 };
+
+export const sortAndGroup = {
+  name: "columns sort both ways and many similar threads fold into one group row",
+  run: async ({ page, openDb, db, similar }) => {
+    await openDb(similar);
+    const ids = () => page.locator(tid("thread-row")).evaluateAll((rows) => rows.map((r) => r.dataset.thread));
+    // bulk-0000 … bulk-0024 are one row until it is opened.
+    const group = page.locator(`${tid("thread-group")}[data-prefix="bulk-"]`);
+    await group.waitFor();
+    expect((await group.textContent()).includes("25 similar threads"), "the group says how many");
+    expect(!(await ids()).some((id) => id.startsWith("bulk-")), "its threads are folded");
+    await group.click();
+    await page.locator(`${tid("thread-row")}[data-thread="bulk-0024"]`).waitFor();
+    await group.click();
+    await page.locator(`${tid("thread-row")}[data-thread="bulk-0024"]`).waitFor({ state: "detached" });
+    // By id, ascending then descending.
+    await page.locator(tid("sort-thread")).click();
+    const asc = (await ids()).filter(Boolean);
+    expect(JSON.stringify(asc) === JSON.stringify([...asc].sort()), `ascending: ${asc.join(", ")}`);
+    await page.locator(tid("sort-thread")).click();
+    const desc = (await ids()).filter(Boolean);
+    expect(JSON.stringify(desc) === JSON.stringify([...asc].reverse()), `descending: ${desc.join(", ")}`);
+    // By checkpoint count, most first: "long" (300 checkpoints) leads.
+    await page.locator(tid("sort-checkpoints")).click();
+    expect((await ids())[0] === "long", `most checkpoints first: ${(await ids())[0]}`);
+    // Column widths are fixed: scrolling and sorting never move them.
+    const width = () => page.locator(`${tid("threads-table")} th`).nth(1).evaluate((th) => th.getBoundingClientRect().width);
+    const before = await width();
+    await page.locator(tid("sort-activity")).click();
+    expect(Math.abs((await width()) - before) < 1, "the thread column keeps its width");
+    await openDb(db);
+  },
+};
