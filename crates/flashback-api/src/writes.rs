@@ -214,7 +214,11 @@ pub(crate) async fn fork_as(
     action: &str,
     delta: &DeltaOptions,
 ) -> ApiResult<ForkResult> {
-    let what = if action == "rerun" { "re-run from" } else { "fork" };
+    let what = if action == "rerun" {
+        "re-run from"
+    } else {
+        "fork"
+    };
     refuse_subgraph(checkpoint_ns, what)?;
     let forked = if edits.is_empty() {
         copy_fork_as(
