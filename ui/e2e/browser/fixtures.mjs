@@ -57,27 +57,7 @@ print(json.dumps(ids))`,
   // must stay quick (only the rows in view are in the DOM) and searchable.
   const many = join(work, "many.sqlite");
   copyFileSync(fixture, many);
-  const copies = spawnSync(
-    "python3",
-    [
-      "-c",
-      `import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for t in ("checkpoints", "writes"):
-    cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
-    sel = ",".join("? || thread_id" if x == "thread_id" else x for x in cols)
-    for i in range(3000):
-        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = 'forked'", (f"t{i:04d}-",))
-c.commit()
-print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0])`,
-      many,
-    ],
-    { encoding: "utf8" },
-  );
-  if (copies.status !== 0 || Number(copies.stdout) !== 3012) {
-    console.error(`browser e2e: cannot make the 3,000-thread copy: ${copies.stdout}${copies.stderr}`);
-    process.exit(2);
-  }
+  copyThread(many, "forked", "t%04d-forked", 3000, 3012, "the 3,000-thread copy");
   // A copy where the thread "forked" is repeated as "wide" with its fork point forked 5,000
   // more times (an eval harness): 5,001 lanes, which the DAG scrolls sideways.
   const wide = join(work, "wide.sqlite");
@@ -112,26 +92,36 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   // threads): the list folds them into one group row.
   const similar = join(work, "similar.sqlite");
   copyFileSync(fixture, similar);
-  const bulk = spawnSync(
+  copyThread(similar, "reducers", "bulk-%04d", 25, 37, "the similar-threads copy");
+  return { work, db, broken, damagedIds, many, wide, similar, notes };
+}
+
+/** Copy thread `source` of the SQLite file `path` `n` times, as `idFormat % i` (Python's
+ * `%`), checkpoints and writes; exit 2 unless the file then holds `threads` threads. */
+function copyThread(path, source, idFormat, n, threads, what) {
+  const copied = spawnSync(
     "python3",
     [
       "-c",
       `import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
+source, fmt, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
 for t in ("checkpoints", "writes"):
     cols = [r[1] for r in c.execute(f"PRAGMA table_info({t})")]
     sel = ",".join("?" if x == "thread_id" else x for x in cols)
-    for i in range(25):
-        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = 'reducers'", (f"bulk-{i:04d}",))
+    for i in range(n):
+        c.execute(f"INSERT INTO {t} ({','.join(cols)}) SELECT {sel} FROM {t} WHERE thread_id = ?", (fmt % i, source))
 c.commit()
 print(c.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0])`,
-      similar,
+      path,
+      source,
+      idFormat,
+      String(n),
     ],
     { encoding: "utf8" },
   );
-  if (bulk.status !== 0 || Number(bulk.stdout) !== 37) {
-    console.error(`browser e2e: cannot make the similar-threads copy: ${bulk.stdout}${bulk.stderr}`);
+  if (copied.status !== 0 || Number(copied.stdout) !== threads) {
+    console.error(`browser e2e: cannot make ${what}: ${copied.stdout}${copied.stderr}`);
     process.exit(2);
   }
-  return { work, db, broken, damagedIds, many, wide, similar, notes };
 }

@@ -364,33 +364,14 @@ impl CheckpointStore for SqliteStore {
         if !self.schema.holds.checkpoints() {
             return Ok(Vec::new());
         }
-        self.with_conn(|conn, source, schema, path, dec| {
-            list_threads_blocking(
-                Ctx {
-                    conn,
-                    source,
-                    schema,
-                    path,
-                    dec,
-                },
-                None,
-            )
-        })
-        .await
+        self.with_cx(|cx| list_threads_blocking(cx, None)).await
     }
 
     async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
         if !self.schema.holds.checkpoints() {
             return Ok(Vec::new());
         }
-        self.with_conn(move |conn, source, schema, path, dec| {
-            let cx = Ctx {
-                conn,
-                source,
-                schema,
-                path,
-                dec,
-            };
+        self.with_cx(move |cx| {
             let mut threads = list_threads_blocking(cx, Some(limit))?;
             // A thread whose root checkpoints all have an unreadable id has none listed.
             threads.retain(|t| t.latest_checkpoint_id.is_some());
@@ -404,14 +385,7 @@ impl CheckpointStore for SqliteStore {
             return Ok(Vec::new());
         }
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path, dec| {
-            let cx = Ctx {
-                conn,
-                source,
-                schema,
-                path,
-                dec,
-            };
+        self.with_cx(move |cx| {
             let mut out = Vec::new();
             for_each_row(cx, &q, |row| {
                 out.push(row.header(cx.dec.key.as_ref()));
@@ -427,17 +401,7 @@ impl CheckpointStore for SqliteStore {
             return Ok(Vec::new());
         }
         let q = query.clone();
-        self.with_conn(move |conn, source, schema, path, dec| {
-            let cx = Ctx {
-                conn,
-                source,
-                schema,
-                path,
-                dec,
-            };
-            list_tuples_blocking(cx, &q)
-        })
-        .await
+        self.with_cx(move |cx| list_tuples_blocking(cx, &q)).await
     }
 
     async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
@@ -445,17 +409,8 @@ impl CheckpointStore for SqliteStore {
             return Ok(Vec::new());
         }
         let thread = thread_id.to_owned();
-        self.with_conn(move |conn, source, schema, path, dec| {
-            let cx = Ctx {
-                conn,
-                source,
-                schema,
-                path,
-                dec,
-            };
-            thread_writes_blocking(cx, &thread)
-        })
-        .await
+        self.with_cx(move |cx| thread_writes_blocking(cx, &thread))
+            .await
     }
 
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
@@ -533,6 +488,24 @@ impl CheckpointStore for SqliteStore {
 }
 
 impl SqliteStore {
+    /// [`with_conn`](Self::with_conn) with the connection and what comes with it as one [`Ctx`].
+    async fn with_cx<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Ctx<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.with_conn(move |conn, source, schema, path, dec| {
+            f(Ctx {
+                conn,
+                source,
+                schema,
+                path,
+                dec,
+            })
+        })
+        .await
+    }
+
     /// [`get_tuples`](CheckpointStore::get_tuples) with `decoding`: one call to the
     /// connection, one snapshot.
     async fn get_tuples_decoding(
