@@ -99,7 +99,7 @@ try {
       "--no-first-run",
     ],
   });
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true, permissions: ["clipboard-read", "clipboard-write"] });
   t.page = await context.newPage();
   const pageErrors = [];
   t.page.on("pageerror", (e) => pageErrors.push(e.message));

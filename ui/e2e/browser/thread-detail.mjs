@@ -74,6 +74,11 @@ export const chatBubble = {
     const calls = await page.locator(tid("tool-call")).allTextContents();
     expect(calls.some((t) => t.includes("add(") && t.includes('"a":2')), `the tool call: ${calls}`);
     await shot("state-view.png");
+    // A channel's value copies as Python source (and as JSON).
+    await page.locator(`${tid("channel")}[data-channel="messages"] ${tid("copy-python")}`).click();
+    await page.locator(tid("toast-info")).getByText("Copied messages as Python.").waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => null));
+    if (copied !== null) expect(copied.startsWith("[HumanMessage(content='What is 2+3 and 4*5?'"), `the Python text: ${copied.slice(0, 80)}`);
   },
 };
 
