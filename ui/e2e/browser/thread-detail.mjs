@@ -74,6 +74,8 @@ export const chatBubble = {
     const calls = await page.locator(tid("tool-call")).allTextContents();
     expect(calls.some((t) => t.includes("add(") && t.includes('"a":2')), `the tool call: ${calls}`);
     await shot("state-view.png");
+    // What the step into this checkpoint changed is marked without playing anything.
+    expect(await page.locator(`${tid("channel")}[data-channel="messages"].changed`).count() === 1, "messages: changed by this step");
     // A channel's value copies as Python source (and as JSON).
     await page.locator(`${tid("channel")}[data-channel="messages"] ${tid("copy-python")}`).click();
     await page.locator(tid("toast-info")).getByText("Copied messages as Python.").waitFor();

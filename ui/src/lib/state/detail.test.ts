@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { channelValues, rebuiltLabel, reducerName } from "./detail";
+import { changedChannels, channelValues, rebuiltLabel, reducerName } from "./detail";
 
 const info = (channel: string, control = false) => ({ channel, version: "1", type_name: "list", size: 3, error: null, control });
 
@@ -35,5 +35,13 @@ describe("rebuilt DeltaChannels", () => {
       "merge",
       "last",
     ]);
+  });
+});
+
+describe("changed channels", () => {
+  it("come from the checkpoint's updated_channels, with what a replay found", () => {
+    expect([...changedChannels({ updated_channels: ["messages", "branch:to:tools"] }, new Set())]).toEqual(["messages", "branch:to:tools"]);
+    expect([...changedChannels({ updated_channels: null }, new Set(["log"]))]).toEqual(["log"]);
+    expect([...changedChannels({ updated_channels: ["log"] }, new Set(["log"]))]).toEqual(["log"]);
   });
 });

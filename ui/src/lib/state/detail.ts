@@ -56,3 +56,9 @@ export function deltaControls(view: {
     choose: (channel, reducer) => void view.chooseReducer(channel, reducer),
   };
 }
+
+/** The channels the step into this checkpoint changed: the checkpoint's own `updated_channels`
+ * (LangGraph 1.x records them), with what a replay found (older checkpoints lack the field). */
+export function changedChannels(detail: Pick<CheckpointDetail, "updated_channels">, fromReplay: ReadonlySet<string>): Set<string> {
+  return new Set([...(detail.updated_channels ?? []), ...fromReplay]);
+}
