@@ -9,14 +9,10 @@
 //! database written before that column existed has no names, only marks.
 
 use crate::layout::GraphRow;
+use crate::tasks::{task_status, write_kind, TaskStatus, WriteKind};
 use flashback_storage::{WriteInfo, NULL_TASK_ID};
 use serde::Serialize;
 use std::collections::HashMap;
-
-const ERROR: &str = "__error__";
-const ERROR_SOURCE_NODE: &str = "__error_source_node__";
-const INTERRUPT: &str = "__interrupt__";
-const RESUME: &str = "__resume__";
 
 /// How a task of the step after a checkpoint went, as its writes tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -83,11 +79,11 @@ pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActi
         if t.path.is_empty() {
             t.path = &w.task_path;
         }
-        match w.channel.as_str() {
-            ERROR => t.error = true,
-            INTERRUPT => t.interrupt = true,
-            ERROR_SOURCE_NODE | RESUME => {}
-            _ => t.output = true,
+        match write_kind(&w.channel) {
+            WriteKind::Error => t.error = true,
+            WriteKind::Interrupt => t.interrupt = true,
+            WriteKind::Control => {}
+            WriteKind::Output => t.output = true,
         }
     }
     tasks
@@ -96,12 +92,13 @@ pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActi
             at.sort_by(|a, b| (a.1.path, a.0).cmp(&(b.1.path, b.0)));
             let mut marks: Vec<StepMark> = at
                 .iter()
-                .filter_map(|(_, t)| match (t.error, t.interrupt, t.output) {
-                    (true, _, false) => Some(StepMark::Failed),
-                    (true, _, true) => Some(StepMark::Recovered),
-                    (false, true, false) => Some(StepMark::Interrupted),
-                    (false, true, true) => Some(StepMark::Resumed),
-                    _ => None,
+                .filter_map(|(_, t)| match task_status(t.error, t.output, t.interrupt) {
+                    TaskStatus::Failed => Some(StepMark::Failed),
+                    TaskStatus::Recovered => Some(StepMark::Recovered),
+                    TaskStatus::Interrupted => Some(StepMark::Interrupted),
+                    // Finished after an interrupt: it was resumed.
+                    TaskStatus::Done if t.interrupt => Some(StepMark::Resumed),
+                    TaskStatus::Done | TaskStatus::Pending => None,
                 })
                 .collect();
             marks.sort();
@@ -136,6 +133,10 @@ pub fn annotate(rows: &mut [GraphRow], writes: &[WriteInfo]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ERROR: &str = "__error__";
+    const INTERRUPT: &str = "__interrupt__";
+    const RESUME: &str = "__resume__";
 
     fn w(id: &str, task: &str, path: &str, channel: &str) -> WriteInfo {
         WriteInfo {

@@ -39,6 +39,41 @@ const ERROR_SOURCE_NODE: &str = "__error_source_node__";
 const INTERRUPT: &str = "__interrupt__";
 const RESUME: &str = "__resume__";
 
+/// What one of a task's pending writes says about the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// `__error__`: it raised.
+    Error,
+    /// `__interrupt__`: it stopped at an `interrupt()`.
+    Interrupt,
+    /// `__error_source_node__` / `__resume__`: bookkeeping, neither output nor outcome.
+    Control,
+    /// Anything else: an output, so the task finished.
+    Output,
+}
+
+/// The kind of a write on `channel` (`read_task_statuses`' reading of the channel names).
+pub(crate) fn write_kind(channel: &str) -> WriteKind {
+    match channel {
+        ERROR => WriteKind::Error,
+        INTERRUPT => WriteKind::Interrupt,
+        ERROR_SOURCE_NODE | RESUME => WriteKind::Control,
+        _ => WriteKind::Output,
+    }
+}
+
+/// A task's status from what its writes say: it raised, it has an output (finished), it has
+/// interrupts waiting.
+pub(crate) fn task_status(raised: bool, finished: bool, interrupted: bool) -> TaskStatus {
+    match (raised, finished) {
+        (true, true) => TaskStatus::Recovered,
+        (true, false) => TaskStatus::Failed,
+        (false, true) => TaskStatus::Done,
+        (false, false) if interrupted => TaskStatus::Interrupted,
+        (false, false) => TaskStatus::Pending,
+    }
+}
+
 /// Where a task comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -382,8 +417,8 @@ fn apply_statuses(tuple: &CheckpointTuple, tasks: &mut [Task], mode: SnapshotMod
             continue;
         };
         let task = &mut tasks[i];
-        match w.channel.as_str() {
-            INTERRUPT => match w.value.as_value() {
+        match write_kind(&w.channel) {
+            WriteKind::Interrupt => match w.value.as_value() {
                 Some(Value::Array(items)) => raised[i].extend(
                     items
                         .iter()
@@ -391,14 +426,14 @@ fn apply_statuses(tuple: &CheckpointTuple, tasks: &mut [Task], mode: SnapshotMod
                 ),
                 _ => raised[i].extend(view(&w.value)),
             },
-            ERROR => {
+            WriteKind::Error => {
                 if task.error.is_none() {
                     task.error = Some(view(&w.value).unwrap_or(Json::Null));
                 }
             }
-            ERROR_SOURCE_NODE | RESUME => {}
-            channel => task.writes.push(TaskWrite {
-                channel: channel.to_owned(),
+            WriteKind::Control => {}
+            WriteKind::Output => task.writes.push(TaskWrite {
+                channel: w.channel.clone(),
                 value: view(&w.value),
             }),
         }
@@ -410,17 +445,11 @@ fn apply_statuses(tuple: &CheckpointTuple, tasks: &mut [Task], mode: SnapshotMod
         } else {
             Vec::new()
         };
-        task.status = if task.error.is_some() && task.finished {
-            TaskStatus::Recovered
-        } else if task.error.is_some() {
-            TaskStatus::Failed
-        } else if task.finished {
-            TaskStatus::Done
-        } else if !task.interrupts.is_empty() {
-            TaskStatus::Interrupted
-        } else {
-            TaskStatus::Pending
-        };
+        task.status = task_status(
+            task.error.is_some(),
+            task.finished,
+            !task.interrupts.is_empty(),
+        );
     }
     unmatched
 }

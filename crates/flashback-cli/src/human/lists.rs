@@ -4,7 +4,6 @@
 
 use super::{clip, ns_label, opt, problems, table, wire_name, WIDTH};
 use flashback_api::{HistoryEntry, Stamp, ThreadSummary};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How much of each value a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,13 +26,6 @@ pub fn short_id(id: &str) -> String {
         [_, mid, low, _, node] if node.len() >= 4 => format!("{mid}-{low}-{}", &node[..4]),
         _ => clip(id, 14),
     }
-}
-
-/// Microseconds since the epoch, now.
-fn now_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// `ts` relative to `now` (microseconds): "just now", "42 s ago", "3 min ago", "5 h ago",
@@ -68,7 +60,7 @@ pub fn threads(rows: &[ThreadSummary], width: Width) -> String {
     if rows.is_empty() {
         return "no threads\n".into();
     }
-    let now = now_micros();
+    let now = Stamp::now_micros();
     let wide = width == Width::Wide;
     let body: Vec<Vec<String>> = rows
         .iter()
@@ -126,7 +118,7 @@ pub fn history(items: &[HistoryEntry], width: Width) -> String {
     if items.is_empty() {
         return "no checkpoints\n".into();
     }
-    let now = now_micros();
+    let now = Stamp::now_micros();
     let wide = width == Width::Wide;
     let id = |id: &str| {
         if wide {

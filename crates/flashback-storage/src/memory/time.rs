@@ -27,6 +27,11 @@ impl Stamp {
             |micros| Stamp::At { micros },
         )
     }
+
+    /// Now, in the unit of [`Stamp::At`] (microseconds since the epoch).
+    pub fn now_micros() -> i64 {
+        now_micros()
+    }
 }
 
 /// Now, in microseconds since the epoch.

@@ -3,11 +3,16 @@
 
 import type { Json } from "./tree";
 
+/** A UUID as 8-4-4-4-12 lower-case hex, or null when the text is not 32 hex digits (dashes aside). */
+function uuidText(hex: string): string | null {
+  const h = hex.replace(/-/g, "").toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(h)) return null;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 /** 32 hex digits as a dashed UUID (8-4-4-4-12); anything else unchanged. */
 export function dashedUuid(hex: string): string {
-  const h = hex.replace(/-/g, "").toLowerCase();
-  if (!/^[0-9a-f]{32}$/.test(h)) return hex;
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return uuidText(hex) ?? hex;
 }
 
 /** `str(timedelta(days, seconds, microseconds))`, as Python normalises and prints it. */
@@ -49,10 +54,7 @@ export function bytesPreview(base64: string, max = 16): string {
 
 /** One line for a typed scalar of the JSON view that Python prints its own way; null for others. */
 export function scalarText(type: string, value: { [key: string]: Json }): string | null {
-  if (type === "uuid.UUID" && typeof value.$value === "string") {
-    const dashed = dashedUuid(value.$value);
-    return dashed === value.$value && !dashed.includes("-") ? null : dashed;
-  }
+  if (type === "uuid.UUID" && typeof value.$value === "string") return uuidText(value.$value);
   const args = value.$args;
   if (type === "datetime.timedelta" && Array.isArray(args) && args.length === 3 && args.every((a) => typeof a === "number")) {
     return timedeltaText(args[0] as number, args[1] as number, args[2] as number);
