@@ -25,6 +25,7 @@ macro_rules! tauri_commands {
                 // Job results travel as JSON; their shapes are exported for the UI.
                 .typ::<flashback_api::ExportResult>()
                 .typ::<flashback_api::ForkResult>()
+                .typ::<flashback_api::ValueSearchSummary>()
                 // Counts and steps are u32/i32 or small i64 (task write idx, steps): safe as
                 // numbers.
                 .dangerously_cast_bigints_to_number()

@@ -7,7 +7,14 @@ Python's `graph.get_state_history()` says, on threads written by the real LangGr
 * `broken`: a node raises and nothing recovers (`failed`, the thread's status);
 * `approval`: an `interrupt()` answered with `Command(resume=…)` (`resumed`), and one still
   waiting (`interrupted`);
-* `fanout`: a `Send` fan-out (three `Send` tasks), then the join.
+* `fanout`: a `Send` fan-out (three `Send` tasks), then the join;
+* `usage`: chat-model replies carrying `usage_metadata`: each step's tokens in the graph equal
+  the sum over the messages that step added, as Python's snapshots show them.
+
+Then, on `approval-waiting`: *Resume with…* (`rerun --resume JSON`: the runner gets the value
+in `FLASHBACK_RESUME` and resumes with `Command(resume=…)`; Python's state shows the node got
+it), a runner that fails (its fork is removed again with `delete-branch`, after which Python's
+history is what it was), `activity` and the `threads` table's ↻ mark for retried errors.
 
 For every checkpoint: `ran` (the nodes whose step made it) equals the names of the parent
 snapshot's tasks (a `Send` task as "Send"), and `marks` equal what its own snapshot's tasks
@@ -67,7 +74,9 @@ def run_flaky(saver) -> dict:
         calls["k"] += 1
         if calls["k"] == 1:
             raise RuntimeError("upstream timed out (attempt 1)")
-        return {"n": s["n"] * 10, "messages": [AIMessage(content="Here is the report.", id="a-1")]}
+        reply = AIMessage(content="Here is the report.", id="a-1",
+                          usage_metadata={"input_tokens": 120, "output_tokens": 30, "total_tokens": 150})
+        return {"n": s["n"] * 10, "messages": [reply]}
 
     g = StateGraph(State)
     g.add_node("first", first)
@@ -99,7 +108,7 @@ def run_flaky(saver) -> dict:
     return {"flaky-1": app, "broken": b_app}
 
 
-def run_approval(saver) -> dict:
+def approval_graph(saver):
     def ask(s):
         answer = interrupt({"question": "Approve the refund?", "amount": 42.5})
         return {"items": [f"answer: {answer}"]}
@@ -113,7 +122,11 @@ def run_approval(saver) -> dict:
     g.add_edge(START, "ask")
     g.add_edge("ask", "done")
     g.add_edge("done", END)
-    app = g.compile(checkpointer=saver)
+    return g.compile(checkpointer=saver)
+
+
+def run_approval(saver) -> dict:
+    app = approval_graph(saver)
     app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval"))
     app.invoke(Command(resume="yes"), cfg("approval"))
     app.invoke({"n": 0, "items": [], "messages": []}, cfg("approval-waiting"))
@@ -146,10 +159,32 @@ def run_fanout(saver) -> dict:
     return {"fanout": app}
 
 
+def run_usage(saver) -> dict:
+    def usage(i, o):
+        return {"input_tokens": i, "output_tokens": o, "total_tokens": i + o}
+
+    def plan(s):
+        return {"messages": [AIMessage(content="Plan: look it up.", id="u-1", usage_metadata=usage(300, 40)),
+                             AIMessage(content="Then answer.", id="u-2", usage_metadata=usage(20, 5))]}
+
+    def answer(s):
+        return {"messages": [AIMessage(content="It is 42.", id="u-3", usage_metadata=usage(1000, 234))]}
+
+    g = StateGraph(State)
+    g.add_node("plan", plan)
+    g.add_node("answer", answer)
+    g.add_edge(START, "plan")
+    g.add_edge("plan", "answer")
+    g.add_edge("answer", END)
+    app = g.compile(checkpointer=saver)
+    app.invoke({"n": 0, "items": [], "messages": [HumanMessage(content="what is it?", id="q-1")]}, cfg("usage"))
+    return {"usage": app}
+
+
 def run_all(saver) -> dict:
     """Every thread, written through `saver`: the compiled graph of each (which reads its history)."""
     apps = {}
-    for run in (run_flaky, run_approval, run_fanout):
+    for run in (run_flaky, run_approval, run_fanout, run_usage):
         apps.update(run(saver))
     return apps
 
@@ -178,6 +213,23 @@ def expected(app_history) -> dict:
     return out
 
 
+def expected_tokens(app_history) -> dict:
+    """Per loop checkpoint: the usage summed over the messages its step added (by id)."""
+    by_id = {s.config["configurable"]["checkpoint_id"]: s for s in app_history}
+    out = {}
+    for cid, s in by_id.items():
+        parent = s.parent_config and by_id.get(s.parent_config["configurable"]["checkpoint_id"])
+        if not parent or s.metadata.get("source") != "loop":
+            continue
+        before = {m.id for m in parent.values.get("messages", [])}
+        new = [m for m in s.values.get("messages", []) if m.id not in before and getattr(m, "usage_metadata", None)]
+        if new:
+            u = [m.usage_metadata for m in new]
+            out[cid] = {"input": sum(x["input_tokens"] for x in u), "output": sum(x["output_tokens"] for x in u),
+                        "total": sum(x["total_tokens"] for x in u), "messages": len(u)}
+    return out
+
+
 def check_threads(r: Results, where: str, db: str, apps: dict) -> None:
     # Each thread's history as its own graph shows it (Python derives tasks from the graph).
     for thread, reader in apps.items():
@@ -189,6 +241,20 @@ def check_threads(r: Results, where: str, db: str, apps: dict) -> None:
         got = {cid: (sorted(row["ran"]), sorted(row["marks"])) for cid, row in rows.items()}
         r.check(where, f"{thread}: ran and marks of every checkpoint are Python's", got == want,
                 json.dumps({"flashback": got, "python": want}, indent=1)[:3000])
+
+    # Token usage per step, from the messages' usage_metadata.
+    for thread in ("usage", "flaky-1", "fanout"):
+        rows = json.loads(flashback("graph", db, thread, "--json").stdout)["rows"]
+        got = {row["id"]: row["tokens"] for row in rows if row["tokens"] is not None}
+        want = expected_tokens(list(apps[thread].get_state_history(cfg(thread))))
+        r.check(where, f"{thread}: each step's tokens are the usage of the messages it added", got == want,
+                json.dumps({"flashback": got, "python": want}))
+    text = flashback("graph", db, "usage").stdout
+    r.check(where, "graph (text) shows a step's tokens", "1234 tokens (1000 in, 234 out)" in text, text)
+    usage_rows = json.loads(flashback("graph", db, "usage", "--json").stdout)["rows"]
+    r.check(where, "usage: two steps used tokens (365, then 1234)",
+            sorted(row["tokens"]["total"] for row in usage_rows if row["tokens"]) == [365, 1234],
+            json.dumps([row["tokens"] for row in usage_rows]))
 
     marks = {row["id"]: row["marks"] for row in json.loads(flashback("graph", db, "flaky-1", "--json").stdout)["rows"]}
     r.check(where, "flaky-1: exactly one checkpoint is marked recovered",
@@ -229,6 +295,73 @@ def check_threads(r: Results, where: str, db: str, apps: dict) -> None:
     r.check(where, "state shows a waiting interrupt in full", '"question": "Approve the refund?"' in waiting
             and '"amount": 42.5' in waiting, waiting)
 
+    # Retried errors in the whole history: `activity`, and the ↻ mark of the threads table.
+    activity = {a["thread_id"]: a["recovered"] for a in json.loads(flashback("activity", db, "--json").stdout)}
+    r.check(where, "activity: flaky-1 recovered from an error in flaky, no other thread did",
+            activity.get("flaky-1") == ["flaky"] and all(not v for k, v in activity.items() if k != "flaky-1"),
+            json.dumps(activity))
+    table = flashback("threads", db).stdout
+    flaky_line = next((line for line in table.splitlines() if line.startswith("flaky-1 ")), "")
+    r.check(where, "threads marks flaky-1 finished ↻ and says why",
+            "finished ↻" in flaky_line and "↻ flaky-1: raised, then recovered on retry (flaky)" in table, table)
+
+    check_resume(r, where, db, apps["approval-waiting"])
+
+
+def resume_runner() -> int:
+    """The runner `rerun --resume` starts: the approval graph on FLASHBACK_DB, resumed with
+    `Command(resume=…)` from FLASHBACK_RESUME (or plainly when it is not set)."""
+    db = os.environ["FLASHBACK_DB"]
+    config = json.loads(os.environ["FLASHBACK_CONFIG"])
+    resume = os.environ.get("FLASHBACK_RESUME")
+    arg = Command(resume=json.loads(resume)) if resume is not None else None
+    if db.startswith("postgres"):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(db) as saver:
+            approval_graph(saver).invoke(arg, config)
+    else:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        approval_graph(SqliteSaver(sqlite3.connect(db, check_same_thread=False))).invoke(arg, config)
+    print("resumed with", resume, flush=True)
+    return 0
+
+
+def check_resume(r: Results, where: str, db: str, app) -> None:
+    thread = "approval-waiting"
+    ids = lambda: [s.config["configurable"]["checkpoint_id"] for s in app.get_state_history(cfg(thread))]  # noqa: E731
+    before = ids()
+    head = before[0]
+    # A runner that fails: its fork stays, and `delete-branch` (the app's "Remove the fork") removes it.
+    p = flashback("rerun", db, thread, "--checkpoint", head, "--runner", "echo failing; exit 3", "--timeout", "60")
+    hint = next((line for line in p.stderr.splitlines() if "flashback delete-branch" in line), "")
+    r.check(where, "a failed re-run exits non-zero and says how to remove its fork", p.returncode != 0 and hint, p.stderr)
+    fork = hint.split()[-2] if hint else ""
+    r.check(where, "the fork is there, on top of the interrupted head", ids()[0] == fork and ids()[1:] == before, str(ids()))
+    dry = flashback("delete-branch", db, thread, fork, "--json")
+    r.check(where, "delete-branch previews the fork alone", dry.returncode == 0
+            and [c["checkpoint_id"] for c in json.loads(dry.stdout)["checkpoints"]] == [fork], dry.stdout + dry.stderr)
+    gone = flashback("delete-branch", db, thread, fork, "--yes")
+    r.check(where, "delete-branch --yes removes it: Python's history is what it was", gone.returncode == 0 and ids() == before,
+            gone.stdout + gone.stderr)
+    refused = flashback("delete-branch", db, thread, before[-1], "--yes")
+    r.check(where, "delete-branch refuses the thread's first checkpoint (exit 2)", refused.returncode == 2
+            and "delete the thread" in refused.stderr, refused.stderr)
+
+    # Resume with…: the runner resumes the waiting interrupt with the value given.
+    answer = {"approved": True, "note": "refund ok"}
+    runner = f"{sys.executable} {pathlib.Path(__file__).resolve()} --resume-runner"
+    p = flashback("rerun", db, thread, "--checkpoint", head, "--runner", runner, "--resume", json.dumps(answer))
+    r.check(where, "rerun --resume exits 0", p.returncode == 0, p.stdout + p.stderr)
+    state = app.get_state(cfg(thread))
+    r.check(where, "Python's state: the node got the resume value and the run finished",
+            state.values["items"] == [f"answer: {answer}"] and state.values["n"] == 1 and not state.next,
+            repr(state.values) + repr(state.next))
+    bad = flashback("rerun", db, thread, "--checkpoint", head, "--runner", "true", "--resume", "yes please")
+    r.check(where, "rerun --resume with text that is not JSON is refused (exit 2)", bad.returncode == 2
+            and "--resume" in bad.stderr, bad.stderr)
+
 
 def make_sqlite(db: str):
     """The threads, written to a new SQLite file by the real SqliteSaver (their graphs returned)."""
@@ -257,7 +390,10 @@ def main() -> int:
     ap.add_argument("--pg", help="an empty Postgres database")
     ap.add_argument("--no-sqlite", action="store_true")
     ap.add_argument("--make", metavar="PATH", help="only write the threads to a new SQLite file (for the UI tests)")
+    ap.add_argument("--resume-runner", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.resume_runner:
+        return resume_runner()
     if args.make:
         make_sqlite(args.make)
         return 0

@@ -35,6 +35,10 @@ import * as threadDetail from "./browser/thread-detail.mjs";
 import * as threadActions from "./browser/thread-actions.mjs";
 import * as optional from "./browser/optional.mjs";
 import * as routes from "./browser/routes.mjs";
+import * as valueSearch from "./browser/value-search.mjs";
+import * as stateView from "./browser/state-view.mjs";
+import * as watch from "./browser/watch.mjs";
+import * as interrupts from "./browser/interrupts.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -48,6 +52,7 @@ const checks = [
   threadList.listsEveryThread,
   open.tokenInCookie,
   threadList.inbox,
+  valueSearch.valueSearch,
   threadDetail.lanes,
   threadDetail.keyboardStepping,
   threadDetail.dialogFocus,
@@ -60,6 +65,8 @@ const checks = [
   threadActions.merge,
   threadActions.rerun,
   threadActions.exportReport,
+  stateView.searchAndUnfold,
+  watch.watchKey,
   threadDetail.longThreads,
   threadDetail.wideThread,
   optional.bigThread,
@@ -68,6 +75,7 @@ const checks = [
   optional.encrypted,
   optional.memory,
   optional.stepActivity,
+  interrupts.resumeWith,
   optional.postgres,
   threadDetail.subgraphs,
   routes.routes,
@@ -110,7 +118,10 @@ try {
   });
   t.page.setDefaultTimeout(10_000);
 
-  for (const c of checks) await t.runCheck(c);
+  // --only TEXT: the first three checks (they open the page) and the checks whose name holds TEXT, for
+  // working on one screen (the full run is what counts).
+  const only = options.only;
+  for (const [i, c] of checks.entries()) if (!only || i < 3 || c.name.includes(only)) await t.runCheck(c);
 
   await t.check("no uncaught errors or console errors in the page", async () => {
     expect(pageErrors.length === 0, pageErrors.join(" | "));

@@ -18,11 +18,10 @@
 
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { die, which } from "./window/proc.mjs";
+import { die, freePort, sleep, startXvfb, wd, which } from "./window/proc.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -59,61 +58,8 @@ function report(ok, name, why) {
   console.log(ok ? `ok - ${name}` : `not ok - ${name}: ${String(why).replace(/\s+/g, " ")}`);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", rej);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => res(port));
-    });
-  });
-}
-
-// Xvfb picks a free display itself and writes its number to -displayfd (here: its stdout).
-function startXvfb() {
-  return new Promise((res, rej) => {
-    const child = spawn(xvfbBin, ["-displayfd", "1", "-screen", "0", "1400x900x24", "-nolisten", "tcp"], {
-      stdio: ["ignore", "pipe", "ignore"],
-      detached: true,
-    });
-    procs.push({ name: "Xvfb", child });
-    let buf = "";
-    const timer = setTimeout(() => rej(new Error("Xvfb did not report a display within 10 s")), 10_000);
-    child.stdout.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/^(\d+)\n/);
-      if (m) {
-        clearTimeout(timer);
-        res(`:${m[1]}`);
-      }
-    });
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      rej(new Error(`Xvfb exited (${code})`));
-    });
-  });
-}
-
 // ---- WebDriver over HTTP ----------------------------------------------------------------------
 
-async function wd(method, url, body, timeoutMs = 15_000) {
-  const res = await fetch(url, {
-    method,
-    headers: body ? { "content-type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined,
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const json = await res.json().catch(() => ({}));
-  if (!res.ok) {
-    const v = json.value || {};
-    throw new Error(`${method} ${url.replace(/^.*\/session/, "/session")}: ${v.error || res.status} ${v.message || ""}`.trim());
-  }
-  return json.value;
-}
 const s = (method, path, body, timeoutMs) => wd(method, sessionUrl + path, body, timeoutMs);
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const js = (script, ...args) => s("POST", "/execute/sync", { script, args });
@@ -222,8 +168,23 @@ function showDriverLog() {
 
 // ---- the run ------------------------------------------------------------------------------------
 
+let driverBase = null;
+
+/** Start the app (a new WebDriver session) with these arguments. */
+async function startApp(args) {
+  const started = Date.now();
+  const session = await wd(
+    "POST",
+    `${driverBase}/session`,
+    { capabilities: { alwaysMatch: { browserName: "wry", "tauri:options": { application: resolve(app), args } } } },
+    60_000,
+  );
+  sessionUrl = `${driverBase}/session/${session.sessionId}`;
+  console.log(`# session ${session.sessionId} in ${Date.now() - started} ms`);
+}
+
 try {
-  const display = await startXvfb();
+  const display = await startXvfb(xvfbBin, procs);
   const [port, nativePort] = [await freePort(), await freePort()];
   const dataDir = join(work, "data");
   const env = { ...process.env, DISPLAY: display, FLASHBACK_DATA_DIR: dataDir };
@@ -243,19 +204,8 @@ try {
   const base = `http://127.0.0.1:${port}`;
   await waitFor("tauri-driver /status", async () => (await wd("GET", `${base}/status`, undefined, 2000)).ready, 20_000);
 
-  const started = Date.now();
-  const session = await wd(
-    "POST",
-    `${base}/session`,
-    {
-      capabilities: {
-        alwaysMatch: { browserName: "wry", "tauri:options": { application: resolve(app), args: ["--demo"] } },
-      },
-    },
-    60_000,
-  );
-  sessionUrl = `${base}/session/${session.sessionId}`;
-  console.log(`# session ${session.sessionId} in ${Date.now() - started} ms`);
+  driverBase = base;
+  await startApp(["--demo"]);
 } catch (e) {
   report(false, "start the app", e.message || e);
   if (!timedOut) showDriverLog();
@@ -331,6 +281,35 @@ await check("edit & fork at the fork point adds a new branch", async () => {
   const shown = await js(`return document.querySelector('[data-testid="channel"][data-channel="log"]').textContent;`);
   if (!shown.includes(EDITED)) throw new Error(`the state shows the edited value: ${shown}`);
   await screenshot("window-edit-fork.png");
+});
+
+// Places: the URL follows the thread, the checkpoint and the tab, and the app reopens there.
+let place = null;
+await check("the URL names the thread, the checkpoint and the tab", async () => {
+  const forkId = await js(`return document.querySelector('[data-testid="dag-row"][data-fork-point="true"]').dataset.id;`);
+  await s("POST", `/element/${await find(`${tid("dag-row")}[data-fork-point="true"] .id`)}/click`, {});
+  await waitFor("the fork point selected", async () => ({ ok: (await snapshot()).selected === forkId }), 5_000);
+  await s("POST", `/element/${await find(tid("tab-writes"))}/click`, {});
+  const hash = await waitFor("the URL to follow", async () => {
+    const h = await js("return decodeURIComponent(window.location.hash);");
+    return { h, ok: h.startsWith("#/thread/forked") && h.includes(`checkpoint=${forkId}`) && h.includes("tab=writes") };
+  }, 5_000);
+  place = { forkId, hash: hash.h };
+  console.log(`# place ${hash.h}`);
+});
+
+await check("after a restart the app opens where it was left", async () => {
+  if (!place) throw new Error("no place to return to");
+  await sleep(1500); // the place is saved half a second after it changes
+  await wd("DELETE", sessionUrl, undefined, 10_000); // closes the app
+  sessionUrl = null;
+  await startApp([]); // no argument: the last database, at the last place
+  const snap = await waitFor("the thread screen at the fork point", async () => {
+    const v = await snapshot();
+    const tab = await js(`const t = document.querySelector('[data-testid="tab-writes"]'); return t ? t.getAttribute("aria-selected") : null;`);
+    return { ...v, tab, ok: v.threadDetailScreen && v.selected === place.forkId && tab === "true" };
+  }, 30_000);
+  console.log(`# reopened at ${snap.selected}`);
 });
 
 if (failed && !timedOut) showDriverLog();

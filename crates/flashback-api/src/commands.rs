@@ -39,6 +39,8 @@ macro_rules! for_each_command {
             close_database($crate::DbRequest) -> ();
             /// Every thread with its status.
             list_threads($crate::ThreadsRequest) -> Vec<$crate::ThreadSummary>;
+            /// What the threads' histories say beyond their latest checkpoints (retried errors).
+            thread_activity($crate::ThreadActivityRequest) -> Vec<$crate::ThreadActivity>;
             /// A thread's checkpoints, newest first (Python's `list()`).
             thread_history($crate::HistoryRequest) -> Vec<$crate::HistoryEntry>;
             /// A thread's checkpoints as branch lanes.
@@ -51,6 +53,8 @@ macro_rules! for_each_command {
             replay_steps($crate::ReplayRequest) -> Vec<$crate::ReplayStep>;
             /// Each channel rebuilt from the writes with LangGraph's reducers.
             rebuild_report($crate::RebuildRequest) -> Vec<$crate::ChannelRebuild>;
+            /// The checkpoints where the value at a path changed, across branches.
+            watch_key($crate::WatchRequest) -> $crate::WatchReport;
             /// Whether an edited value fits its channel (nothing is written).
             validate_edit($crate::ValidateEditRequest) -> $crate::EditCheck;
             /// Fork a checkpoint (a copy, or with edited channels). One transaction.
@@ -65,6 +69,8 @@ macro_rules! for_each_command {
             verify_export($crate::VerifyRequest) -> $crate::VerifyReport;
             /// Start a re-run with a live tail (a job; its result is the fork).
             start_rerun($crate::RerunRequest) -> String;
+            /// Search inside the threads' values (a job; its result is a `ValueSearchSummary`).
+            start_search($crate::ValueSearchRequest) -> String;
             /// A job's state and the events after a cursor.
             job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
             /// Ask a job to stop.
@@ -73,6 +79,8 @@ macro_rules! for_each_command {
             delete_thread($crate::DeleteRequest) -> $crate::DeleteReport;
             /// Prune threads (or preview it). One transaction.
             prune_threads($crate::PruneRequest) -> $crate::PruneSummary;
+            /// Delete a branch (a checkpoint and its descendants), or preview it. One transaction.
+            delete_branch($crate::DeleteBranchRequest) -> $crate::PruneSummary;
             /// Copy a thread to a new thread id, in the same or another open database.
             copy_thread($crate::CopyRequest) -> $crate::CopyReport;
             /// Save a setting.

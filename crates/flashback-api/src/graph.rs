@@ -3,7 +3,7 @@
 use crate::error::ApiResult;
 use crate::summaries::ensure_thread;
 use crate::types::{count, CheckpointProblem, NamespaceInfo, ThreadGraph};
-use flashback_engine::{annotate, layout, LayoutOptions, ThreadDag};
+use flashback_engine::{annotate, annotate_usage, layout, step_usage, LayoutOptions, ThreadDag};
 use flashback_storage::{CheckpointStore, ListQuery};
 
 /// The thread's checkpoint DAG as lanes (newest first), with collapsed namespaces left out.
@@ -28,6 +28,14 @@ pub async fn thread_graph(
     match store.thread_writes(thread_id).await {
         Ok(writes) => annotate(&mut lay.rows, &writes),
         Err(e) => warnings.push(format!("the steps' tasks cannot be shown: {e}")),
+    }
+    // Token usage: only the writes whose bytes mention `usage_metadata` are read.
+    match store
+        .thread_writes_mentioning(thread_id, flashback_engine::usage::NEEDLE)
+        .await
+    {
+        Ok(writes) => annotate_usage(&mut lay.rows, &step_usage(&writes)),
+        Err(e) => warnings.push(format!("the steps' token usage cannot be shown: {e}")),
     }
     let namespaces = dag
         .namespaces()

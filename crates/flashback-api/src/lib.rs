@@ -39,6 +39,7 @@ mod settings;
 mod store;
 mod summaries;
 pub mod types;
+mod watch;
 mod writes;
 
 pub use commands::COMMANDS;
@@ -54,6 +55,8 @@ pub use flashback_engine::export::VerifyReport;
 pub use flashback_engine::fork::ForkResult;
 pub use flashback_engine::merge::{ChannelRebuild, MergeMode, ThreeWay};
 pub use flashback_engine::replay::ReplayStep;
+pub use flashback_engine::search::ValueHit;
+pub use flashback_engine::watch::{ChangeKind, WatchChange, WatchReport, WatchValue, WatchWrite};
 pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus, ThreadStatus};
 pub use flashback_storage::maintenance::{CopyReport, PruneStrategy};
 /// Timestamps as LangGraph stores them, parsed (for a front end's "3 min ago").

@@ -5,8 +5,8 @@ use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::summaries::{checkpoint_not_found, ensure_thread, thread_summaries};
 use crate::types::{
     CheckpointDetail, CheckpointRequest, DiffRequest, GraphRequest, HistoryEntry, HistoryRequest,
-    MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadGraph, ThreadSummary, ThreadsRequest,
-    VerifyRequest,
+    MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadActivity, ThreadActivityRequest,
+    ThreadGraph, ThreadSummary, ThreadsRequest, VerifyRequest,
 };
 use crate::{Api, ChannelRebuild, CheckpointDiff, ReplayStep, ThreeWay, VerifyReport};
 use flashback_codec::ViewOptions;
@@ -19,6 +19,37 @@ impl Api {
     pub async fn list_threads(&self, req: ThreadsRequest) -> ApiResult<Vec<ThreadSummary>> {
         let s = self.session(&req.db)?;
         thread_summaries(s.store.as_ref(), req.limit).await
+    }
+
+    /// What each thread's whole history says beyond its latest checkpoint: the tasks that
+    /// raised and then recovered on a retry. One indexed read of each thread's write keys
+    /// (no value decoded), for the rows of a list in view. A thread that cannot be read
+    /// carries its problem; the others are answered.
+    pub async fn thread_activity(
+        &self,
+        req: ThreadActivityRequest,
+    ) -> ApiResult<Vec<ThreadActivity>> {
+        const MAX: usize = 500;
+        if req.thread_ids.len() > MAX {
+            return Err(ApiError::invalid(format!(
+                "ask for at most {MAX} threads at a time ({} given)",
+                req.thread_ids.len()
+            )));
+        }
+        let s = self.session(&req.db)?;
+        let mut out = Vec::with_capacity(req.thread_ids.len());
+        for thread_id in req.thread_ids {
+            let (recovered, problem) = match s.store.thread_writes(&thread_id).await {
+                Ok(writes) => (flashback_engine::recovered_tasks(&writes), None),
+                Err(e) => (Vec::new(), Some(e.to_string())),
+            };
+            out.push(ThreadActivity {
+                thread_id,
+                recovered,
+                problem,
+            });
+        }
+        Ok(out)
     }
 
     /// A thread's checkpoints, newest first, with Python `list()` semantics (one namespace, or

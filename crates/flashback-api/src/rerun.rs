@@ -8,7 +8,10 @@
 //! * `FLASHBACK_CHECKPOINT_ID` — the fork it should resume from (the thread's head),
 //! * `FLASHBACK_CONFIG` — the LangGraph config JSON to resume with:
 //!   `{"configurable": {"thread_id": …}}` (the fork is the head, so
-//!   `graph.invoke(None, config)` continues from it).
+//!   `graph.invoke(None, config)` continues from it),
+//! * `FLASHBACK_RESUME` — only when a resume value was given (*Resume with…*): that value as
+//!   JSON, for the runner to resume the waiting interrupt with
+//!   `graph.invoke(Command(resume=json.loads(os.environ["FLASHBACK_RESUME"])), config)`.
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use flashback_engine::fork::ForkResult;
@@ -42,6 +45,8 @@ pub struct RerunSpec {
     pub delta: flashback_engine::delta::DeltaOptions,
     /// The AES key of an encrypted database (the fork is written encrypted).
     pub key: Option<std::sync::Arc<flashback_codec::AesKey>>,
+    /// The value to resume an interrupt with (`FLASHBACK_RESUME`).
+    pub resume: Option<serde_json::Value>,
 }
 
 /// What happens during a re-run.
@@ -158,6 +163,9 @@ pub async fn rerun(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    if let Some(value) = &spec.resume {
+        command.env("FLASHBACK_RESUME", value.to_string());
+    }
     #[cfg(unix)]
     command.process_group(0);
     let mut child = command

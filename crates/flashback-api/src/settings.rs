@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 pub const MAX_VALUE_MB: &str = "max_value_mb";
 /// Its default: values up to 16 MB are decoded.
 pub const DEFAULT_MAX_VALUE_MB: u64 = 16;
+/// The setting that holds where the desktop app was left (the UI's route).
+pub const PLACE: &str = "place";
 /// The prefix of the setting that remembers, per database location, the reducer chosen for
 /// each DeltaChannel: `reducers:<location>` = `{"channel": "append" | "add_messages" |
 /// "merge" | "last"}`.
@@ -42,13 +44,20 @@ impl Api {
 
     /// Save a setting: `theme` (`system`, `light`, `dark`), `max_value_mb` (the decode budget
     /// per value, in MB; `0` for none; applies to databases opened afterwards),
-    /// `runner:<location>`, `reducers:<location>` (see [`REDUCERS_PREFIX`]) or `ui:<key>`.
+    /// `runner:<location>`, `reducers:<location>` (see [`REDUCERS_PREFIX`]), `place` (the route
+    /// the desktop app reopens at) or `ui:<key>`.
     pub async fn set_setting(&self, req: SetSettingRequest) -> ApiResult<()> {
         let ok = match req.key.as_str() {
             "theme" => req
                 .value
                 .as_deref()
                 .is_none_or(|v| matches!(v, "system" | "light" | "dark")),
+            // Where the desktop app was left: the UI's route (`#/thread/ID?db=…`), which names
+            // a database by its public location only.
+            PLACE => req
+                .value
+                .as_deref()
+                .is_none_or(|v| v.starts_with("#/") && v.len() <= 4096),
             MAX_VALUE_MB => req
                 .value
                 .as_deref()

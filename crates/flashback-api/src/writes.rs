@@ -4,8 +4,8 @@
 use crate::error::{ApiError, ApiResult};
 use crate::summaries::{checkpoint_not_found, ensure_thread};
 use crate::types::{
-    self, CheckpointKey, CopyRequest, DeleteReport, DeleteRequest, EditCheck, ForkRequest,
-    MergeRequest, PruneRequest, PruneSummary, ValidateEditRequest,
+    self, CheckpointKey, CopyRequest, DeleteBranchRequest, DeleteReport, DeleteRequest, EditCheck,
+    ForkRequest, MergeRequest, PruneRequest, PruneSummary, ValidateEditRequest,
 };
 use crate::{Api, CopyReport, ForkResult};
 use flashback_engine::delta::DeltaOptions;
@@ -137,20 +137,44 @@ impl Api {
         let r = saver
             .prune(&req.thread_ids, req.strategy, req.dry_run)
             .await?;
-        Ok(PruneSummary {
-            checkpoints: r
-                .checkpoints
-                .into_iter()
-                .map(|(thread_id, checkpoint_ns, checkpoint_id)| CheckpointKey {
-                    thread_id,
-                    checkpoint_ns,
-                    checkpoint_id,
-                })
-                .collect(),
-            writes: types::count(r.writes),
-            blobs: types::count(r.blobs),
-            dry_run: r.dry_run,
-        })
+        Ok(summary(r))
+    }
+
+    /// Delete a branch: a checkpoint (a fork) and every checkpoint descending from it, with
+    /// their writes, the subgraph calls they started and the blobs left unreferenced; or
+    /// preview it. One transaction. The thread's first checkpoint is refused (that is Delete
+    /// thread).
+    pub async fn delete_branch(&self, req: DeleteBranchRequest) -> ApiResult<PruneSummary> {
+        let saver = self.writable(&req.db).await?;
+        let query = flashback_storage::ListQuery::one(
+            &req.thread_id,
+            &req.checkpoint_ns,
+            Some(&req.checkpoint_id),
+        );
+        let Some(head) = saver.list_headers(&query).await?.into_iter().next() else {
+            ensure_thread(saver.as_ref(), &req.thread_id).await?;
+            return Err(checkpoint_not_found(
+                &req.thread_id,
+                &req.checkpoint_ns,
+                &req.checkpoint_id,
+            ));
+        };
+        if head.parent_checkpoint_id.is_none() && req.checkpoint_ns.is_empty() {
+            return Err(ApiError::invalid(format!(
+                "checkpoint {} is where thread {:?} starts: everything descends from it; \
+                 delete the thread instead",
+                req.checkpoint_id, req.thread_id
+            )));
+        }
+        let r = saver
+            .delete_branch(
+                &req.thread_id,
+                &req.checkpoint_ns,
+                &req.checkpoint_id,
+                req.dry_run,
+            )
+            .await?;
+        Ok(summary(r))
     }
 
     /// Copy a thread (every namespace, write and blob) to a new thread id, in the same
@@ -178,6 +202,23 @@ impl Api {
                 .await?
             }
         })
+    }
+}
+
+fn summary(r: flashback_storage::maintenance::PruneReport) -> PruneSummary {
+    PruneSummary {
+        checkpoints: r
+            .checkpoints
+            .into_iter()
+            .map(|(thread_id, checkpoint_ns, checkpoint_id)| CheckpointKey {
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+            })
+            .collect(),
+        writes: types::count(r.writes),
+        blobs: types::count(r.blobs),
+        dry_run: r.dry_run,
     }
 }
 

@@ -28,6 +28,7 @@ fn rerun(db: &str) -> RerunRequest {
         checkpoint_id: "irrelevant".into(),
         runner: "touch ran".into(),
         timeout_secs: 5,
+        resume: None,
     }
 }
 

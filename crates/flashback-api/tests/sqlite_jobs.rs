@@ -145,8 +145,9 @@ async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
             checkpoint_id: from.clone(),
-            runner: "echo \"resuming $FLASHBACK_THREAD_ID from $FLASHBACK_CHECKPOINT_ID\"; echo oops >&2".into(),
+            runner: "echo \"resuming $FLASHBACK_THREAD_ID from $FLASHBACK_CHECKPOINT_ID\"; echo oops >&2; echo \"resume=$FLASHBACK_RESUME\"".into(),
             timeout_secs: 30,
+            resume: Some(serde_json::json!({"answer": "yes", "n": 2})),
         })
         .await
         .expect("start");
@@ -160,6 +161,8 @@ async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
         JobEvent::Output { stream, line } if stream == "stdout" && line.contains(&fork.checkpoint_id))));
     assert!(done.events.iter().any(|e| matches!(e,
         JobEvent::Output { stream, line } if stream == "stderr" && line == "oops")));
+    assert!(done.events.iter().any(|e| matches!(e,
+        JobEvent::Output { line, .. } if line == r#"resume={"answer":"yes","n":2}"#)));
     // The runner is remembered for this database.
     let info = api.app_info().await.expect("info");
     assert!(info.settings.iter().any(|s| s.key.starts_with("runner:")));
@@ -173,6 +176,7 @@ async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
             checkpoint_id: from.clone(),
             runner: "sleep 60 & sleep 60; wait".into(),
             timeout_secs: 120,
+            resume: None,
         })
         .await
         .expect("start");
@@ -193,10 +197,57 @@ async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
             checkpoint_id: from,
             runner: "exit 3".into(),
             timeout_secs: 30,
+            resume: None,
         })
         .await
         .expect("start");
     let done = finish(&api, &job).await;
     assert_eq!(done.state, JobState::Failed);
     assert!(done.error.expect("why").message.contains("runner failed"));
+
+    // The failed re-run's fork (its first checkpoint event) goes with delete_branch, nothing else.
+    let fork_id = done
+        .events
+        .iter()
+        .find_map(|e| match e {
+            JobEvent::Checkpoint { checkpoint_id, .. } => Some(checkpoint_id.clone()),
+            JobEvent::Output { .. } | JobEvent::SearchHit { .. } => None,
+        })
+        .expect("the fork");
+    let before = graph(&api, &db, "forked").await.rows.len();
+    let req = |dry_run| DeleteBranchRequest {
+        db: db.db.clone(),
+        thread_id: "forked".into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: fork_id.clone(),
+        dry_run,
+    };
+    let preview = api.delete_branch(req(true)).await.expect("preview");
+    assert_eq!(preview.checkpoints.len(), 1, "{preview:?}");
+    assert!(preview.dry_run);
+    assert_eq!(graph(&api, &db, "forked").await.rows.len(), before);
+    let gone = api.delete_branch(req(false)).await.expect("delete");
+    assert_eq!(gone.checkpoints, preview.checkpoints);
+    let after = graph(&api, &db, "forked").await;
+    assert_eq!(after.rows.len(), before - 1);
+    assert!(after.rows.iter().all(|r| r.id != fork_id));
+    // Again: not found. The thread's first checkpoint: refused (that is Delete thread).
+    let again = api.delete_branch(req(false)).await.expect_err("gone");
+    assert_eq!(again.code, ErrorCode::NotFound);
+    let first = after
+        .rows
+        .iter()
+        .find(|r| r.parent_id.is_none())
+        .expect("a root")
+        .id
+        .clone();
+    let refused = api
+        .delete_branch(DeleteBranchRequest {
+            checkpoint_id: first,
+            ..req(false)
+        })
+        .await
+        .expect_err("the root");
+    assert_eq!(refused.code, ErrorCode::InvalidInput, "{refused:?}");
+    assert!(refused.message.contains("delete the thread"));
 }

@@ -43,6 +43,21 @@ async fn recent_connections_settings_and_the_last_database() {
             .await
             .expect_err("bad theme");
         assert_eq!(e.code, ErrorCode::InvalidInput);
+        // Where the app was left (the UI's route): kept for the next start.
+        api.set_setting(SetSettingRequest {
+            key: "place".into(),
+            value: Some("#/thread/forked?tab=writes".into()),
+        })
+        .await
+        .expect("place");
+        let e = api
+            .set_setting(SetSettingRequest {
+                key: "place".into(),
+                value: Some("https://elsewhere".into()),
+            })
+            .await
+            .expect_err("not a route");
+        assert_eq!(e.code, ErrorCode::InvalidInput);
     }
     // A new start (desktop) reopens the last database and keeps the theme.
     let api = api_as(HostMode::Desktop, dir.path(), Initial::Last);
@@ -55,6 +70,10 @@ async fn recent_connections_settings_and_the_last_database() {
         .settings
         .iter()
         .any(|s| s.key == "theme" && s.value == "dark"));
+    assert!(info
+        .settings
+        .iter()
+        .any(|s| s.key == "place" && s.value == "#/thread/forked?tab=writes"));
     // The initial database is opened once; a reloaded page gets the same one.
     assert_eq!(
         api.app_info().await.expect("again").initial.map(|d| d.db),

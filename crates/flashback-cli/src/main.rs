@@ -10,6 +10,7 @@ mod human;
 mod out;
 mod serve;
 mod store;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +37,17 @@ enum Command {
         /// columns, with short ids and relative times).
         #[arg(long)]
         wide: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What threads' whole histories say beyond their latest checkpoints: the tasks that
+    /// raised, then recovered on a retry.
+    Activity {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// Thread ids (default: every thread).
+        threads: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -240,8 +252,30 @@ enum Command {
         /// Stop the runner after this many seconds.
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
         timeout: u32,
+        /// Resume the waiting interrupt with this JSON value: the runner gets it in
+        /// `FLASHBACK_RESUME` and passes it on as `Command(resume=…)`.
+        #[arg(long)]
+        resume: Option<String>,
         /// Print JSON lines: each checkpoint as the app's job event
         /// (`{"type": "checkpoint", …}`), then `{"type": "finished", "result": FORK}`.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search inside values: the threads (newest first) whose latest state holds TEXT, any
+    /// case, in a key or a string or number value; one line per match with its path
+    /// (`messages[2].content`) and the text around it. Secrets stay masked; values locked
+    /// (encrypted, no key) or over the decode budget are not searched.
+    Search {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The text to find.
+        text: String,
+        /// Stop after N matching threads.
+        #[arg(long, value_name = "N", default_value_t = 200,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        limit: u32,
+        /// Print JSON lines: each matching thread as the app's job event
+        /// (`{"type": "search_hit", …}`), then `{"type": "finished", "result": SUMMARY}`.
         #[arg(long)]
         json: bool,
     },
@@ -251,6 +285,25 @@ enum Command {
         db: String,
         /// The thread id.
         thread: String,
+        /// Really delete (without it, nothing is written and what would go is shown).
+        #[arg(long)]
+        yes: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a branch: a checkpoint (a fork, say a failed re-run's) and every checkpoint
+    /// after it, with their writes (one transaction). Shows what would go unless `--yes`.
+    DeleteBranch {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// The branch's first checkpoint.
+        checkpoint: String,
+        /// The checkpoint's namespace.
+        #[arg(long, default_value = "")]
+        ns: String,
         /// Really delete (without it, nothing is written and what would go is shown).
         #[arg(long)]
         yes: bool,
@@ -351,6 +404,9 @@ enum Command {
     /// by namespace (`users/u-1`) and key.
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Watch a key: every checkpoint where the value at PATH changed (along every branch),
+    /// with the node whose write produced it.
+    Watch(watch::WatchArgs),
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
         /// A `.sqlite` file or a `postgres://` URL.

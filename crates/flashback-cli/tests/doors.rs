@@ -180,6 +180,21 @@ async fn cli_json_equals_the_apps_json_for_every_read() {
             json!({"thread_id": "reducers"}),
         ),
         (
+            vec!["activity", "forked", "long"],
+            "thread_activity",
+            json!({"thread_ids": ["forked", "long"]}),
+        ),
+        (
+            vec!["watch", "forked", "value"],
+            "watch_key",
+            json!({"thread_id": "forked", "path": "value"}),
+        ),
+        (
+            vec!["watch", "chat-tools", "messages[-1].content"],
+            "watch_key",
+            json!({"thread_id": "chat-tools", "checkpoint_ns": "", "path": "messages[-1].content"}),
+        ),
+        (
             vec![
                 "merge",
                 "forked",
@@ -289,6 +304,11 @@ async fn cli_json_has_the_apps_shape_for_every_write() {
             vec!["delete", "reducers", "--yes"],
             "delete_thread",
             json!({"thread_id": "reducers", "dry_run": false}),
+        ),
+        (
+            vec!["delete-branch", "forked", middle],
+            "delete_branch",
+            json!({"thread_id": "forked", "checkpoint_id": middle, "dry_run": true}),
         ),
         (
             vec!["prune", "long", "--yes"],
@@ -410,14 +430,18 @@ fn every_operation_has_a_cli_subcommand() {
         ("diff_checkpoints", "diff"),
         ("replay_steps", "replay"),
         ("rebuild_report", "rebuild"),
+        ("watch_key", "watch"),
+        ("thread_activity", "activity"),
         ("fork_checkpoint", "fork"),
         ("merge_preview", "merge"),
         ("merge_branches", "merge"),
         ("start_export", "export"),
         ("verify_export", "verify"),
         ("start_rerun", "rerun"),
+        ("start_search", "search"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
+        ("delete_branch", "delete-branch"),
         ("copy_thread", "copy"),
         ("store_list", "store"),
         ("store_get", "store"),

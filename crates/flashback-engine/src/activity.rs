@@ -58,9 +58,11 @@ fn task_name(path: &str) -> Option<String> {
     }
 }
 
-/// The activity of every checkpoint that has pending writes, by `(namespace, checkpoint id)`.
-pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActivity> {
-    let mut tasks: HashMap<(&str, &str), Vec<(&str, TaskWrites)>> = HashMap::new();
+type TasksAt<'a> = HashMap<(&'a str, &'a str), Vec<(&'a str, TaskWrites<'a>)>>;
+
+/// Each checkpoint's tasks (by id, in the order first written) and what they wrote.
+fn tasks_at(writes: &[WriteInfo]) -> TasksAt<'_> {
+    let mut tasks: TasksAt<'_> = HashMap::new();
     for w in writes {
         if w.task_id == NULL_TASK_ID {
             continue;
@@ -87,6 +89,11 @@ pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActi
         }
     }
     tasks
+}
+
+/// The activity of every checkpoint that has pending writes, by `(namespace, checkpoint id)`.
+pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActivity> {
+    tasks_at(writes)
         .into_iter()
         .map(|((ns, id), mut at)| {
             at.sort_by(|a, b| (a.1.path, a.0).cmp(&(b.1.path, b.0)));
@@ -110,6 +117,19 @@ pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActi
             ((ns.to_owned(), id.to_owned()), activity)
         })
         .collect()
+}
+
+/// The tasks anywhere in a thread's history that raised and then finished on a retry: their
+/// node names (`Send`, or `?` when the path names none), one entry per task, sorted.
+pub fn recovered_tasks(writes: &[WriteInfo]) -> Vec<String> {
+    let mut out: Vec<String> = tasks_at(writes)
+        .into_values()
+        .flatten()
+        .filter(|(_, t)| task_status(t.error, t.output, t.interrupt) == TaskStatus::Recovered)
+        .map(|(_, t)| task_name(t.path).unwrap_or_else(|| "?".to_owned()))
+        .collect();
+    out.sort();
+    out
 }
 
 /// Fill in each row's [`GraphRow::ran`] (the tasks at its parent, for a checkpoint the loop
@@ -190,5 +210,8 @@ mod tests {
         assert_eq!(get("c6"), None);
         assert_eq!(get("c7").unwrap().tasks, Vec::<String>::new());
         assert_eq!(get("c7").unwrap().marks, [StepMark::Failed]);
+        // One task in the whole history raised and then recovered: flaky.
+        assert_eq!(recovered_tasks(&writes), ["flaky"]);
+        assert!(recovered_tasks(&writes[..3]).is_empty());
     }
 }

@@ -78,6 +78,10 @@
 //!   checkpoint and how the next step went (failed, recovered on a retry, interrupted,
 //!   resumed), on the graph rows.
 //! * [`diff`]: any two checkpoints channel by channel, list items matched (messages by id).
+//! * [`watch`]: the checkpoints where the value at a path (`messages[2].content`) changed,
+//!   across branches, with the writes that produced each value.
+//! * [`search`]: where a text occurs in a checkpoint's state (keys and scalars, any case), with
+//!   each match's path and a snippet.
 //!
 //! Public APIs identify checkpoints by `(namespace, checkpoint id)` strings.
 //!
@@ -109,11 +113,14 @@ pub mod merge;
 pub mod ns;
 mod query;
 pub mod replay;
+pub mod search;
 pub mod taskid;
 pub mod tasks;
 mod triggers;
+pub mod usage;
+pub mod watch;
 
-pub use activity::{annotate, StepMark};
+pub use activity::{annotate, recovered_tasks, StepMark};
 pub use channels::is_control_channel;
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;
@@ -122,3 +129,4 @@ pub use tasks::{
     derive_tasks, derive_tasks_with, thread_status, DeriveOptions, SnapshotMode, Task, TaskKind,
     TaskSet, TaskStatus, TaskWrite, ThreadStatus,
 };
+pub use usage::{annotate_usage, step_usage, TokenUsage};

@@ -63,6 +63,9 @@ pub use sealed::EncryptionProbe;
 
 use async_trait::async_trait;
 
+/// The largest stored value [`CheckpointStore::thread_writes_mentioning`] reads.
+pub const MENTION_MAX_BYTES: usize = 1 << 20;
+
 /// Read access to a LangGraph checkpoint database.
 #[async_trait]
 pub trait CheckpointStore: Send + Sync {
@@ -143,6 +146,35 @@ pub trait CheckpointStore: Send + Sync {
                     task_id: w.task_id.clone(),
                     task_path: w.task_path.clone(),
                     channel: w.channel.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// A thread's pending writes whose stored value holds `needle` (its bytes, as stored: a
+    /// value stored encrypted never matches) and is at most [`MENTION_MAX_BYTES`], decoded —
+    /// e.g. the messages that carry `usage_metadata`. A backend that cannot search the bytes
+    /// returns every write with its value (the caller checks the values anyway).
+    async fn thread_writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError> {
+        let _ = needle;
+        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
+        Ok(tuples
+            .into_iter()
+            .flat_map(|t| {
+                let (ns, id) = (t.header.checkpoint_ns, t.header.checkpoint_id);
+                t.pending_writes.into_iter().map(move |w| {
+                    let info = WriteInfo {
+                        checkpoint_ns: ns.clone(),
+                        checkpoint_id: id.clone(),
+                        task_id: w.task_id,
+                        task_path: w.task_path,
+                        channel: w.channel,
+                    };
+                    (info, w.value)
                 })
             })
             .collect())

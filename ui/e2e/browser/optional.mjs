@@ -212,6 +212,11 @@ export const stepActivity = {
     const made = spawnSync(python, [join(repo, "tests", "interop", "activity_test.py"), "--make", path], { encoding: "utf8" });
     expect(made.status === 0, `activity_test.py --make: ${made.stderr}`);
     await openDb(path);
+    // The list marks the thread that failed on the way and recovered (its whole history).
+    const retried = page.locator(`${tid("thread-row")}[data-thread="flaky-1"] ${tid("thread-retried")}`);
+    await retried.waitFor();
+    expect((await retried.getAttribute("title")).includes("(flaky)"), "the badge names the node that raised");
+    expect((await page.locator(tid("thread-retried")).count()) === 1, "only flaky-1 is marked retried");
     await page.locator(`${tid("thread-row")}[data-thread="flaky-1"]`).click();
     await page.waitForSelector(tid("dag-row"));
     const ran = await page.locator(tid("dag-ran")).allTextContents();

@@ -1,15 +1,17 @@
-//! Jobs: long work in the background (export, re-run) with progress, events, cancel and
-//! polling. [`registry`] keeps the jobs; this module holds the commands that start and
+//! Jobs: long work in the background (export, re-run, value search) with progress, events,
+//! cancel and polling. [`registry`] keeps the jobs; this module holds the commands that start and
 //! watch them.
 
 mod export;
 pub(crate) mod registry;
+mod search;
 
 use crate::commands::to_json;
 use crate::error::{ApiError, ApiResult};
 use crate::rerun;
 use crate::types::{
     self, ExportRequest, JobEvent, JobKind, JobPollRequest, JobRequest, JobSnapshot, RerunRequest,
+    ValueSearchRequest,
 };
 use crate::Api;
 
@@ -57,6 +59,7 @@ impl Api {
             timeout: std::time::Duration::from_secs(u64::from(req.timeout_secs)),
             delta: self.delta_for(&req.db)?,
             key: s.write_key(),
+            resume: req.resume,
         };
         Ok(self.jobs.spawn(JobKind::Rerun, move |job| async move {
             job.progress(0, 0, "running");
@@ -77,6 +80,29 @@ impl Api {
             };
             let fork = rerun::rerun(&spec, &mut sink, job.cancelled()).await?;
             to_json(fork)
+        }))
+    }
+
+    /// Start a search inside the threads' values (a job: one [`JobEvent::SearchHit`] per
+    /// thread whose latest root checkpoint holds the text, newest thread first, up to `limit`;
+    /// the result is a [`types::ValueSearchSummary`]). Nothing is written.
+    pub async fn start_search(&self, req: ValueSearchRequest) -> ApiResult<String> {
+        let s = self.session(&req.db)?;
+        let needle = flashback_engine::search::Needle::new(&req.query)
+            .map_err(|e| ApiError::invalid(e.to_string()))?;
+        let limit = req.limit.unwrap_or(search::DEFAULT_LIMIT);
+        if limit == 0 {
+            return Err(ApiError::invalid("the limit must be at least 1"));
+        }
+        let spec = search::SearchSpec {
+            needle,
+            limit: limit as usize,
+            threads: req.threads,
+            delta: self.delta_for(&req.db)?,
+        };
+        let store = std::sync::Arc::clone(&s.store);
+        Ok(self.jobs.spawn(JobKind::Search, move |job| async move {
+            to_json(search::search_job(store, spec, &job).await?)
         }))
     }
 

@@ -1,4 +1,4 @@
-//! Long work (exports, re-runs) as jobs: started by one command, polled with
+//! Long work (exports, re-runs, value searches) as jobs: started by one command, polled with
 //! [`crate::Api::job_poll`] for progress and events, stopped with [`crate::Api::job_cancel`].
 //!
 //! Polling works the same over Tauri IPC and HTTP, so the UI has one code path for both.
@@ -24,6 +24,7 @@ fn kind_name(kind: JobKind) -> &'static str {
     match kind {
         JobKind::Export => "export",
         JobKind::Rerun => "re-run",
+        JobKind::Search => "value search",
     }
 }
 

@@ -82,6 +82,43 @@ pub struct RerunRequest {
     pub runner: String,
     /// Stop it after this many seconds.
     pub timeout_secs: u32,
+    /// The value to resume an interrupt with (`Command(resume=…)`): handed to the runner as
+    /// JSON in `FLASHBACK_RESUME` (absent: the variable is not set).
+    #[serde(default)]
+    pub resume: Option<serde_json::Value>,
+}
+
+/// Search inside the threads' values (a job: one [`JobEvent::SearchHit`] per matching thread;
+/// the result is a [`ValueSearchSummary`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ValueSearchRequest {
+    /// Database handle.
+    pub db: String,
+    /// The text to find, any case, in keys and in string and number values.
+    pub query: String,
+    /// Stop after this many matching threads (default 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Search only these threads (default: every thread, newest first).
+    #[serde(default)]
+    pub threads: Option<Vec<String>>,
+}
+
+/// What a value search went through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ValueSearchSummary {
+    /// Threads to search (with a root-namespace checkpoint).
+    pub threads_total: u32,
+    /// Threads searched.
+    pub threads_searched: u32,
+    /// Threads whose latest checkpoint holds the text.
+    pub threads_matched: u32,
+    /// Stopped at the limit before every thread was searched.
+    pub truncated: bool,
+    /// Threads skipped: their values are encrypted and the database is locked.
+    pub threads_locked: u32,
+    /// Threads skipped: their latest checkpoint could not be read.
+    pub threads_unreadable: u32,
 }
 
 /// Kinds of background work.
@@ -92,6 +129,8 @@ pub enum JobKind {
     Export,
     /// A re-run with a live tail.
     Rerun,
+    /// A search inside the threads' values.
+    Search,
 }
 
 /// Where a job is.
@@ -142,6 +181,17 @@ pub enum JobEvent {
         stream: String,
         /// The line.
         line: String,
+    },
+    /// A thread whose latest checkpoint holds the searched text (value search).
+    SearchHit {
+        /// Thread id.
+        thread_id: String,
+        /// The checkpoint searched: the thread's latest in the root namespace.
+        checkpoint_id: String,
+        /// The first matches, in the order the state view shows them.
+        matches: Vec<flashback_engine::search::ValueHit>,
+        /// Whether the checkpoint holds more matches than these.
+        more: bool,
     },
 }
 

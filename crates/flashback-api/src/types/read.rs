@@ -40,6 +40,27 @@ pub struct ThreadSummary {
     pub locked: bool,
 }
 
+/// Threads whose history to look through (the rows of the list in view).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct ThreadActivityRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread ids (at most 500).
+    pub thread_ids: Vec<String>,
+}
+
+/// What a thread's whole history says beyond its latest checkpoint (from the writes' keys).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct ThreadActivity {
+    /// Thread id.
+    pub thread_id: String,
+    /// The nodes of the tasks that raised, then finished on a retry (one entry per task,
+    /// sorted): a thread that `finished` may still have failed on the way.
+    pub recovered: Vec<String>,
+    /// Why the history could not be read (then `recovered` is empty).
+    pub problem: Option<String>,
+}
+
 /// A thread of a database.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct ThreadRequest {
@@ -381,4 +402,22 @@ pub struct RebuildRequest {
     /// The branch tip (default: the namespace's head).
     #[serde(default)]
     pub tip: Option<String>,
+}
+
+/// Watch a key: the checkpoints where the value at a path changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct WatchRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// The path: a channel, then keys and list indexes (`messages[2].content`, `plan.steps`,
+    /// `plan["a.b"]`, `messages[-1]` for the last item).
+    pub path: String,
+    /// Values whose JSON text is larger are sent as a preview only (default 8 KiB).
+    #[serde(default)]
+    pub max_value_bytes: Option<u32>,
 }

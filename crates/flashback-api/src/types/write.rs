@@ -155,6 +155,22 @@ pub struct PruneRequest {
     pub dry_run: bool,
 }
 
+/// Delete a branch: a checkpoint and every checkpoint after it (a failed re-run's fork).
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct DeleteBranchRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    #[serde(default)]
+    pub checkpoint_ns: String,
+    /// The branch's first checkpoint (a fork).
+    pub checkpoint_id: String,
+    /// Only say what would go.
+    pub dry_run: bool,
+}
+
 /// What a prune removes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct PruneSummary {

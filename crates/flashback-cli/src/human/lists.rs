@@ -56,7 +56,13 @@ pub fn ago(ts: &str, now: i64) -> String {
 }
 
 /// `flashback threads`.
-pub fn threads(rows: &[ThreadSummary], width: Width) -> String {
+/// `flashback threads`; `recovered`: each thread's tasks that raised, then recovered on a
+/// retry (from `thread_activity`; a thread missing from it is not marked).
+pub fn threads(
+    rows: &[ThreadSummary],
+    recovered: &std::collections::HashMap<String, Vec<String>>,
+    width: Width,
+) -> String {
     if rows.is_empty() {
         return "no threads\n".into();
     }
@@ -71,6 +77,10 @@ pub fn threads(rows: &[ThreadSummary], width: Width) -> String {
                 (None, Some(_)) => "unreadable".into(),
                 (None, None) if r.locked => "locked".into(),
                 (None, None) => "-".into(),
+            };
+            let status = match recovered.get(&r.thread_id) {
+                Some(nodes) if !nodes.is_empty() => format!("{status} ↻"),
+                _ => status,
             };
             let latest = r.latest_checkpoint_id.as_deref().unwrap_or("-");
             vec![
@@ -110,6 +120,17 @@ pub fn threads(rows: &[ThreadSummary], width: Width) -> String {
         rows.iter()
             .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
     ));
+    for r in rows {
+        if let Some(nodes) = recovered.get(&r.thread_id).filter(|n| !n.is_empty()) {
+            let mut nodes = nodes.clone();
+            nodes.dedup();
+            out.push_str(&format!(
+                "↻ {}: raised, then recovered on retry ({})\n",
+                r.thread_id,
+                nodes.join(", ")
+            ));
+        }
+    }
     fitted(out, width)
 }
 

@@ -6,9 +6,13 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 mod lists;
+mod search;
 mod state;
+mod watch;
 pub use lists::{history, threads, Width};
+pub use search::{search_header, search_hit, searched};
 pub use state::state;
+pub use watch::watch;
 
 /// What a line of human output fits in (unless `--wide`).
 const WIDTH: usize = 100;
@@ -165,6 +169,12 @@ pub fn graph(g: &ThreadGraph) -> String {
         }
         if row.fork_point {
             label.push_str(" ⑂ fork point");
+        }
+        if let Some(t) = &row.tokens {
+            label.push_str(&format!(
+                " · {} tokens ({} in, {} out)",
+                t.total, t.input, t.output
+            ));
         }
         for m in &row.marks {
             label.push_str(match m {
@@ -331,6 +341,7 @@ pub fn rerun_event(e: &JobEvent) -> String {
             format!("+ {checkpoint_id} step {} {}{ns}\n", opt(step), opt(source))
         }
         JobEvent::Output { line, .. } => format!("{line}\n"),
+        JobEvent::SearchHit { .. } => search_hit(e, ""),
     }
 }
 
@@ -368,6 +379,30 @@ pub fn pruned(r: &PruneSummary) -> String {
             k.thread_id,
             ns_label(&k.checkpoint_ns),
             k.checkpoint_id
+        ));
+    }
+    out
+}
+
+/// `flashback activity`: one line per thread that recovered from an error on a retry.
+pub fn activity(rows: &[ThreadActivity]) -> String {
+    let mut out = String::new();
+    for a in rows {
+        if let Some(p) = &a.problem {
+            out.push_str(&format!("{}: cannot be read: {p}\n", a.thread_id));
+        } else if !a.recovered.is_empty() {
+            out.push_str(&format!(
+                "{}: raised, then recovered on retry: {}\n",
+                a.thread_id,
+                a.recovered.join(", ")
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push_str(&format!(
+            "no retried errors in {} thread{}\n",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
         ));
     }
     out

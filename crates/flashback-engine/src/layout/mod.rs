@@ -133,6 +133,10 @@ pub struct GraphRow {
     /// How the step after this checkpoint went, from its pending writes: a task failed,
     /// recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
     pub marks: Vec<crate::activity::StepMark>,
+    /// Tokens the model calls of the step that made this checkpoint used, from the
+    /// `usage_metadata` of the messages it wrote (filled in by
+    /// [`annotate_usage`](crate::usage::annotate_usage); `None`: none carried usage).
+    pub tokens: Option<crate::usage::TokenUsage>,
 }
 
 /// A laid-out thread (serialisable for the GUI).
@@ -278,6 +282,7 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             merged_from_row: None,
             ran: Vec::new(),
             marks: Vec::new(),
+            tokens: None,
         });
         if let Some((p, _)) = up[n.index()] {
             if row_of[p.index()] == NO_ROW {

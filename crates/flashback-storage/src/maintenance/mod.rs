@@ -20,6 +20,9 @@
 //!                                          where every DeltaChannel has a stored value
 //!                                          (Python 3.2.0 refuses such threads)
 //!                            dry_run: the same report, computed in a read-only transaction
+//!  delete_branch(t, ns, id)  one transaction: the checkpoint, its descendants, their writes,
+//!                            the subgraph calls started from them and the blobs left
+//!                            unreferenced (a failed re-run's fork); dry_run as for prune
 //! ```
 //!
 //! Python's OSS savers implement only Postgres `prune` (3.2.0); `copy_thread` and
@@ -125,6 +128,19 @@ pub trait SaverMaintenance: CheckpointSaver {
         &self,
         thread_ids: &[String],
         strategy: PruneStrategy,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError>;
+
+    /// Delete the checkpoint `checkpoint_id` of namespace `checkpoint_ns` and every checkpoint
+    /// descending from it (a branch: a fork and what ran on it), their writes, the subgraph
+    /// calls started from them, and the blobs no remaining checkpoint references, in one
+    /// transaction. Nothing else changes: the branch's ancestors and sibling branches keep
+    /// every row. An id that is not there deletes nothing. With `dry_run`, nothing is written.
+    async fn delete_branch(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError>;
 }

@@ -1,7 +1,7 @@
 //! The plan (backend-neutral): what a `prune` or `delete_for_runs` deletes, computed from the
 //! rows read, so that a dry run reports exactly what a real run deletes.
 
-use super::PruneReport;
+use super::{PruneReport, PruneStrategy};
 use crate::StoreError;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -44,6 +44,46 @@ pub(crate) enum Select<'a> {
     Delete,
     KeepLatest,
     Runs(&'a HashSet<String>),
+    /// A checkpoint of namespace `ns` and every checkpoint descending from it, with the
+    /// subgraph calls started from any of them.
+    Branch {
+        ns: &'a str,
+        id: &'a str,
+    },
+}
+
+/// What a maintenance operation was asked to do (both backends).
+pub(crate) enum Job {
+    /// `delete_for_runs`.
+    Runs(HashSet<String>),
+    /// `prune`.
+    Prune(Vec<String>, PruneStrategy),
+    /// `delete_branch`.
+    Branch {
+        thread: String,
+        ns: String,
+        id: String,
+    },
+}
+
+impl Job {
+    /// The threads named outright (`delete_for_runs` finds its own in the database).
+    pub(crate) fn threads(&self) -> Option<Vec<String>> {
+        match self {
+            Job::Runs(_) => None,
+            Job::Prune(threads, _) => Some(check_threads(threads)),
+            Job::Branch { thread, .. } => Some(vec![thread.clone()]),
+        }
+    }
+
+    pub(crate) fn select(&self) -> Select<'_> {
+        match self {
+            Job::Runs(runs) => Select::Runs(runs),
+            Job::Prune(_, PruneStrategy::Delete) => Select::Delete,
+            Job::Prune(_, PruneStrategy::KeepLatest) => Select::KeepLatest,
+            Job::Branch { ns, id, .. } => Select::Branch { ns, id },
+        }
+    }
 }
 
 /// The statements a plan runs, and the report it produces.
@@ -118,6 +158,36 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
                 kept.insert(*key, stay);
             }
         }
+        Select::Branch { ns, id } => {
+            for (key, rows) in &by_ns {
+                let gone = if key.1 == *ns {
+                    descendants(rows, id)
+                } else {
+                    HashSet::new()
+                };
+                let stay = rows
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .filter(|i| !gone.contains(i))
+                    .collect();
+                kept.insert(*key, stay);
+            }
+            // A subgraph call started from a checkpoint that goes, goes with it.
+            for (key @ (thread, call_ns), rows) in &by_ns {
+                let root_key = (*thread, *ns);
+                let started_from_gone = rows.iter().any(|r| {
+                    r.root.as_deref().is_some_and(|root| {
+                        by_ns
+                            .get(&root_key)
+                            .is_some_and(|rs| rs.iter().any(|x| x.id == root))
+                            && !kept.get(&root_key).is_some_and(|k| k.contains(root))
+                    })
+                });
+                if ns.is_empty() && call_ns.contains(':') && started_from_gone {
+                    calls.insert(*key);
+                }
+            }
+        }
         _ => {
             let mut roots: HashMap<(&str, &str), Option<&str>> = HashMap::new();
             for (key @ (thread, ns), rows) in &by_ns {
@@ -176,7 +246,7 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
         let stay = kept.get(key).cloned().unwrap_or_default();
         let (gone, remain): (Vec<&CpRow>, Vec<&CpRow>) =
             rows.iter().partition(|r| !stay.contains(r.id.as_str()));
-        if !matches!(select, Select::Runs(_)) {
+        if matches!(select, Select::Delete | Select::KeepLatest) {
             for r in &remain {
                 if r.parent.as_deref().is_some_and(|p| !stay.contains(p)) {
                     plan.parents
@@ -217,6 +287,30 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
     plan.report.blobs = plan.blobs.len() as u64;
     plan.report.parents_cleared = plan.parents.len() as u64;
     plan
+}
+
+/// `id` and every row descending from it through parent pointers (nothing when `id` is not
+/// among `rows`).
+fn descendants<'a>(rows: &[&'a CpRow], id: &str) -> HashSet<&'a str> {
+    let mut children: HashMap<&str, Vec<&'a str>> = HashMap::new();
+    for r in rows {
+        if let Some(p) = r.parent.as_deref() {
+            children.entry(p).or_default().push(r.id.as_str());
+        }
+    }
+    let mut gone = HashSet::new();
+    let Some(start) = rows.iter().find(|r| r.id == id) else {
+        return gone;
+    };
+    let mut todo = vec![start.id.as_str()];
+    while let Some(cur) = todo.pop() {
+        if gone.insert(cur) {
+            if let Some(kids) = children.get(cur) {
+                todo.extend(kids.iter().copied());
+            }
+        }
+    }
+    gone
 }
 
 /// DeltaChannel-safe `keep_latest`: a DeltaChannel's value at the head is rebuilt from the
@@ -362,6 +456,42 @@ mod tests {
         assert_eq!(p.report.blobs, 4); // v1, v2, v5 (whole ns), v8
         let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
         assert_eq!(cleared, ["3", "9", "7"]);
+    }
+
+    #[test]
+    fn branch_plan_takes_the_checkpoint_its_descendants_and_their_calls() {
+        // 1 ← 2 ← 3 (head); the fork 4 off 2, then 5 ← 6 after it; a call started from 5.
+        let mut snap = Snapshot {
+            rows: vec![
+                row("", "1", None, None),
+                row("", "2", Some("1"), None),
+                row("", "3", Some("2"), None),
+                row("", "4", Some("2"), None),
+                row("", "5", Some("4"), None),
+                row("", "6", Some("5"), None),
+                row("sub:x", "7", None, Some("5")),
+                row("sub:y", "8", None, Some("3")),
+            ],
+            ..Default::default()
+        };
+        snap.writes
+            .insert(("t".into(), "".into(), "4".into()), (2, false));
+        snap.writes
+            .insert(("t".into(), "".into(), "2".into()), (5, false));
+        for id in ["2", "4", "6"] {
+            snap.blobs
+                .insert(("t".into(), "".into(), "a".into(), format!("v{id}")));
+        }
+        let p = plan(&snap, &["t".into()], &Select::Branch { ns: "", id: "4" });
+        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(ids, ["4", "5", "6", "7"]);
+        assert_eq!(p.namespaces, [("t".to_string(), "sub:x".to_string())]);
+        assert_eq!(p.report.writes, 2);
+        assert_eq!(p.report.blobs, 2); // v4, v6
+        assert!(p.parents.is_empty());
+        // An id that is not there deletes nothing.
+        let p = plan(&snap, &["t".into()], &Select::Branch { ns: "", id: "9" });
+        assert!(p.is_empty());
     }
 
     #[test]

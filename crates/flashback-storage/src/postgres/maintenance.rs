@@ -2,16 +2,14 @@
 //! each in one `REPEATABLE READ` transaction.
 
 use super::PostgresStore;
-use crate::maintenance::plan::{
-    check_threads, copy_args, not_empty, plan, CpRow, Plan, Select, Snapshot,
-};
+use crate::maintenance::plan::{copy_args, not_empty, plan, CpRow, Job, Plan, Select, Snapshot};
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, PgPool};
 use sqlx::{Postgres, Row as _, Transaction};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 const BEGIN_WRITE: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -39,7 +37,8 @@ impl SaverMaintenance for PostgresStore {
         copy(self.pool(), self.schema(), source, target).await
     }
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
-        maintain(self.pool(), self.schema(), Job::Runs(run_ids), false).await
+        let runs = run_ids.iter().cloned().collect();
+        maintain(self.pool(), self.schema(), Job::Runs(runs), false).await
     }
     async fn prune(
         &self,
@@ -50,10 +49,24 @@ impl SaverMaintenance for PostgresStore {
         maintain(
             self.pool(),
             self.schema(),
-            Job::Prune(thread_ids, strategy),
+            Job::Prune(thread_ids.to_vec(), strategy),
             dry_run,
         )
         .await
+    }
+    async fn delete_branch(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError> {
+        let job = Job::Branch {
+            thread: thread_id.to_owned(),
+            ns: checkpoint_ns.to_owned(),
+            id: checkpoint_id.to_owned(),
+        };
+        maintain(self.pool(), self.schema(), job, dry_run).await
     }
 }
 
@@ -129,25 +142,21 @@ async fn copy(
     })
 }
 
-enum Job<'a> {
-    Runs(&'a [String]),
-    Prune(&'a [String], PruneStrategy),
-}
-
 async fn maintain(
     pool: &PgPool,
     schema: &SchemaInfo,
-    job: Job<'_>,
+    job: Job,
     dry_run: bool,
 ) -> Result<PruneReport, StoreError> {
     let empty = PruneReport {
         dry_run,
         ..Default::default()
     };
-    let ids = match &job {
-        Job::Runs(ids) | Job::Prune(ids, _) => check_threads(ids),
+    let nothing = match &job {
+        Job::Runs(runs) => runs.is_empty(),
+        other => other.threads().unwrap_or_default().is_empty(),
     };
-    if ids.is_empty() {
+    if nothing {
         return Ok(empty);
     }
     if schema.shallow {
@@ -157,7 +166,7 @@ async fn maintain(
         .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
         .await
         .map_err(err)?;
-    let result = maintain_in(&mut tx, job, ids, dry_run).await;
+    let result = maintain_in(&mut tx, &job, dry_run).await;
     match result {
         Ok(Some(report)) => {
             tx.commit().await.map_err(err)?;
@@ -176,15 +185,14 @@ async fn maintain(
 
 async fn maintain_in(
     tx: &mut Transaction<'static, Postgres>,
-    job: Job<'_>,
-    ids: Vec<String>,
+    job: &Job,
     dry_run: bool,
 ) -> Result<Option<PruneReport>, StoreError> {
-    let runs: HashSet<String>;
-    let (threads, select) = match job {
-        Job::Runs(_) => {
-            runs = ids.iter().cloned().collect();
-            let threads: Vec<String> = query(
+    let threads = match (job.threads(), job) {
+        (Some(threads), _) => threads,
+        (None, Job::Runs(runs)) => {
+            let ids: Vec<String> = runs.iter().cloned().collect();
+            query(
                 "SELECT DISTINCT thread_id FROM checkpoints \
                  WHERE metadata ->> 'run_id' = ANY($1) ORDER BY thread_id",
             )
@@ -195,12 +203,11 @@ async fn maintain_in(
             .iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()
-            .map_err(err)?;
-            (threads, Select::Runs(&runs))
+            .map_err(err)?
         }
-        Job::Prune(_, PruneStrategy::Delete) => (ids, Select::Delete),
-        Job::Prune(_, PruneStrategy::KeepLatest) => (ids, Select::KeepLatest),
+        (None, _) => Vec::new(),
     };
+    let select = job.select();
     if threads.is_empty() {
         return Ok(None);
     }

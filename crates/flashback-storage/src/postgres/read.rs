@@ -372,6 +372,14 @@ impl CheckpointStore for PostgresStore {
         self.writes_of_thread(thread_id).await
     }
 
+    async fn thread_writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+        self.writes_mentioning(thread_id, needle).await
+    }
+
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());

@@ -86,4 +86,52 @@ impl PostgresStore {
             .collect::<Result<Vec<_>, sqlx::Error>>()
             .map_err(|e| self.err(e))
     }
+
+    /// The pending writes of a thread whose stored value holds `needle`, decoded (the bytes
+    /// are searched by the server: only matching values are fetched).
+    pub(super) async fn writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+        if !self.info().holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let task_path = if self.info().has_task_path {
+            "task_path"
+        } else {
+            "''::text AS task_path"
+        };
+        let mut sql = Sql::new(&format!(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel, type, blob \
+             FROM checkpoint_writes WHERE thread_id = "
+        ));
+        let t = sql.arg(Arg::Text(thread_id.to_owned()));
+        sql.text.push_str(&t);
+        sql.text.push_str(" AND length(blob) <= ");
+        let max = sql.arg(Arg::Int(crate::MENTION_MAX_BYTES as i64));
+        sql.text.push_str(&max);
+        sql.text.push_str(" AND position(convert_to(");
+        let n = sql.arg(Arg::Text(needle.to_owned()));
+        sql.text.push_str(&n);
+        sql.text.push_str(", 'UTF8') in blob) > 0");
+        let rows = self.read_rows(sql).await?;
+        let mut cache = flashback_codec::DecodeCache::new().with_key(self.key.clone());
+        rows.iter()
+            .map(|r| {
+                let info = WriteInfo {
+                    checkpoint_ns: r.try_get("checkpoint_ns")?,
+                    checkpoint_id: r.try_get("checkpoint_id")?,
+                    task_id: r.try_get("task_id")?,
+                    task_path: r.try_get("task_path")?,
+                    channel: r.try_get("channel")?,
+                };
+                let tag: String = r.try_get("type")?;
+                let data: Option<&[u8]> = r.try_get("blob")?;
+                let value = flashback_codec::decode_typed_cached(&tag, data, &mut cache);
+                Ok((info, value))
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(|e| self.err(e))
+    }
 }

@@ -5,8 +5,8 @@ use super::access::Source;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
-    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Plan,
-    Select, Snapshot,
+    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
+    Snapshot,
 };
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::{CheckpointStore, StoreError};
@@ -286,17 +286,15 @@ fn apply(tx: &Transaction<'_>, plan: &Plan) -> Result<PruneReport, StoreError> {
 
 async fn sqlite_maintain(
     saver: &SqliteSaver,
-    threads: Option<Vec<String>>,
-    runs: Option<HashSet<String>>,
-    strategy: PruneStrategy,
+    job: Job,
     dry_run: bool,
 ) -> Result<PruneReport, StoreError> {
     let key = saver.key();
     run(saver.path(), !dry_run, move |tx| {
-        let threads = match (&threads, &runs) {
-            (Some(t), _) => t.clone(),
-            (None, Some(r)) => run_threads(tx, r)?,
-            (None, None) => Vec::new(),
+        let threads = match (job.threads(), &job) {
+            (Some(t), _) => t,
+            (None, Job::Runs(r)) => run_threads(tx, r)?,
+            (None, _) => Vec::new(),
         };
         if threads.is_empty() {
             return Ok(PruneReport {
@@ -305,12 +303,7 @@ async fn sqlite_maintain(
             });
         }
         let snap = snapshot(tx, &threads, key.as_deref())?;
-        let select = match (&runs, strategy) {
-            (Some(r), _) => Select::Runs(r),
-            (None, PruneStrategy::Delete) => Select::Delete,
-            (None, PruneStrategy::KeepLatest) => Select::KeepLatest,
-        };
-        let plan = plan(&snap, &threads, &select);
+        let plan = plan(&snap, &threads, &job.select());
         if dry_run || plan.is_empty() {
             return Ok(PruneReport {
                 dry_run,
@@ -339,7 +332,7 @@ impl SaverMaintenance for SqliteSaver {
             return Ok(PruneReport::default());
         }
         let runs: HashSet<String> = run_ids.iter().cloned().collect();
-        sqlite_maintain(self, None, Some(runs), PruneStrategy::Delete, false).await
+        sqlite_maintain(self, Job::Runs(runs), false).await
     }
 
     async fn prune(
@@ -355,6 +348,21 @@ impl SaverMaintenance for SqliteSaver {
                 ..Default::default()
             });
         }
-        sqlite_maintain(self, Some(threads), None, strategy, dry_run).await
+        sqlite_maintain(self, Job::Prune(threads, strategy), dry_run).await
+    }
+
+    async fn delete_branch(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        dry_run: bool,
+    ) -> Result<PruneReport, StoreError> {
+        let job = Job::Branch {
+            thread: thread_id.to_owned(),
+            ns: checkpoint_ns.to_owned(),
+            id: checkpoint_id.to_owned(),
+        };
+        sqlite_maintain(self, job, dry_run).await
     }
 }

@@ -6,7 +6,9 @@ use super::batch::{get_many, writes_of, Key};
 use super::rows::{
     decode_writes, read_writes, row_columns, row_from, RawWrite, Row, WriteKey, ROW_COLUMNS,
 };
-use super::threads::{list_threads_blocking, thread_writes_blocking};
+use super::threads::{
+    list_threads_blocking, thread_writes_blocking, thread_writes_mentioning_blocking,
+};
 use super::{query_err, SqliteStore};
 use crate::decode::Decoding;
 use crate::escape::key_text;
@@ -410,6 +412,19 @@ impl CheckpointStore for SqliteStore {
         }
         let thread = thread_id.to_owned();
         self.with_cx(move |cx| thread_writes_blocking(cx, &thread))
+            .await
+    }
+
+    async fn thread_writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let (thread, needle) = (thread_id.to_owned(), needle.to_owned());
+        self.with_cx(move |cx| thread_writes_mentioning_blocking(cx, &thread, &needle))
             .await
     }
 

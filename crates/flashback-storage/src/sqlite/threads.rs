@@ -124,3 +124,52 @@ pub(super) fn thread_writes_blocking(
     }
     Ok(out)
 }
+
+/// [`crate::CheckpointStore::thread_writes_mentioning`]: the bytes are searched by SQLite
+/// (`instr` on the blob), so only matching values are read and decoded.
+pub(super) fn thread_writes_mentioning_blocking(
+    cx: Ctx<'_>,
+    thread_id: &str,
+    needle: &str,
+) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+    let err = cx.err();
+    let task_path = if cx.schema.has_task_path {
+        "task_path"
+    } else {
+        "''"
+    };
+    let sql = format!(
+        "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel, type, value FROM writes \
+         WHERE thread_id = ?1 AND length(value) <= ?3 AND instr(value, CAST(?2 AS BLOB)) > 0"
+    );
+    let mut stmt = cx.conn.prepare_cached(&sql).map_err(&err)?;
+    let max = crate::MENTION_MAX_BYTES as i64;
+    let mut rows = stmt
+        .query(rusqlite::params![thread_id, needle.as_bytes(), max])
+        .map_err(&err)?;
+    let mut cache = cx.dec.cache();
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().map_err(&err)? {
+        let text = |i: usize, column: &str| -> Result<String, StoreError> {
+            Ok(match r.get_ref(i).map_err(&err)? {
+                ValueRef::Null => String::new(),
+                v => key_text(column, v.into()).unwrap_or_else(|bad| bad.shown),
+            })
+        };
+        let info = WriteInfo {
+            checkpoint_ns: text(0, "checkpoint_ns")?,
+            checkpoint_id: text(1, "checkpoint_id")?,
+            task_id: text(2, "task_id")?,
+            task_path: text(3, "task_path")?,
+            channel: text(4, "channel")?,
+        };
+        let tag = text(5, "type")?;
+        let data = match r.get_ref(6).map_err(&err)? {
+            ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+            _ => None,
+        };
+        let value = flashback_codec::decode_typed_cached(&tag, data.as_deref(), &mut cache);
+        out.push((info, value));
+    }
+    Ok(out)
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { duration, MARKS, ranLabel, sinceParent } from "./rowinfo";
+import { duration, MARKS, ranLabel, sinceParent, tokenCount, tokensLabel, tokensTitle } from "./rowinfo";
 import { row as graphRow } from "./testrows";
 
 const row = (id: string, ts: string, parent_row: number | null) => graphRow(id, 0, { ts, parent_row });
@@ -31,5 +31,15 @@ describe("rowinfo", () => {
 
   it("has a badge for every mark", () => {
     for (const m of ["failed", "recovered", "interrupted", "resumed"] as const) expect(MARKS[m].text.length).toBeGreaterThan(0);
+  });
+
+  it("shows tokens compactly, with the breakdown in the title", () => {
+    expect(tokenCount(950)).toBe("950");
+    expect(tokenCount(1234)).toBe("1.2k");
+    expect(tokenCount(12_345)).toBe("12k");
+    expect(tokenCount(2_500_000)).toBe("2.5M");
+    const t = { input: 1000, output: 234, total: 1234, messages: 2 };
+    expect(tokensLabel(t)).toBe("1.2k tok");
+    expect(tokensTitle(t)).toBe("Tokens used by this step (usage_metadata of 2 messages): 1,000 in, 234 out, 1,234 total");
   });
 });

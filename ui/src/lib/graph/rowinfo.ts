@@ -1,7 +1,7 @@
 // What a DAG row says beside its dot: the nodes whose step made the checkpoint, how long that
 // step took (the time since the parent checkpoint), and how the next step went.
 
-import type { GraphRow, StepMark } from "../ipc/bindings";
+import type { GraphRow, StepMark, TokenUsage } from "../ipc/bindings";
 
 /** The nodes that ran, each once with a count when it ran several times ("Send ×3"). */
 export function ranLabel(ran: string[]): string {
@@ -40,3 +40,22 @@ export const MARKS: Record<StepMark, { text: string; cls: string; title: string 
   interrupted: { text: "⏸ interrupt", cls: "interrupted", title: "A task of the next step waits at an interrupt" },
   resumed: { text: "▶ resumed", cls: "resumed", title: "A task of the next step was interrupted, then resumed" },
 };
+
+/** A token count as a row shows it: "950", "12.3k", "1.2M". */
+export function tokenCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** "1.2k tok": the tokens the step's model calls used. */
+export function tokensLabel(t: TokenUsage): string {
+  return `${tokenCount(t.total)} tok`;
+}
+
+/** The breakdown behind the label. */
+export function tokensTitle(t: TokenUsage): string {
+  const calls = t.messages === 1 ? "1 message" : `${t.messages} messages`;
+  const n = (x: number) => x.toLocaleString("en-US");
+  return `Tokens used by this step (usage_metadata of ${calls}): ${n(t.input)} in, ${n(t.output)} out, ${n(t.total)} total`;
+}

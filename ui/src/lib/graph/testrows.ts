@@ -27,6 +27,7 @@ export function row(id: string, lane: number, extra: Partial<GraphRow> = {}): Gr
     merged_from_row: null,
     ran: [],
     marks: [],
+    tokens: null,
     ...extra,
   };
 }

@@ -28,6 +28,8 @@ export const commands = {
 	closeDatabase: (req: DbRequest) => typedError<null, ApiError>(__TAURI_INVOKE("close_database", { req })),
 	/**  Every thread with its status. */
 	listThreads: (req: ThreadsRequest) => typedError<ThreadSummary[], ApiError>(__TAURI_INVOKE("list_threads", { req })),
+	/**  What the threads' histories say beyond their latest checkpoints (retried errors). */
+	threadActivity: (req: ThreadActivityRequest) => typedError<ThreadActivity[], ApiError>(__TAURI_INVOKE("thread_activity", { req })),
 	/**  A thread's checkpoints, newest first (Python's `list()`). */
 	threadHistory: (req: HistoryRequest) => typedError<HistoryEntry[], ApiError>(__TAURI_INVOKE("thread_history", { req })),
 	/**  A thread's checkpoints as branch lanes. */
@@ -40,6 +42,8 @@ export const commands = {
 	replaySteps: (req: ReplayRequest) => typedError<ReplayStep[], ApiError>(__TAURI_INVOKE("replay_steps", { req })),
 	/**  Each channel rebuilt from the writes with LangGraph's reducers. */
 	rebuildReport: (req: RebuildRequest) => typedError<ChannelRebuild[], ApiError>(__TAURI_INVOKE("rebuild_report", { req })),
+	/**  The checkpoints where the value at a path changed, across branches. */
+	watchKey: (req: WatchRequest) => typedError<WatchReport, ApiError>(__TAURI_INVOKE("watch_key", { req })),
 	/**  Whether an edited value fits its channel (nothing is written). */
 	validateEdit: (req: ValidateEditRequest) => typedError<EditCheck, ApiError>(__TAURI_INVOKE("validate_edit", { req })),
 	/**  Fork a checkpoint (a copy, or with edited channels). One transaction. */
@@ -54,6 +58,8 @@ export const commands = {
 	verifyExport: (req: VerifyRequest) => typedError<VerifyReport, ApiError>(__TAURI_INVOKE("verify_export", { req })),
 	/**  Start a re-run with a live tail (a job; its result is the fork). */
 	startRerun: (req: RerunRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_rerun", { req })),
+	/**  Search inside the threads' values (a job; its result is a `ValueSearchSummary`). */
+	startSearch: (req: ValueSearchRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_search", { req })),
 	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
@@ -62,6 +68,8 @@ export const commands = {
 	deleteThread: (req: DeleteRequest) => typedError<DeleteReport, ApiError>(__TAURI_INVOKE("delete_thread", { req })),
 	/**  Prune threads (or preview it). One transaction. */
 	pruneThreads: (req: PruneRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("prune_threads", { req })),
+	/**  Delete a branch (a checkpoint and its descendants), or preview it. One transaction. */
+	deleteBranch: (req: DeleteBranchRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("delete_branch", { req })),
 	/**  Copy a thread to a new thread id, in the same or another open database. */
 	copyThread: (req: CopyRequest) => typedError<CopyReport, ApiError>(__TAURI_INVOKE("copy_thread", { req })),
 	/**  Save a setting. */
@@ -117,6 +125,15 @@ export type Change =
 "changed" | 
 /**  In both, equal. */
 "unchanged";
+
+/**  How a watched value changed from the parent's. */
+export type ChangeKind = 
+/**  There was no value at the path before (or no parent). */
+"appeared" | 
+/**  The value differs. */
+"changed" | 
+/**  The path has no value any more. */
+"removed";
 
 /**  One channel's difference. */
 export type ChannelDiff = {
@@ -404,6 +421,20 @@ export type DbKind =
 export type DbRequest = {
 	/**  [`DbInfo::db`]. */
 	db: string,
+};
+
+/**  Delete a branch: a checkpoint and every checkpoint after it (a failed re-run's fork). */
+export type DeleteBranchRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns?: string,
+	/**  The branch's first checkpoint (a fork). */
+	checkpoint_id: string,
+	/**  Only say what would go. */
+	dry_run: boolean,
 };
 
 /**  What a delete removes. */
@@ -695,6 +726,12 @@ export type GraphRow = {
 	 *  recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
 	 */
 	marks: StepMark[],
+	/**
+	 *  Tokens the model calls of the step that made this checkpoint used, from the
+	 *  `usage_metadata` of the messages it wrote (filled in by
+	 *  [`annotate_usage`](crate::usage::annotate_usage); `None`: none carried usage).
+	 */
+	tokens: TokenUsage | null,
 };
 
 /**  One checkpoint of a history. */
@@ -780,14 +817,26 @@ source: string | null } |
 /**  `stdout` or `stderr`. */
 stream: string; 
 /**  The line. */
-line: string };
+line: string } | 
+/**  A thread whose latest checkpoint holds the searched text (value search). */
+{ type: "search_hit"; 
+/**  Thread id. */
+thread_id: string; 
+/**  The checkpoint searched: the thread's latest in the root namespace. */
+checkpoint_id: string; 
+/**  The first matches, in the order the state view shows them. */
+matches: ValueHit[]; 
+/**  Whether the checkpoint holds more matches than these. */
+more: boolean };
 
 /**  Kinds of background work. */
 export type JobKind = 
 /**  An audit export. */
 "export" | 
 /**  A re-run with a live tail. */
-"rerun";
+"rerun" | 
+/**  A search inside the threads' values. */
+"search";
 
 /**  Poll a job. */
 export type JobPollRequest = {
@@ -1093,6 +1142,11 @@ export type RerunRequest = {
 	runner: string,
 	/**  Stop it after this many seconds. */
 	timeout_secs: number,
+	/**
+	 *  The value to resume an interrupt with (`Command(resume=…)`): handed to the runner as
+	 *  JSON in `FLASHBACK_RESUME` (absent: the variable is not set).
+	 */
+	resume?: Value | null,
 };
 
 /**  Save a setting. */
@@ -1362,6 +1416,27 @@ export type TaskWrite = {
 	value: Value | null,
 };
 
+/**  What a thread's whole history says beyond its latest checkpoint (from the writes' keys). */
+export type ThreadActivity = {
+	/**  Thread id. */
+	thread_id: string,
+	/**
+	 *  The nodes of the tasks that raised, then finished on a retry (one entry per task,
+	 *  sorted): a thread that `finished` may still have failed on the way.
+	 */
+	recovered: string[],
+	/**  Why the history could not be read (then `recovered` is empty). */
+	problem: string | null,
+};
+
+/**  Threads whose history to look through (the rows of the list in view). */
+export type ThreadActivityRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread ids (at most 500). */
+	thread_ids: string[],
+};
+
 /**  A thread laid out as branch lanes. */
 export type ThreadGraph = {
 	/**  Thread id. */
@@ -1458,6 +1533,18 @@ export type ThreeWay = {
 	control: boolean,
 };
 
+/**  Tokens a step's model calls used. */
+export type TokenUsage = {
+	/**  Prompt tokens (`input_tokens`). */
+	input: number,
+	/**  Completion tokens (`output_tokens`). */
+	output: number,
+	/**  `total_tokens` (input + output when a message does not say). */
+	total: number,
+	/**  Messages that carried usage. */
+	messages: number,
+};
+
 /**  Unlock an encrypted database with its AES key. */
 export type UnlockRequest = {
 	/**  The database handle. */
@@ -1487,6 +1574,48 @@ export type ValidateEditRequest = {
 
 export type Value = null | boolean | number | string | Value[] | { [key in string]: Value };
 
+/**  One place the text occurs. */
+export type ValueHit = {
+	/**  Where: `channel.key[2].field` (the syntax of [`crate::watch::KeyPath`]). */
+	path: string,
+	/**
+	 *  The text around the hit on one line, at most [`SNIPPET_CHARS`] characters (`…` where
+	 *  it was cut); for a key, `key: value`.
+	 */
+	snippet: string,
+};
+
+/**
+ *  Search inside the threads' values (a job: one [`JobEvent::SearchHit`] per matching thread;
+ *  the result is a [`ValueSearchSummary`]).
+ */
+export type ValueSearchRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  The text to find, any case, in keys and in string and number values. */
+	query: string,
+	/**  Stop after this many matching threads (default 200). */
+	limit?: number | null,
+	/**  Search only these threads (default: every thread, newest first). */
+	threads?: string[] | null,
+};
+
+/**  What a value search went through. */
+export type ValueSearchSummary = {
+	/**  Threads to search (with a root-namespace checkpoint). */
+	threads_total: number,
+	/**  Threads searched. */
+	threads_searched: number,
+	/**  Threads whose latest checkpoint holds the text. */
+	threads_matched: number,
+	/**  Stopped at the limit before every thread was searched. */
+	truncated: boolean,
+	/**  Threads skipped: their values are encrypted and the database is locked. */
+	threads_locked: number,
+	/**  Threads skipped: their latest checkpoint could not be read. */
+	threads_unreadable: number,
+};
+
 /**  The outcome of [`verify`]. */
 export type VerifyReport = {
 	/**  No problem found. */
@@ -1503,6 +1632,96 @@ export type VerifyRequest = {
 	path?: string | null,
 	/**  …or the content itself. */
 	content?: string | null,
+};
+
+/**  One checkpoint where the watched value changed. */
+export type WatchChange = {
+	/**  The checkpoint. */
+	checkpoint_id: string,
+	/**  The parent it was compared with (`None` for a root, or a parent not in the data). */
+	parent_checkpoint_id: string | null,
+	/**  `metadata.step`. */
+	step: number | null,
+	/**  `metadata.source` (`input`, `loop`, `update`, `fork`). */
+	source: string | null,
+	/**  Timestamp. */
+	ts: string,
+	/**  Appeared, changed or removed. */
+	kind: ChangeKind,
+	/**  The branch it is on: the id of the branch's first checkpoint, as on the graph rows. */
+	branch_key: string,
+	/**  Whether it is the namespace's head or one of its ancestors. */
+	on_head_branch: boolean,
+	/**  The value at the path here (`None`: removed). */
+	value: WatchValue | null,
+	/**
+	 *  The writes to the channel stored on the parent that produced this value (for a checkpoint
+	 *  made by a step: empty for an `update_state` edit, a fork or an input).
+	 */
+	writes: WatchWrite[],
+};
+
+/**  Every change of the value at a path, in one namespace of a thread. */
+export type WatchReport = {
+	/**  The thread. */
+	thread_id: string,
+	/**  The namespace. */
+	checkpoint_ns: string,
+	/**  The path, in its canonical form. */
+	path: string,
+	/**  The channel it is in. */
+	channel: string,
+	/**  How many checkpoints were read. */
+	checkpoints_read: number,
+	/**  How many of them could not be read in full (not compared). */
+	unreadable: number,
+	/**  The namespace's head (latest checkpoint). */
+	head: string | null,
+	/**  The changes, parents before children. */
+	changes: WatchChange[],
+};
+
+/**  Watch a key: the checkpoints where the value at a path changed. */
+export type WatchRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns?: string,
+	/**
+	 *  The path: a channel, then keys and list indexes (`messages[2].content`, `plan.steps`,
+	 *  `plan["a.b"]`, `messages[-1]` for the last item).
+	 */
+	path: string,
+	/**  Values whose JSON text is larger are sent as a preview only (default 8 KiB). */
+	max_value_bytes?: number | null,
+};
+
+/**  A value as the watch list shows it. */
+export type WatchValue = {
+	/**  The JSON view; `None` when its text is over the size limit (see `preview`). */
+	value: Value | null,
+	/**  Whether `value` was left out for its size. */
+	truncated: boolean,
+	/**  The size of the JSON view's text, in bytes. */
+	size: number,
+	/**  One line of text (at most [`PREVIEW_CHARS`] characters). */
+	preview: string,
+};
+
+/**  A write, stored on the parent checkpoint, to the watched channel. */
+export type WatchWrite = {
+	/**  The task that wrote it. */
+	task_id: string,
+	/**  The task's node, when the task is known (`None` for e.g. `update_state` writes). */
+	node: string | null,
+	/**  Position in the task's writes. */
+	idx: number,
+	/**  The channel written (the watched one). */
+	channel: string,
+	/**  The value written. */
+	value: WatchValue,
 };
 
 /**  One pending write. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bytesPreview, dashedUuid, scalarText, timedeltaText } from "./scalars";
+import { bytesPreview, dashedUuid, scalarText, scalarValue, timedeltaText } from "./scalars";
+import type { Json } from "./tree";
 
 describe("python scalars", () => {
   it("dashes UUIDs", () => {
@@ -31,5 +32,20 @@ describe("python scalars", () => {
     expect(scalarText("uuid.UUID", { $type: "uuid.UUID", $value: "12345678123456781234567812345678" })).toBe("12345678-1234-5678-1234-567812345678");
     expect(scalarText("datetime.timedelta", { $type: "datetime.timedelta", $args: [0, 90, 0] })).toBe("0:01:30");
     expect(scalarText("decimal.Decimal", { $type: "decimal.Decimal", $value: "1.5" })).toBeNull();
+  });
+});
+
+describe("typed scalars without their type", () => {
+  it("shows the value only", () => {
+    const s = (type: string, rest: { [key: string]: Json }) => scalarValue(type, { $type: type, ...rest });
+    expect(s("uuid.UUID", { $value: "12345678123456781234567812345678" })).toBe("12345678-1234-5678-1234-567812345678");
+    expect(s("uuid.UUID", { $value: "abc" })).toBe("abc");
+    expect(s("datetime.date", { $args: [2026, 1, 2] })).toBe("2026-01-02");
+    expect(s("datetime.datetime", { $value: "2024-01-02T03:04:05.600000" })).toBe("2024-01-02T03:04:05.600000");
+    expect(s("decimal.Decimal", { $value: "-0.000120" })).toBe("-0.000120");
+    expect(s("fixture_types.Priority", { $value: 1 })).toBe("1");
+    expect(s("builtins.float", { $value: "nan" })).toBe("nan");
+    expect(s("pathlib.PosixPath", { $args: ["/", "var"] })).toBe('"/", "var"');
+    expect(s("datetime.timezone", { $args: [null] })).toBe("None");
   });
 });

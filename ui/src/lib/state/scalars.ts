@@ -61,3 +61,21 @@ export function scalarText(type: string, value: { [key: string]: Json }): string
   }
   return null;
 }
+
+const leaf = (v: Json): string =>
+  v === null ? "None" : v === true ? "True" : v === false ? "False" : typeof v === "object" ? JSON.stringify(v) : String(v);
+
+/** The value of a typed scalar without its type (the state view's badge names the type):
+ * `12345678-1234-…`, `1 day, 1:00:00`, `2026-01-02`, `2024-01-02T03:04:05`, `1999.990`. */
+export function scalarValue(type: string, value: { [key: string]: Json }): string {
+  const own = scalarText(type, value);
+  if (own !== null) return own;
+  const args = value.$args;
+  if (type === "datetime.date" && Array.isArray(args) && args.length === 3 && args.every((a) => typeof a === "number")) {
+    const [y, m, d] = args as number[];
+    return `${String(y).padStart(4, "0")}-${String(m).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
+  }
+  if ("$value" in value) return typeof value.$value === "string" ? value.$value : leaf(value.$value);
+  if (Array.isArray(args)) return args.map((a) => (typeof a === "string" ? JSON.stringify(a) : leaf(a))).join(", ");
+  return "";
+}

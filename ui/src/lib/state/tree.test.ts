@@ -63,18 +63,20 @@ describe("value tree", () => {
   });
 
   it("renders scalars, sets, bytes, non-string-key dicts and opaque values", () => {
-    expect(buildTree({ $type: "uuid.UUID", $value: "abc" }).preview).toBe('UUID("abc")');
+    expect(buildTree({ $type: "uuid.UUID", $value: "abc" }).preview).toBe("abc");
     expect(buildTree({ $type: "uuid.UUID", $value: "12345678123456781234567812345678" }).preview).toBe("12345678-1234-5678-1234-567812345678");
     expect(buildTree({ $type: "datetime.timedelta", $args: [1, 3600, 0] }).preview).toBe("1 day, 1:00:00");
-    expect(buildTree({ $type: "datetime.date", $args: [2026, 1, 2] }).preview).toBe("date(2026, 1, 2)");
+    expect(buildTree({ $type: "datetime.date", $args: [2026, 1, 2] }).preview).toBe("2026-01-02");
     const set = buildTree({ $type: "builtins.set", $value: [1, 2] });
-    expect([set.kind, set.typeName, set.children.length]).toEqual(["list", "set", 2]);
-    expect(buildTree({ $type: "builtins.bytes", base64: "AAEC" }).preview).toBe("3 bytes: 00 01 02  |...|");
+    expect([set.kind, set.typeName, set.children.length]).toEqual(["list", "builtins.set", 2]);
+    const bytes = buildTree({ $type: "builtins.bytes", base64: "AAEC" });
+    expect([bytes.preview, bytes.size]).toEqual(["00 01 02  |...|", 3]);
     const d = buildTree({ $type: "builtins.dict", $items: [[1, "one"], [null, "none"]] });
     expect(d.children.map((c) => c.key)).toEqual(["1", "None"]);
     expect(buildTree({ $type: "pickle", $opaque: true, size: 12, class: "x.Y" }).kind).toBe("opaque");
     const send = buildTree({ $type: "langgraph.types.Send", $args: ["worker", { item: 1 }] });
-    expect(send.kind).toBe("object");
+    expect([send.kind, send.preview]).toEqual(["object", '"worker", {1 key}']);
+    expect(buildTree({ $type: "x.HumanMessage", content: "hi" }).preview).toBe('"hi"');
     expect(send.children[1].children[0].key).toBe("item");
   });
 

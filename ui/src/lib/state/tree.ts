@@ -2,7 +2,7 @@
 // folded long strings, masked secrets, undecodable values shown in place, messages recognised
 // for the chat view.
 
-import { bytesPreview, scalarText } from "./scalars";
+import { bytesPreview, scalarValue } from "./scalars";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -29,7 +29,8 @@ export interface TreeNode {
   kind: NodeKind;
   /** Python type name (`dict`, `list`, `str`, `langchain_core.messages.ai.AIMessage`). */
   typeName: string;
-  /** One-line text for leaves and collapsed containers. */
+  /** The value's text without its type (the badge names the type, see badge.ts): a leaf's
+   * value, a message's content, empty for plain containers. */
   preview: string;
   /** Children of containers. */
   children: TreeNode[];
@@ -37,6 +38,8 @@ export interface TreeNode {
   fullText?: string;
   /** Whether the text was cut for the preview. */
   folded?: boolean;
+  /** The length in bytes of a bytes value. */
+  size?: number;
 }
 
 /** Strings longer than this, or with more lines, are folded. */
@@ -119,7 +122,7 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     return node(
       "list",
       "list",
-      preview(value),
+      "",
       value.map((v, i) => buildTree(v, String(i), childPath(path, i))),
     );
   }
@@ -145,7 +148,7 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     const b64 = typeof value.base64 === "string" ? value.base64 : "";
     const bytes = Math.floor((b64.length * 3) / 4) - (b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0);
     const peek = bytesPreview(b64);
-    return node("bytes", shortType(type), `${bytes} bytes${peek ? `: ${peek}${bytes > 16 ? " …" : ""}` : ""}`);
+    return { ...node("bytes", type, peek ? `${peek}${bytes > 16 ? " …" : ""}` : ""), size: bytes };
   }
   if (type && Array.isArray(value.$items)) {
     // A dict with non-string keys, or a set/frozenset/deque/tuple-like container.
@@ -157,15 +160,15 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
       }
       return buildTree(item, String(i), childPath(path, i));
     });
-    return node(type === "builtins.dict" ? "dict" : "list", shortType(type), `${shortType(type)} (${items.length})`, children);
+    return node(type === "builtins.dict" ? "dict" : "list", type, "", children);
   }
   if (type && Array.isArray(value.$value)) {
     // set / frozenset / deque: their items.
     const items = value.$value;
     return node(
       "list",
-      shortType(type),
-      `${shortType(type)} (${items.length})`,
+      type,
+      "",
       items.map((v, i) => buildTree(v, String(i), childPath(path, i))),
     );
   }
@@ -175,12 +178,12 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     return node(
       "object",
       type,
-      preview(value),
-      args.map((v, i) => buildTree(v, `arg ${i}`, `${path}.$args[${i}]`)),
+      args.map((a) => preview(a, 40)).join(", "),
+      args.map((v, i) => buildTree(v, `arg ${i}`, `${path ? `${path}.` : ""}$args[${i}]`)),
     );
   }
   if (type && ("$value" in value || args)) {
-    return node("scalar", type, scalarText(type, value) ?? preview(value, 120));
+    return node("scalar", type, scalarValue(type, value));
   }
   const entries = Object.entries(value).filter(([k]) => !(type && k === "$type"));
   const children = entries.map(([k, v]) => {
@@ -188,8 +191,11 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
     const name = k.startsWith("$$") ? k.slice(1) : k;
     return buildTree(v, name, childPath(path, name));
   });
-  if (type) return node("object", type, preview(value), children);
-  return node("dict", "dict", preview(value), children);
+  if (type) {
+    const content = typeof value.content === "string" && value.content ? preview(value.content) : "";
+    return node("object", type, content, children);
+  }
+  return node("dict", "dict", "", children);
 }
 
 /** Paths of containers to open initially: the root and its direct children up to `depth`. */

@@ -1,0 +1,345 @@
+//! The CLI door: each subcommand parses its arguments into the request the app sends, calls
+//! the same `flashback_api::Api` method, and renders the response — a human table, or with
+//! `--json` exactly the JSON the app receives. Long work (export, re-run, search) runs as the same
+//! job the app starts, followed here with progress on stderr and Ctrl-C as cancel.
+
+use crate::human;
+
+mod jobs;
+mod writes;
+
+use crate::Command;
+use flashback_api::*;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
+
+/// What a command printed, and how it ends.
+pub enum Outcome {
+    /// Success: print this on stdout.
+    Done(String),
+    /// `verify` found tampering: print the report on stdout and exit 5.
+    Tampered(String),
+}
+
+pub(crate) fn done(text: String) -> Result<Outcome, ApiError> {
+    Ok(Outcome::Done(text))
+}
+
+/// Pretty JSON with a final newline: what `--json` prints.
+pub fn json_text<T: Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
+    s.push('\n');
+    s
+}
+
+/// Either rendering of a response.
+pub(crate) fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> String {
+    if json {
+        json_text(v)
+    } else {
+        human(v)
+    }
+}
+
+/// Open `location` read-only (nothing is remembered) and return the API and the handle.
+pub(crate) async fn open(location: &str) -> Result<(Api, String), ApiError> {
+    let (api, info) = open_info(location).await?;
+    Ok((api, info.db))
+}
+
+/// [`open`], returning what the database holds.
+pub(crate) async fn open_info(location: &str) -> Result<(Api, DbInfo), ApiError> {
+    let api = Api::ephemeral()?;
+    // The decode budget per value, in MB (0: none), as the app's `max_value_mb` setting.
+    if let Ok(mb) = std::env::var("FLASHBACK_MAX_VALUE_MB") {
+        api.set_setting(SetSettingRequest {
+            key: "max_value_mb".into(),
+            value: Some(mb.trim().to_owned()),
+        })
+        .await
+        .map_err(|_| {
+            ApiError::invalid(format!(
+                "FLASHBACK_MAX_VALUE_MB={mb:?}: expected a number of megabytes (0 for no limit)"
+            ))
+        })?;
+    }
+    let info = api
+        .open_database(OpenRequest {
+            location: location.to_owned(),
+            password: None,
+            remember: false,
+            save_password: false,
+        })
+        .await?;
+    Ok((api, info))
+}
+
+/// The most threads `flashback threads` looks up the history of.
+const ACTIVITY_MAX: usize = 2000;
+
+/// `thread_activity` for any number of threads, in the API's batches.
+async fn activity(api: &Api, db: &str, ids: Vec<String>) -> Result<Vec<ThreadActivity>, ApiError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let req = ThreadActivityRequest {
+            db: db.to_owned(),
+            thread_ids: chunk.to_vec(),
+        };
+        out.extend(api.thread_activity(req).await?);
+    }
+    Ok(out)
+}
+
+/// Run one command.
+pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
+    match cmd {
+        Command::Bridge { db, create } => {
+            crate::bridge::serve(&db, create)
+                .await
+                .map_err(ApiError::io)?;
+            done(String::new())
+        }
+        Command::Serve {
+            db,
+            demo,
+            port,
+            allow_run,
+            export_dir,
+        } => done(
+            crate::serve::serve(crate::serve::ServeOptions {
+                db,
+                demo,
+                port,
+                allow_run,
+                export_dir,
+            })
+            .await?,
+        ),
+        Command::Threads {
+            db: location,
+            limit,
+            wide,
+            json,
+        } => {
+            let (api, info) = open_info(&location).await?;
+            let req = ThreadsRequest {
+                db: info.db.clone(),
+                limit,
+            };
+            let threads = api.list_threads(req).await?;
+            // A person's table also says which threads failed on the way and recovered (their
+            // whole history: one indexed read each, so only for lists a person reads).
+            let mut recovered = HashMap::new();
+            let mut activity_note = String::new();
+            if !json && info.holds != DbHolds::Store {
+                if threads.len() <= ACTIVITY_MAX {
+                    let ids: Vec<String> = threads.iter().map(|t| t.thread_id.clone()).collect();
+                    for a in activity(&api, &info.db, ids).await? {
+                        recovered.insert(a.thread_id, a.recovered);
+                    }
+                } else {
+                    activity_note = format!(
+                        "(retried errors are looked up for lists of up to {ACTIVITY_MAX} threads: \
+                         `flashback activity DB THREAD…` for others)\n"
+                    );
+                }
+            }
+            done(render(json, &threads, |t| {
+                let note = human::store_note(&location, info.holds, &info.store);
+                if info.holds == DbHolds::Store {
+                    note
+                } else {
+                    human::threads(t, &recovered, human::width(wide))
+                        + &activity_note
+                        + &human::sealed_note(&info.encryption)
+                        + &note
+                }
+            }))
+        }
+        Command::Activity { db, threads, json } => {
+            let (api, db) = open(&db).await?;
+            let ids = if threads.is_empty() {
+                let all = api
+                    .list_threads(ThreadsRequest {
+                        db: db.clone(),
+                        limit: None,
+                    })
+                    .await?;
+                all.into_iter().map(|t| t.thread_id).collect()
+            } else {
+                threads
+            };
+            let found = activity(&api, &db, ids).await?;
+            done(render(json, &found, |a| human::activity(a)))
+        }
+        Command::Store(cmd) => crate::store::run(cmd).await,
+        Command::Watch(args) => crate::watch::run(args).await,
+        Command::History {
+            db,
+            thread,
+            ns,
+            all_ns,
+            limit,
+            before,
+            filter,
+            wide,
+            json,
+        } => {
+            let filter = parse_filters(&filter)?;
+            let (api, db) = open(&db).await?;
+            let req = HistoryRequest {
+                db,
+                thread_id: thread,
+                checkpoint_ns: if all_ns {
+                    None
+                } else {
+                    Some(ns.unwrap_or_default())
+                },
+                limit,
+                before,
+                filter,
+            };
+            let items = api.thread_history(req).await?;
+            done(render(json, &items, |i| {
+                human::history(i, human::width(wide))
+            }))
+        }
+        Command::State {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            reveal_secrets,
+            full,
+            raw,
+            reducer,
+            json,
+        } => {
+            let reducers = parse_reducers(&reducer)?;
+            let (api, db) = open(&db).await?;
+            let req = CheckpointRequest {
+                db,
+                thread_id: thread,
+                checkpoint_ns: ns,
+                checkpoint_id: checkpoint,
+                reveal_secrets,
+                full,
+                raw,
+                reducers,
+                allow_locked: false,
+            };
+            let detail = api.checkpoint_detail(req).await?;
+            done(render(json, &detail, human::state))
+        }
+        Command::Graph { db, thread, json } => {
+            let (api, db) = open(&db).await?;
+            let req = GraphRequest {
+                db,
+                thread_id: thread,
+                collapsed: Vec::new(),
+            };
+            let graph = api.thread_graph(req).await?;
+            done(render(json, &graph, human::graph))
+        }
+        Command::Diff {
+            db,
+            thread,
+            a,
+            b,
+            ns,
+            json,
+        } => {
+            let (api, db) = open(&db).await?;
+            let side = |checkpoint_id: String| CheckpointRef {
+                checkpoint_ns: ns.clone(),
+                checkpoint_id,
+            };
+            let req = DiffRequest {
+                db,
+                thread_id: thread,
+                a: side(a),
+                b: side(b),
+            };
+            let diff = api.diff_checkpoints(req).await?;
+            done(render(json, &diff, human::diff))
+        }
+        Command::Replay {
+            db,
+            thread,
+            tip,
+            ns,
+            json,
+        } => {
+            let (api, db) = open(&db).await?;
+            let req = ReplayRequest {
+                db,
+                thread_id: thread,
+                checkpoint_ns: ns,
+                tip,
+            };
+            let steps = api.replay_steps(req).await?;
+            done(render(json, &steps, |s| human::replay(s)))
+        }
+        cmd @ (Command::Fork { .. }
+        | Command::Merge { .. }
+        | Command::Delete { .. }
+        | Command::DeleteBranch { .. }
+        | Command::Prune { .. }
+        | Command::Copy { .. }) => writes::run(cmd).await,
+        cmd @ (Command::Export { .. }
+        | Command::Verify { .. }
+        | Command::Rerun { .. }
+        | Command::Search { .. }) => jobs::run(cmd).await,
+        Command::Rebuild {
+            db,
+            thread,
+            checkpoint,
+            ns,
+            json,
+        } => {
+            let (api, db) = open(&db).await?;
+            let req = RebuildRequest {
+                db,
+                thread_id: thread,
+                checkpoint_ns: ns,
+                tip: checkpoint,
+            };
+            let report = api.rebuild_report(req).await?;
+            done(render(json, &report, |r| human::rebuild(r)))
+        }
+    }
+}
+
+fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, ApiError> {
+    let mut out = Map::new();
+    for f in filters {
+        let (k, v) = f
+            .split_once('=')
+            .ok_or_else(|| ApiError::invalid(format!("--filter {f:?}: expected KEY=JSON")))?;
+        // Bare words are strings, for convenience: --filter source=loop.
+        let value = serde_json::from_str(v).unwrap_or_else(|_| Json::String(v.to_owned()));
+        out.insert(k.to_owned(), value);
+    }
+    Ok(out)
+}
+
+/// `--reducer CHANNEL=NAME`, repeatable (the names are checked by the API).
+fn parse_reducers(
+    given: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in given {
+        match r.split_once('=') {
+            Some((channel, name)) if !channel.is_empty() && !name.is_empty() => {
+                out.insert(channel.to_owned(), name.to_owned());
+            }
+            _ => {
+                return Err(ApiError::invalid(format!(
+                    "--reducer {r:?}: expected CHANNEL=append|add_messages|merge|last"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,60 @@
+// Watch a key (issue 13 item 10): from the state view, every checkpoint where a value changed,
+// along every branch, with the node whose write produced it; a click and prev/next select the
+// checkpoint in the detail pane.
+
+import { expect, tid } from "./harness.mjs";
+
+const channel = (name) => `${tid("channel")}[data-channel="${name}"]`;
+
+export const watchKey = {
+  name: "watch a key: the checkpoints where a value changed and who wrote it; click and prev/next select them",
+  run: async ({ page, shot, openThread }) => {
+    await openThread("chat-tools");
+    await page.locator(`${channel("messages")} ${tid("watch-channel")}`).click();
+    const panel = page.locator(tid("watch-panel"));
+    const entries = panel.locator(tid("watch-entry"));
+    await entries.first().waitFor();
+    expect((await panel.getAttribute("data-path")) === "messages", `the path: ${await panel.getAttribute("data-path")}`);
+    const n = await entries.count();
+    expect(n === 8, `one entry per message added (${n})`);
+    const by = await panel.locator(tid("watch-by")).allTextContents();
+    for (const node of ["__start__", "agent", "tools"]) expect(by.includes(node), `${node} among ${by.join(", ")}`);
+
+    // A click selects that checkpoint; the entry is marked as the current one.
+    const pane = (id) => page.locator(`${tid("detail-pane")}[data-checkpoint="${id}"]`);
+    const idOf = (i) => entries.nth(i).getAttribute("data-checkpoint");
+    const current = async () => panel.locator(`${tid("watch-entry")}.current`).getAttribute("data-checkpoint");
+    await entries.nth(2).click();
+    await pane(await idOf(2)).waitFor();
+    expect((await current()) === (await idOf(2)), "the clicked change is the current one");
+    // Next and prev go from change to change.
+    await panel.locator(tid("watch-next")).click();
+    await pane(await idOf(3)).waitFor();
+    await panel.locator(tid("watch-prev")).click();
+    await panel.locator(tid("watch-prev")).click();
+    await pane(await idOf(1)).waitFor();
+    expect((await current()) === (await idOf(1)), "prev moved the current change");
+    await shot("watch-key.png");
+
+    // A value inside a channel (a node of its tree), on a thread with branches.
+    await openThread("forked");
+    const logItem = page.locator(`${channel("log")} ${tid("value-tree")} .line`).first();
+    await logItem.hover();
+    await logItem.locator(tid("watch-key")).click();
+    await panel.locator(tid("watch-entry")).first().waitFor();
+    expect((await panel.getAttribute("data-path")) === "log[0]", `the node's path: ${await panel.getAttribute("data-path")}`);
+    expect((await panel.locator(tid("watch-by")).first().textContent()).trim() === "__start__", "the input wrote the first item");
+    // The whole channel `value`, on every branch or on the head's only.
+    await page.locator(`${channel("value")} ${tid("watch-channel")}`).click();
+    await page.locator(`${tid("watch-panel")}[data-path="value"]`).waitFor();
+    await panel.locator(tid("watch-entry")).first().waitFor();
+    const all = await panel.locator(tid("watch-entry")).count();
+    await panel.locator(tid("watch-head-only")).check();
+    const mine = await panel.locator(tid("watch-entry")).count();
+    expect(all >= 6 && mine < all, `every branch (${all}), the head's only (${mine})`);
+    await panel.locator(tid("watch-entry")).last().click();
+    await pane(await panel.locator(tid("watch-entry")).last().getAttribute("data-checkpoint")).waitFor();
+    await panel.locator(tid("watch-close")).click();
+    await panel.waitFor({ state: "detached" });
+  },
+};

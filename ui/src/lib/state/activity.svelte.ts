@@ -1,0 +1,73 @@
+// What the threads' whole histories say beyond their latest checkpoints (thread_activity: the
+// tasks that raised, then recovered on a retry), looked up only for the rows in view: a batch
+// per pause in scrolling, each thread once.
+
+import type { ThreadActivity } from "../ipc/bindings";
+
+export type ActivityLoad = (threadIds: string[]) => Promise<ThreadActivity[]>;
+
+/** The API's limit per call. */
+export const ACTIVITY_BATCH = 500;
+
+export class ThreadActivities {
+  /** Each looked-up thread's recovered nodes (absent: not looked up yet). Replaced whole. */
+  recovered = $state.raw(new Map<string, string[]>());
+
+  private readonly asked = new Set<string>();
+  private wanted: string[] = [];
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private generation = 0;
+
+  constructor(
+    private readonly load: ActivityLoad,
+    private readonly delay = 150,
+  ) {}
+
+  /** The rows in view: look up those not asked for yet, once scrolling pauses. */
+  want(threadIds: string[]) {
+    const fresh = threadIds.filter((id) => !this.asked.has(id));
+    if (!fresh.length) return;
+    this.wanted.push(...fresh);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.flush(), this.delay);
+  }
+
+  /** Look up what is wanted now (tests call it directly). */
+  async flush() {
+    this.timer = null;
+    const ids = [...new Set(this.wanted)].filter((id) => !this.asked.has(id)).slice(0, ACTIVITY_BATCH);
+    this.wanted = [];
+    if (!ids.length) return;
+    ids.forEach((id) => this.asked.add(id));
+    const generation = this.generation;
+    let found: ThreadActivity[];
+    try {
+      found = await this.load(ids);
+    } catch {
+      // A mark the list can do without: asked again when the rows come into view again.
+      ids.forEach((id) => this.asked.delete(id));
+      return;
+    }
+    if (generation !== this.generation) return;
+    const next = new Map(this.recovered);
+    for (const a of found) next.set(a.thread_id, a.recovered);
+    this.recovered = next;
+  }
+
+  /** A reloaded list: everything is looked up again. */
+  reset() {
+    this.generation++;
+    this.asked.clear();
+    this.wanted = [];
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.recovered = new Map();
+  }
+}
+
+/** The badge's title: which nodes raised and then recovered. */
+export function retriedTitle(nodes: string[]): string {
+  const names = [...new Set(nodes)];
+  const n = nodes.length === 1 ? "a task" : `${nodes.length} tasks`;
+  return `Raised, then recovered on retry: ${n} (${names.join(", ")}) failed on the way and finished when run again`;
+}
