@@ -126,20 +126,26 @@ impl Needle {
 /// `text` on one line (control characters as spaces), cut to [`SNIPPET_CHARS`] around the
 /// chars `start..end`.
 fn snippet(text: &str, start: usize, end: usize) -> String {
+    window(text, start, end, SNIPPET_CHARS)
+}
+
+/// `text` on one line (control characters as spaces), cut to `max` chars around the chars
+/// `start..end`, with `…` where it was cut.
+fn window(text: &str, start: usize, end: usize, max: usize) -> String {
     let chars: Vec<char> = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if chars.len() <= SNIPPET_CHARS {
+    if chars.len() <= max {
         return chars.into_iter().collect();
     }
-    let room = SNIPPET_CHARS - 2; // an ellipsis each side at most
+    let room = max.saturating_sub(2); // an ellipsis each side at most
     let hit = end.saturating_sub(start).min(room);
     let before = (room - hit) / 2;
     let mut from = start.saturating_sub(before);
     let to = (from + room).min(chars.len());
     from = to.saturating_sub(room);
-    let mut out = String::with_capacity(SNIPPET_CHARS * 4);
+    let mut out = String::with_capacity(max * 4);
     if from > 0 {
         out.push('…');
     }
@@ -148,6 +154,17 @@ fn snippet(text: &str, start: usize, end: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// `text` cut to `max` chars around the first occurrence of `query` (any case; from the start
+/// when it does not occur), on one line, with `…` where it was cut: a snippet re-cut to a
+/// narrower column.
+pub fn around(text: &str, query: &str, max: usize) -> String {
+    let (start, end) = Needle::new(query)
+        .ok()
+        .and_then(|n| n.find_in(text))
+        .unwrap_or((0, 0));
+    window(text, start, end, max)
 }
 
 /// A scalar's text, if it is one that is searched.

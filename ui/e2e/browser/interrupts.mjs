@@ -49,6 +49,7 @@ export const resumeWith = {
     await page.locator(tid("rerun-error")).waitFor();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     await page.locator(tid("rerun-remove-preview")).click();
+    await page.locator(tid("rerun-remove-confirm")).waitFor();
     expect((await page.locator(tid("rerun-remove")).textContent()).includes("1 checkpoint and"), "the preview counts the fork alone");
     await page.locator(tid("rerun-remove-confirm")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before);

@@ -61,15 +61,7 @@ fn wire_name<T: Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    let one_line = text.replace('\n', "⏎");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
-}
+pub(crate) use flashback_api::clip_line as clip;
 
 fn ns_label(ns: &str) -> String {
     if ns.is_empty() {

@@ -3,7 +3,7 @@
 
 use super::lists::short_id;
 use super::{clip, WIDTH};
-use flashback_api::{JobEvent, ValueSearchSummary};
+use flashback_api::{snippet_around, JobEvent, ValueSearchSummary};
 
 /// Columns: thread, checkpoint, path (at least; a longer path takes from the snippet).
 const THREAD: usize = 20;
@@ -14,49 +14,6 @@ const PATH_MAX: usize = 40;
 
 fn pad(text: &str, width: usize) -> String {
     format!("{:<width$}", clip(text, width))
-}
-
-/// A char's lower case when it is one char (so positions stay those of the original).
-fn fold(c: char) -> char {
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(one), None) => one,
-        _ => c,
-    }
-}
-
-/// `text` cut to `max` chars around the first occurrence of `query` (any case), `…` where cut.
-fn around(text: &str, query: &str, max: usize) -> String {
-    let chars: Vec<char> = text
-        .chars()
-        .map(|c| if c == '\n' { ' ' } else { c })
-        .collect();
-    if chars.len() <= max {
-        return chars.into_iter().collect();
-    }
-    let hay: Vec<char> = chars.iter().copied().map(fold).collect();
-    let needle: Vec<char> = query.chars().map(fold).collect();
-    let at = match needle.len() {
-        0 => 0,
-        n => hay
-            .windows(n)
-            .position(|w| w == needle.as_slice())
-            .unwrap_or(0),
-    };
-    let room = max.saturating_sub(2);
-    let from = at
-        .saturating_sub(room.saturating_sub(needle.len()) / 2)
-        .min(chars.len().saturating_sub(room));
-    let to = (from + room).min(chars.len());
-    let mut out = String::new();
-    if from > 0 {
-        out.push('…');
-    }
-    out.extend(&chars[from..to]);
-    if to < chars.len() {
-        out.push('…');
-    }
-    out
 }
 
 /// The column headings, printed before the first match.
@@ -90,7 +47,7 @@ pub fn search_hit(e: &JobEvent, query: &str) -> String {
         let path = clip(&m.path, PATH_MAX);
         let path = format!("{path:<PATH$}");
         let used = THREAD + CHECKPOINT + path.chars().count() + 6;
-        let snippet = around(&m.snippet, query, WIDTH.saturating_sub(used).max(8));
+        let snippet = snippet_around(&m.snippet, query, WIDTH.saturating_sub(used).max(8));
         out.push_str(format!("{head}{path}  {snippet}").trim_end());
         out.push('\n');
     }

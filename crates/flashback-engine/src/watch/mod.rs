@@ -331,7 +331,8 @@ fn shown(v: &Json, text: &str, limits: WatchLimits) -> WatchValue {
     }
 }
 
-fn clip(text: &str, max: usize) -> String {
+/// `text` on one line (a newline shown as `⏎`), cut to `max` chars with `…` when longer.
+pub fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', "⏎");
     if one_line.chars().count() <= max {
         one_line

@@ -67,6 +67,14 @@ pub(crate) enum Job {
 }
 
 impl Job {
+    pub(crate) fn branch(thread: &str, ns: &str, id: &str) -> Job {
+        Job::Branch {
+            thread: thread.to_owned(),
+            ns: ns.to_owned(),
+            id: id.to_owned(),
+        }
+    }
+
     /// The threads named outright (`delete_for_runs` finds its own in the database).
     pub(crate) fn threads(&self) -> Option<Vec<String>> {
         match self {

@@ -61,11 +61,7 @@ impl SaverMaintenance for PostgresStore {
         checkpoint_id: &str,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError> {
-        let job = Job::Branch {
-            thread: thread_id.to_owned(),
-            ns: checkpoint_ns.to_owned(),
-            id: checkpoint_id.to_owned(),
-        };
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
         maintain(self.pool(), self.schema(), job, dry_run).await
     }
 }

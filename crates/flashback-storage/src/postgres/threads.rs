@@ -53,6 +53,22 @@ impl PostgresStore {
         Ok(threads)
     }
 
+    /// `SELECT <the key columns of a write><more> FROM checkpoint_writes WHERE thread_id = $1`.
+    fn writes_sql(&self, thread_id: &str, more: &str) -> Sql {
+        let task_path = if self.info().has_task_path {
+            "task_path"
+        } else {
+            "''::text AS task_path"
+        };
+        let mut sql = Sql::new(&format!(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel{more} \
+             FROM checkpoint_writes WHERE thread_id = "
+        ));
+        let t = sql.arg(Arg::Text(thread_id.to_owned()));
+        sql.text.push_str(&t);
+        sql
+    }
+
     /// Every pending write of a thread without its value (key columns only).
     pub(super) async fn writes_of_thread(
         &self,
@@ -61,28 +77,9 @@ impl PostgresStore {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());
         }
-        let task_path = if self.info().has_task_path {
-            "task_path"
-        } else {
-            "''::text AS task_path"
-        };
-        let mut sql = Sql::new(&format!(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel \
-             FROM checkpoint_writes WHERE thread_id = "
-        ));
-        let t = sql.arg(Arg::Text(thread_id.to_owned()));
-        sql.text.push_str(&t);
-        let rows = self.read_rows(sql).await?;
+        let rows = self.read_rows(self.writes_sql(thread_id, "")).await?;
         rows.iter()
-            .map(|r| {
-                Ok(WriteInfo {
-                    checkpoint_ns: r.try_get("checkpoint_ns")?,
-                    checkpoint_id: r.try_get("checkpoint_id")?,
-                    task_id: r.try_get("task_id")?,
-                    task_path: r.try_get("task_path")?,
-                    channel: r.try_get("channel")?,
-                })
-            })
+            .map(write_info)
             .collect::<Result<Vec<_>, sqlx::Error>>()
             .map_err(|e| self.err(e))
     }
@@ -97,17 +94,7 @@ impl PostgresStore {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());
         }
-        let task_path = if self.info().has_task_path {
-            "task_path"
-        } else {
-            "''::text AS task_path"
-        };
-        let mut sql = Sql::new(&format!(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel, type, blob \
-             FROM checkpoint_writes WHERE thread_id = "
-        ));
-        let t = sql.arg(Arg::Text(thread_id.to_owned()));
-        sql.text.push_str(&t);
+        let mut sql = self.writes_sql(thread_id, ", type, blob");
         sql.text.push_str(" AND length(blob) <= ");
         let max = sql.arg(Arg::Int(crate::MENTION_MAX_BYTES as i64));
         sql.text.push_str(&max);
@@ -119,19 +106,23 @@ impl PostgresStore {
         let mut cache = flashback_codec::DecodeCache::new().with_key(self.key.clone());
         rows.iter()
             .map(|r| {
-                let info = WriteInfo {
-                    checkpoint_ns: r.try_get("checkpoint_ns")?,
-                    checkpoint_id: r.try_get("checkpoint_id")?,
-                    task_id: r.try_get("task_id")?,
-                    task_path: r.try_get("task_path")?,
-                    channel: r.try_get("channel")?,
-                };
                 let tag: String = r.try_get("type")?;
                 let data: Option<&[u8]> = r.try_get("blob")?;
                 let value = flashback_codec::decode_typed_cached(&tag, data, &mut cache);
-                Ok((info, value))
+                Ok((write_info(r)?, value))
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()
             .map_err(|e| self.err(e))
     }
+}
+
+/// A write's key columns.
+fn write_info(r: &sqlx::postgres::PgRow) -> Result<WriteInfo, sqlx::Error> {
+    Ok(WriteInfo {
+        checkpoint_ns: r.try_get("checkpoint_ns")?,
+        checkpoint_id: r.try_get("checkpoint_id")?,
+        task_id: r.try_get("task_id")?,
+        task_path: r.try_get("task_path")?,
+        channel: r.try_get("channel")?,
+    })
 }

@@ -358,11 +358,7 @@ impl SaverMaintenance for SqliteSaver {
         checkpoint_id: &str,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError> {
-        let job = Job::Branch {
-            thread: thread_id.to_owned(),
-            ns: checkpoint_ns.to_owned(),
-            id: checkpoint_id.to_owned(),
-        };
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
         sqlite_maintain(self, job, dry_run).await
     }
 }

@@ -88,66 +88,17 @@ pub(super) fn list_threads_blocking(
     Ok(threads)
 }
 
-/// Every pending write of a thread without its value (the key columns, `task_path` and
-/// `channel` only; keys that are not text shown escaped).
-pub(super) fn thread_writes_blocking(
-    cx: Ctx<'_>,
-    thread_id: &str,
-) -> Result<Vec<WriteInfo>, StoreError> {
+/// The rows of `sql` (which selects [`key_columns`] first, then anything `each` reads from
+/// column 5 on) with each row's keys as a [`WriteInfo`] (keys that are not text shown escaped).
+fn query_writes<T>(
+    cx: &Ctx<'_>,
+    sql: &str,
+    params: impl rusqlite::Params,
+    mut each: impl FnMut(WriteInfo, &rusqlite::Row<'_>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
     let err = cx.err();
-    let task_path = if cx.schema.has_task_path {
-        "task_path"
-    } else {
-        "''"
-    };
-    let sql = format!(
-        "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel FROM writes \
-         WHERE thread_id = ?"
-    );
-    let mut stmt = cx.conn.prepare_cached(&sql).map_err(&err)?;
-    let mut rows = stmt.query([thread_id]).map_err(&err)?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(&err)? {
-        let text = |i: usize, column: &str| -> Result<String, StoreError> {
-            Ok(match r.get_ref(i).map_err(&err)? {
-                ValueRef::Null => String::new(),
-                v => key_text(column, v.into()).unwrap_or_else(|bad| bad.shown),
-            })
-        };
-        out.push(WriteInfo {
-            checkpoint_ns: text(0, "checkpoint_ns")?,
-            checkpoint_id: text(1, "checkpoint_id")?,
-            task_id: text(2, "task_id")?,
-            task_path: text(3, "task_path")?,
-            channel: text(4, "channel")?,
-        });
-    }
-    Ok(out)
-}
-
-/// [`crate::CheckpointStore::thread_writes_mentioning`]: the bytes are searched by SQLite
-/// (`instr` on the blob), so only matching values are read and decoded.
-pub(super) fn thread_writes_mentioning_blocking(
-    cx: Ctx<'_>,
-    thread_id: &str,
-    needle: &str,
-) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
-    let err = cx.err();
-    let task_path = if cx.schema.has_task_path {
-        "task_path"
-    } else {
-        "''"
-    };
-    let sql = format!(
-        "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, channel, type, value FROM writes \
-         WHERE thread_id = ?1 AND length(value) <= ?3 AND instr(value, CAST(?2 AS BLOB)) > 0"
-    );
-    let mut stmt = cx.conn.prepare_cached(&sql).map_err(&err)?;
-    let max = crate::MENTION_MAX_BYTES as i64;
-    let mut rows = stmt
-        .query(rusqlite::params![thread_id, needle.as_bytes(), max])
-        .map_err(&err)?;
-    let mut cache = cx.dec.cache();
+    let mut stmt = cx.conn.prepare_cached(sql).map_err(&err)?;
+    let mut rows = stmt.query(params).map_err(&err)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().map_err(&err)? {
         let text = |i: usize, column: &str| -> Result<String, StoreError> {
@@ -163,13 +114,59 @@ pub(super) fn thread_writes_mentioning_blocking(
             task_path: text(3, "task_path")?,
             channel: text(4, "channel")?,
         };
-        let tag = text(5, "type")?;
-        let data = match r.get_ref(6).map_err(&err)? {
-            ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
-            _ => None,
-        };
-        let value = flashback_codec::decode_typed_cached(&tag, data.as_deref(), &mut cache);
-        out.push((info, value));
+        out.push(each(info, r)?);
     }
     Ok(out)
+}
+
+/// The key columns of a write, as [`query_writes`] reads them.
+fn key_columns(cx: &Ctx<'_>) -> &'static str {
+    if cx.schema.has_task_path {
+        "checkpoint_ns, checkpoint_id, task_id, task_path, channel"
+    } else {
+        "checkpoint_ns, checkpoint_id, task_id, '', channel"
+    }
+}
+
+/// Every pending write of a thread without its value (the key columns, `task_path` and
+/// `channel` only).
+pub(super) fn thread_writes_blocking(
+    cx: Ctx<'_>,
+    thread_id: &str,
+) -> Result<Vec<WriteInfo>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM writes WHERE thread_id = ?",
+        key_columns(&cx)
+    );
+    query_writes(&cx, &sql, [thread_id], |w, _| Ok(w))
+}
+
+/// [`crate::CheckpointStore::thread_writes_mentioning`]: the bytes are searched by SQLite
+/// (`instr` on the value), so only matching values are read and decoded.
+pub(super) fn thread_writes_mentioning_blocking(
+    cx: Ctx<'_>,
+    thread_id: &str,
+    needle: &str,
+) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+    let sql = format!(
+        "SELECT {}, type, value FROM writes \
+         WHERE thread_id = ?1 AND length(value) <= ?3 AND instr(value, CAST(?2 AS BLOB)) > 0",
+        key_columns(&cx)
+    );
+    let max = crate::MENTION_MAX_BYTES as i64;
+    let params = rusqlite::params![thread_id, needle.as_bytes(), max];
+    let mut cache = cx.dec.cache();
+    let err = cx.err();
+    query_writes(&cx, &sql, params, |info, r| {
+        let tag = match r.get_ref(5).map_err(&err)? {
+            ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+            _ => String::new(),
+        };
+        let data = match r.get_ref(6).map_err(&err)? {
+            ValueRef::Blob(b) | ValueRef::Text(b) => Some(b),
+            _ => None,
+        };
+        let value = flashback_codec::decode_typed_cached(&tag, data, &mut cache);
+        Ok((info, value))
+    })
 }
