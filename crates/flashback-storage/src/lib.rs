@@ -48,6 +48,7 @@ pub mod pyfmt;
 pub mod saver;
 pub mod sealed;
 pub mod sqlite;
+pub mod three;
 
 /// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
 pub mod sqlite_write {

@@ -10,8 +10,10 @@ mod reader;
 mod tests;
 mod writer;
 
-pub use reader::{check, decode, decode_with_cache, is_invalid_str, top_level_str};
-pub use writer::{encode, encode_into};
+pub use reader::{
+    check, decode, decode_with_cache, is_invalid_str, raw_parts, top_level_str, RawParts,
+};
+pub use writer::{encode, encode_into, write_array_header, write_map_header};
 
 use crate::budget::{DecodeBudget, TooLargeReason};
 use crate::value::Value;

@@ -94,6 +94,70 @@ pub fn top_level_str(data: &[u8], key: &str) -> Option<String> {
     None
 }
 
+/// The parts of a msgpack document, as raw byte slices (nothing decoded): for a three-table
+/// delta, which compares and splices items byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawParts<'a> {
+    /// An array: each item's bytes.
+    Array(Vec<&'a [u8]>),
+    /// A map: each key's and value's bytes, in stored order.
+    Map(Vec<(&'a [u8], &'a [u8])>),
+    /// Anything else.
+    Scalar,
+}
+
+/// Split one complete msgpack document into its top-level items (see [`RawParts`]); the same
+/// checks as [`check`] (truncation, 0xc1, depth, trailing bytes).
+pub fn raw_parts(data: &[u8]) -> Result<RawParts<'_>, MsgpackError> {
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache: None,
+    };
+    let m = r.u8()?;
+    let (n, map) = match m {
+        0x90..=0x9f => ((m & 0x0f) as usize, false),
+        0xdc => (r.len(2)?, false),
+        0xdd => (r.len(4)?, false),
+        0x80..=0x8f => ((m & 0x0f) as usize, true),
+        0xde => (r.len(2)?, true),
+        0xdf => (r.len(4)?, true),
+        _ => {
+            check(data)?;
+            return Ok(RawParts::Scalar);
+        }
+    };
+    // Each item is at least one byte: a count beyond what is left is a lie, not an allocation.
+    let cap = n.min(data.len());
+    let item = |r: &mut Reader<'_, '_>| -> Result<&[u8], MsgpackError> {
+        let start = r.pos;
+        r.skip(1)?;
+        Ok(&data[start..r.pos])
+    };
+    let parts = if map {
+        let mut entries = Vec::with_capacity(cap);
+        for _ in 0..n {
+            let k = item(&mut r)?;
+            let v = item(&mut r)?;
+            entries.push((k, v));
+        }
+        RawParts::Map(entries)
+    } else {
+        let mut items = Vec::with_capacity(cap);
+        for _ in 0..n {
+            items.push(item(&mut r)?);
+        }
+        RawParts::Array(items)
+    };
+    if r.pos != data.len() {
+        return Err(r.err(format!(
+            "{} trailing bytes after the document",
+            data.len() - r.pos
+        )));
+    }
+    Ok(parts)
+}
+
 fn uint_value(u: u64) -> Value {
     i64::try_from(u).map(Value::Int).unwrap_or(Value::UInt(u))
 }

@@ -120,6 +120,16 @@ fn write_str(s: &str, out: &mut Vec<u8>) {
 
 /// Write a length header: `fix` markers OR-ed with n below `fix_limit`, else the 8/16/32-bit
 /// marker (`markers[1..]`; a zero marker means that width does not exist for the type).
+/// An array header for `n` items, in the minimal form.
+pub fn write_array_header(n: usize, out: &mut Vec<u8>) {
+    write_len(n, [0x90, 0, 0xdc, 0xdd], Some(16), out);
+}
+
+/// A map header for `n` entries, in the minimal form.
+pub fn write_map_header(n: usize, out: &mut Vec<u8>) {
+    write_len(n, [0x80, 0, 0xde, 0xdf], Some(16), out);
+}
+
 fn write_len(n: usize, markers: [u8; 4], fix_limit: Option<usize>, out: &mut Vec<u8>) {
     if let Some(limit) = fix_limit {
         if n < limit {

@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS three_table_migrations (v INTEGER PRIMARY KEY);
