@@ -2,7 +2,11 @@
 # langgraph-checkpoint-conformance 0.0.2 (81 tests, 8 capabilities) against Flashback's Rust
 # saver, driven through `flashback bridge` by tests/interop/saver_adapter.py.
 #
-#   tests/interop/conformance.sh sqlite|postgres
+#   tests/interop/conformance.sh sqlite|postgres|three-table-sqlite
+#
+# three-table-sqlite: the same on Flashback's three-table store (docs/three-table.md), created
+# by `flashback bridge DB --create --schema three-table` (FLASHBACK_BRIDGE_BLOBS=whole for
+# method A; default incremental, method B).
 #
 # Creates (once) a virtualenv from tests/interop/requirements-conformance.txt, builds the CLI,
 # runs tests/interop/conformance_test.py on a temporary SQLite file or on a fresh Postgres
@@ -23,8 +27,11 @@ cd "$(dirname "$0")/../.."
 backend="${1:-}"
 case "$backend" in
 sqlite | postgres) ;;
+three-table-sqlite)
+    export FLASHBACK_BRIDGE_ARGS="--schema three-table --blobs ${FLASHBACK_BRIDGE_BLOBS:-incremental}"
+    ;;
 *)
-    echo "usage: $0 sqlite|postgres" >&2
+    echo "usage: $0 sqlite|postgres|three-table-sqlite" >&2
     exit 2
     ;;
 esac
@@ -88,7 +95,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ "$backend" = sqlite ]; then
+if [ "$backend" = sqlite ] || [ "$backend" = three-table-sqlite ]; then
     db="$tmp/conformance.sqlite"
 else
     pg_admin_url="${FLASHBACK_TEST_PG:-postgresql://postgres@127.0.0.1:5432/postgres}"

@@ -216,6 +216,8 @@ echo "== rerun_test.py"
 echo
 echo "== conformance.sh sqlite"
 bash tests/interop/conformance.sh sqlite || status=1
+echo "== conformance.sh three-table-sqlite (Flashback's own store, method B)"
+bash tests/interop/conformance.sh three-table-sqlite || status=1
 echo
 echo "== conformance.sh postgres"
 if [ -n "$pg_url" ] && [ -z "$pg_reason" ]; then

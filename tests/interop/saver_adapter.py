@@ -208,6 +208,8 @@ class FlashbackSaver(BaseCheckpointSaver[str]):
 
     async def open(self) -> FlashbackSaver:
         args = [self.bin, "bridge", self.db] + (["--create"] if self.create else [])
+        # e.g. "--schema three-table" (tests/interop/conformance.sh three-table-sqlite)
+        args += os.environ.get("FLASHBACK_BRIDGE_ARGS", "").split()
         self._proc = await asyncio.create_subprocess_exec(
             *args,
             stdin=asyncio.subprocess.PIPE,

@@ -1,4 +1,4 @@
-//! `flashback bridge DB [--create]`: the Rust saver behind a JSON-lines protocol on
+//! `flashback bridge DB [--create] [--schema three-table]`: the Rust saver behind a JSON-lines protocol on
 //! stdin/stdout, so that a program in another language (the Python adapter
 //! `tests/interop/saver_adapter.py`) can use it as a LangGraph checkpointer.
 //!
@@ -106,27 +106,23 @@ impl From<flashback_codec::unview::UnviewError> for BridgeError {
 
 type Res<T> = Result<T, BridgeError>;
 
-/// Open the saver: a SQLite file (created and set up with `create`) or a Postgres URL
-/// (`setup()` run with `create`; otherwise the `setup` op may be sent first).
-pub async fn open(db: &str, create: bool) -> Result<Box<dyn SaverMaintenance>, StoreError> {
-    if flashback_storage::is_postgres_url(db) {
-        let store = flashback_storage::postgres::PostgresStore::connect_for_setup(db).await?;
-        if create {
-            flashback_storage::CheckpointSaver::setup(&store).await?;
-        }
-        return Ok(Box::new(store));
-    }
-    let saver = if create {
-        flashback_storage::sqlite_write::SqliteSaver::create(db).await?
-    } else {
-        flashback_storage::sqlite_write::SqliteSaver::open(db).await?
-    };
-    Ok(Box::new(saver))
+/// Open the saver: a SQLite file or a Postgres URL, with `create` made (or brought up to
+/// date) as `--schema` and `--blobs` say (`flashback_storage::open_saver`).
+pub async fn open(
+    db: &str,
+    create: bool,
+    schema: &str,
+    blobs: &str,
+) -> Result<Box<dyn SaverMaintenance>, StoreError> {
+    let three = flashback_storage::three::ThreeTableOptions::parse(schema, blobs)?;
+    flashback_storage::open_saver(db, create, three).await
 }
 
 /// Serve requests from stdin until it closes. Returns an error only for I/O failures.
-pub async fn serve(db: &str, create: bool) -> Result<(), String> {
-    let saver = open(db, create).await.map_err(|e| e.to_string())?;
+pub async fn serve(db: &str, create: bool, schema: &str, blobs: &str) -> Result<(), String> {
+    let saver = open(db, create, schema, blobs)
+        .await
+        .map_err(|e| e.to_string())?;
     // Plain blocking std I/O: requests are handled one at a time, and this future runs on the
     // thread that blocks on the runtime, so the workers stay free for the database drivers.
     let stdin = std::io::stdin();

@@ -182,6 +182,15 @@ enum Command {
         /// Create the SQLite file if needed and run `setup()` (Postgres: run `setup()`).
         #[arg(long)]
         create: bool,
+        /// The schema `--create` makes: `langgraph` (LangGraph's own tables, the default) or
+        /// `three-table` (Flashback's store, `docs/three-table.md`; SQLite only). An existing
+        /// database is opened as the schema it holds.
+        #[arg(long, default_value = "langgraph")]
+        schema: String,
+        /// Three-table store: how `put` stores channel values, `incremental` (method B, the
+        /// default) or `whole` (method A).
+        #[arg(long, default_value = "incremental")]
+        blobs: String,
     },
     /// Merge across branches: a new checkpoint on branch A (child of `--into`) taking channels
     /// from branch B (`--from`). `--dry-run` shows the fork point / A / B view and writes nothing.

@@ -32,6 +32,7 @@
 
 pub mod budget;
 pub mod cipher;
+pub mod delta;
 pub mod describe;
 pub mod legacy;
 pub mod msgpack;

@@ -262,16 +262,21 @@ pub async fn open_with(
             ));
         }
     }
-    Ok(Box::new(
-        sqlite::SqliteStore::open(location)
-            .await?
-            .with_budget(budget)
-            .with_key(key),
-    ))
+    match sqlite::SqliteStore::open(location).await {
+        Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
+        Err(e) if is_three_table(&e) => {
+            let three = three::sqlite::ThreeTableStore::try_open(location)
+                .await?
+                .ok_or(e)?;
+            Ok(Box::new(three.with_budget(budget).with_key(key)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).
-/// The database must already hold a LangGraph schema; nothing is created.
+/// The database must already hold a LangGraph schema or the three-table store's
+/// ([`three`]); nothing is created.
 pub async fn open_writable(
     location: &str,
 ) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
@@ -301,9 +306,59 @@ pub async fn open_writable_with(
             ));
         }
     }
-    Ok(Box::new(
-        sqlite::SqliteSaver::open(location).await?.with_key(key),
-    ))
+    match sqlite::SqliteSaver::open(location).await {
+        Ok(saver) => Ok(Box::new(saver.with_key(key))),
+        Err(e) if is_three_table(&e) => {
+            let saver = three::sqlite::ThreeTableSaver::open(location, Default::default()).await?;
+            Ok(Box::new(saver.with_key(key)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The error a LangGraph SQLite store gives for a file holding the three-table store.
+fn is_three_table(e: &StoreError) -> bool {
+    matches!(e, StoreError::UnsupportedSchema { found } if found == sqlite::THREE_TABLE)
+}
+
+/// A saver for a caller that may create the database (`flashback bridge`): a SQLite file
+/// (with `create`, made and set up — as the three-table store with `three`, else LangGraph's
+/// schema; an existing three-table file is opened as one) or a Postgres URL (`setup()` run
+/// with `create`; the three-table store is not yet supported there).
+pub async fn open_saver(
+    location: &str,
+    create: bool,
+    three: Option<three::ThreeTableOptions>,
+) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
+    if is_postgres_url(location) {
+        if three.is_some() {
+            return Err(StoreError::InvalidInput(
+                "the three-table store is not yet supported on Postgres".into(),
+            ));
+        }
+        #[cfg(feature = "postgres")]
+        {
+            let store = postgres::PostgresStore::connect_for_setup(location).await?;
+            if create {
+                CheckpointSaver::setup(&store).await?;
+            }
+            return Ok(Box::new(store));
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(StoreError::InvalidInput(
+                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
+            ));
+        }
+    }
+    if let Some(saver) = three::sqlite::ThreeTableSaver::open_for(location, create, three).await? {
+        return Ok(Box::new(saver));
+    }
+    Ok(Box::new(if create {
+        sqlite::SqliteSaver::create(location).await?
+    } else {
+        sqlite::SqliteSaver::open(location).await?
+    }))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

@@ -94,8 +94,13 @@ async fn activity(api: &Api, db: &str, ids: Vec<String>) -> Result<Vec<ThreadAct
 /// Run one command.
 pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
     match cmd {
-        Command::Bridge { db, create } => {
-            crate::bridge::serve(&db, create)
+        Command::Bridge {
+            db,
+            create,
+            schema,
+            blobs,
+        } => {
+            crate::bridge::serve(&db, create, &schema, &blobs)
                 .await
                 .map_err(ApiError::io)?;
             done(String::new())

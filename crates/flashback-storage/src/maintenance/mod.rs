@@ -38,6 +38,7 @@ mod copy;
 pub(crate) mod plan;
 
 pub use copy::copy_thread_between;
+pub use plan::Job;
 
 /// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
 /// writes to it.
@@ -119,7 +120,13 @@ pub trait SaverMaintenance: CheckpointSaver {
     /// namespace), their writes, and the blobs no remaining checkpoint references, in one
     /// transaction. The remaining checkpoints are not modified (a child of a deleted
     /// checkpoint keeps its `parent_checkpoint_id`). An empty list does nothing.
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError>;
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
+        if run_ids.is_empty() {
+            return Ok(PruneReport::default());
+        }
+        let runs = run_ids.iter().cloned().collect();
+        self.run_job(Job::Runs(runs), false).await
+    }
 
     /// Prune the threads (see the module docs), in one transaction. `KeepLatest` keeps what a
     /// DeltaChannel needs to rebuild the head's value.
@@ -129,7 +136,16 @@ pub trait SaverMaintenance: CheckpointSaver {
         thread_ids: &[String],
         strategy: PruneStrategy,
         dry_run: bool,
-    ) -> Result<PruneReport, StoreError>;
+    ) -> Result<PruneReport, StoreError> {
+        let threads = plan::check_threads(thread_ids);
+        if threads.is_empty() {
+            return Ok(PruneReport {
+                dry_run,
+                ..Default::default()
+            });
+        }
+        self.run_job(Job::Prune(threads, strategy), dry_run).await
+    }
 
     /// Delete the checkpoint `checkpoint_id` of namespace `checkpoint_ns` and every checkpoint
     /// descending from it (a branch: a fork and what ran on it), their writes, the subgraph
@@ -142,7 +158,15 @@ pub trait SaverMaintenance: CheckpointSaver {
         checkpoint_ns: &str,
         checkpoint_id: &str,
         dry_run: bool,
-    ) -> Result<PruneReport, StoreError>;
+    ) -> Result<PruneReport, StoreError> {
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
+        self.run_job(job, dry_run).await
+    }
+
+    /// Plan `job` from the rows read and carry it out (or, with `dry_run`, only report it), in
+    /// one transaction: what each backend provides for the three above.
+    #[doc(hidden)]
+    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError>;
 }
 
 #[cfg(test)]

@@ -52,8 +52,11 @@ pub(crate) enum Select<'a> {
     },
 }
 
-/// What a maintenance operation was asked to do (both backends).
-pub(crate) enum Job {
+/// What a maintenance operation was asked to do (both backends; built by the
+/// [`SaverMaintenance`](super::SaverMaintenance) methods, carried out by `run_job`).
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub enum Job {
     /// `delete_for_runs`.
     Runs(HashSet<String>),
     /// `prune`.

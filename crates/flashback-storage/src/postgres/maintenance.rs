@@ -3,7 +3,7 @@
 
 use super::PostgresStore;
 use crate::maintenance::plan::{copy_args, not_empty, plan, CpRow, Job, Plan, Select, Snapshot};
-use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
+use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -36,32 +36,7 @@ impl SaverMaintenance for PostgresStore {
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
         copy(self.pool(), self.schema(), source, target).await
     }
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
-        let runs = run_ids.iter().cloned().collect();
-        maintain(self.pool(), self.schema(), Job::Runs(runs), false).await
-    }
-    async fn prune(
-        &self,
-        thread_ids: &[String],
-        strategy: PruneStrategy,
-        dry_run: bool,
-    ) -> Result<PruneReport, StoreError> {
-        maintain(
-            self.pool(),
-            self.schema(),
-            Job::Prune(thread_ids.to_vec(), strategy),
-            dry_run,
-        )
-        .await
-    }
-    async fn delete_branch(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: &str,
-        dry_run: bool,
-    ) -> Result<PruneReport, StoreError> {
-        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
+    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
         maintain(self.pool(), self.schema(), job, dry_run).await
     }
 }

@@ -107,7 +107,7 @@ enum Kind {
 
 /// Where reads of one file come from.
 #[derive(Debug)]
-pub(super) struct Source {
+pub(crate) struct Source {
     path: PathBuf,
     mode: Mode,
     seen: Observed,
@@ -118,7 +118,7 @@ pub(super) struct Source {
 
 impl Source {
     /// Choose how to read `path` and open a first connection (see the module docs).
-    pub(super) fn open(path: &Path) -> Result<(Source, Connection), OpenError> {
+    pub(crate) fn open(path: &Path) -> Result<(Source, Connection), OpenError> {
         let mut source = Source {
             path: path.to_owned(),
             mode: Mode::Plain,
@@ -140,7 +140,7 @@ impl Source {
     }
 
     /// A new connection the way this source reads (e.g. a second one for parallel reads).
-    pub(super) fn connect(&self) -> rusqlite::Result<Connection> {
+    pub(crate) fn connect(&self) -> rusqlite::Result<Connection> {
         let conn = match &self.mode {
             Mode::Plain => read_only(&self.path)?,
             Mode::Immutable => {
@@ -158,7 +158,7 @@ impl Source {
     /// Before a read: when what is on disk no longer fits the mode (a writer appeared, the
     /// file changed under an immutable reader, a snapshot's original changed), a new
     /// connection made the way that fits now; `None` when the current one still fits.
-    pub(super) fn refresh(&mut self) -> Result<Option<Connection>, OpenError> {
+    pub(crate) fn refresh(&mut self) -> Result<Option<Connection>, OpenError> {
         let now = Observed::of(&self.path);
         if now == self.seen {
             return Ok(None);
@@ -215,7 +215,7 @@ impl Source {
 
 /// Why a file could not be opened for reading.
 #[derive(Debug)]
-pub(super) enum OpenError {
+pub(crate) enum OpenError {
     /// SQLite refused.
     Sqlite(rusqlite::Error),
     /// The private copy of a WAL file could not be made.

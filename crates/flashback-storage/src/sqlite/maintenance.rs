@@ -5,10 +5,9 @@ use super::access::Source;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
-    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
-    Snapshot,
+    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
 };
-use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
+use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{Decoded, Value};
@@ -327,38 +326,7 @@ impl SaverMaintenance for SqliteSaver {
         .await
     }
 
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<PruneReport, StoreError> {
-        if run_ids.is_empty() {
-            return Ok(PruneReport::default());
-        }
-        let runs: HashSet<String> = run_ids.iter().cloned().collect();
-        sqlite_maintain(self, Job::Runs(runs), false).await
-    }
-
-    async fn prune(
-        &self,
-        thread_ids: &[String],
-        strategy: PruneStrategy,
-        dry_run: bool,
-    ) -> Result<PruneReport, StoreError> {
-        let threads = check_threads(thread_ids);
-        if threads.is_empty() {
-            return Ok(PruneReport {
-                dry_run,
-                ..Default::default()
-            });
-        }
-        sqlite_maintain(self, Job::Prune(threads, strategy), dry_run).await
-    }
-
-    async fn delete_branch(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: &str,
-        dry_run: bool,
-    ) -> Result<PruneReport, StoreError> {
-        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
+    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
         sqlite_maintain(self, job, dry_run).await
     }
 }

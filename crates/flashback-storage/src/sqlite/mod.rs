@@ -11,12 +11,13 @@ use schema::detect_schema;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-mod access;
+pub(crate) mod access;
 mod batch;
 mod maintenance;
-mod read;
+pub(crate) mod read;
 mod rows;
 mod schema;
+pub(crate) use schema::THREE_TABLE;
 mod threads;
 mod write;
 
@@ -99,12 +100,12 @@ pub(crate) fn classify(
 }
 
 /// A failed read query.
-fn query_err(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+pub(crate) fn query_err(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |e| classify(path, e, |e| StoreError::Query(e.to_string()))
 }
 
 /// A failed open: anything unclassified means the file is not a SQLite database.
-fn open_err(path: &str, e: OpenError) -> StoreError {
+pub(crate) fn open_err(path: &str, e: OpenError) -> StoreError {
     match e {
         OpenError::Sqlite(e) => classify(path, e, |e| StoreError::NotADatabase {
             path: path.into(),

@@ -27,7 +27,7 @@ const BULK_WRITES_THRESHOLD: usize = 16;
 const BATCH: usize = 64;
 
 /// Build `WHERE …` and its parameters with the semantics of Python's `search_where`.
-fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), StoreError> {
+pub(crate) fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), StoreError> {
     let mut clauses = Vec::new();
     let mut params = Vec::new();
     if let Some(t) = &q.thread_id {

@@ -5,6 +5,10 @@ use crate::model::{Backend, Holds, SchemaInfo};
 use crate::StoreError;
 use rusqlite::Connection;
 
+/// What [`detect_schema`] says of a file holding Flashback's three-table store.
+pub(crate) const THREE_TABLE: &str = "Flashback's three-table store (docs/three-table.md), not \
+                                      LangGraph's SQLite schema";
+
 /// The checkpoint schema of the file; `has_store`: it holds a memory Store, so that missing
 /// checkpoint tables mean a store-only file (no threads) rather than an unknown one.
 pub(super) fn detect_schema(
@@ -47,6 +51,12 @@ pub(super) fn detect_schema(
             shallow: false,
             description: "sqlite, memory store only (no checkpoint tables)".into(),
             holds: Holds::Store,
+        });
+    }
+    if has("checkpoints") && has("checkpoint_blobs") && has("three_table_migrations") {
+        // Read by `three::sqlite::ThreeTableStore`, which `crate::open` picks on this error.
+        return Err(StoreError::UnsupportedSchema {
+            found: THREE_TABLE.into(),
         });
     }
     if !has("checkpoints") || !has("writes") {

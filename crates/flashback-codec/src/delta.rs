@@ -1,13 +1,13 @@
-//! Method B's deltas (`docs/three-table.md`, "Writing"): a channel's new value stored as what it
-//! adds to the value before it — the items appended to a list, the keys of a map set or removed
-//! — and put back together on read, **byte for byte**.
+//! The three-table store's method B deltas (`docs/three-table.md`, "Writing"): a channel's new
+//! value stored as what it adds to the value before it — the items appended to a list, the keys
+//! of a map set or removed — and put back together on read, **byte for byte**.
 //!
 //! Both sides are msgpack documents (the bytes `dumps_typed` wrote). Nothing is decoded: items,
 //! keys and values are compared and spliced as raw bytes ([`raw_parts`]). A delta is offered
 //! only when applying it gives back exactly the new bytes and it is smaller than them, so a
 //! read can never return anything but what was written.
 
-use flashback_codec::msgpack::{raw_parts, write_array_header, write_map_header, RawParts};
+use crate::msgpack::{raw_parts, write_array_header, write_map_header, RawParts};
 use std::collections::HashMap;
 
 /// How a blob row's `blob_data` relates to the value it stands for.
@@ -188,8 +188,8 @@ pub fn apply(kind: Kind, base: &[u8], delta: &[u8]) -> Result<Vec<u8>, DeltaErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashback_codec::msgpack::encode;
-    use flashback_codec::Value;
+    use crate::msgpack::encode;
+    use crate::Value;
 
     fn s(x: &str) -> Value {
         Value::Str(x.into())

@@ -1,0 +1,192 @@
+//! The three-table store on SQLite: [`ThreeTableStore`] reads a file read-only (nothing
+//! created beside it, as [`crate::sqlite::SqliteStore`]), [`ThreeTableSaver`] writes it
+//! (`sqlite_write.rs`).
+
+use super::rows::Memo;
+use super::sqlite_read as read;
+use crate::decode::Decoding;
+use crate::model::*;
+use crate::sqlite::access::Source;
+use crate::sqlite::{open_err, query_err};
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{AesKey, DecodeBudget};
+use rusqlite::Connection;
+use std::sync::{Arc, Mutex};
+
+pub use super::sqlite_write::ThreeTableSaver;
+
+/// Whether `conn` holds the three-table schema (`checkpoints.checkpoint_ns_hash`).
+pub(super) fn is_three_table(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('checkpoints')")?;
+    let cols = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    for c in cols {
+        if c? == "checkpoint_ns_hash" {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// A three-table SQLite file, read-only.
+pub struct ThreeTableStore {
+    reader: Arc<Mutex<(Connection, Source)>>,
+    schema: SchemaInfo,
+    path: String,
+    decoding: Decoding,
+}
+
+impl ThreeTableStore {
+    /// Open `path` read-only when it holds the three-table schema; `Ok(None)` when it does
+    /// not (or cannot be read: the LangGraph store's open then says why).
+    pub async fn try_open(path: &str) -> Result<Option<ThreeTableStore>, StoreError> {
+        let path = path.to_owned();
+        tokio::task::spawn_blocking(move || Ok(Self::try_open_blocking(&path)))
+            .await
+            .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
+    }
+
+    fn try_open_blocking(path: &str) -> Option<ThreeTableStore> {
+        let p = std::path::Path::new(path);
+        if !p.is_file() {
+            return None;
+        }
+        let (source, conn) = Source::open(p).ok()?;
+        if !is_three_table(&conn).ok()? {
+            return None;
+        }
+        let version: Option<i64> = conn
+            .query_row("SELECT max(v) FROM three_table_migrations", [], |r| {
+                r.get(0)
+            })
+            .ok()
+            .flatten();
+        let description = match version {
+            Some(v) => format!("three-table store (sqlite, migrations 0-{v})"),
+            None => "three-table store (sqlite)".to_owned(),
+        };
+        Some(ThreeTableStore {
+            reader: Arc::new(Mutex::new((conn, source))),
+            schema: SchemaInfo {
+                backend: Backend::Sqlite,
+                has_task_path: true,
+                migration_version: version,
+                shallow: false,
+                description,
+                holds: Holds::Checkpoints,
+            },
+            path: path.to_owned(),
+            decoding: Decoding::default(),
+        })
+    }
+
+    /// The same store decoding within `budget`.
+    pub fn with_budget(mut self, budget: DecodeBudget) -> Self {
+        self.decoding.budget = budget;
+        self
+    }
+
+    /// The same store decrypting `+aes` values with `key`.
+    pub fn with_key(mut self, key: Option<Arc<AesKey>>) -> Self {
+        self.decoding.key = key;
+        self
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(
+                &Connection,
+                &dyn Fn(rusqlite::Error) -> StoreError,
+                &Decoding,
+            ) -> Result<T, StoreError>
+            + Send
+            + 'static,
+    {
+        let reader = Arc::clone(&self.reader);
+        let (path, decoding) = (self.path.clone(), self.decoding.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut guard = reader
+                .lock()
+                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+            let (conn, source) = &mut *guard;
+            if let Some(fresh) = source.refresh().map_err(|e| open_err(&path, e))? {
+                *conn = fresh;
+            }
+            let err = query_err(&path);
+            // One read transaction: one snapshot.
+            let tx = conn.unchecked_transaction().map_err(&err)?;
+            let out = f(conn, &err, &decoding)?;
+            tx.finish().map_err(&err)?;
+            Ok(out)
+        })
+        .await
+        .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for ThreeTableStore {
+    fn schema(&self) -> &SchemaInfo {
+        &self.schema
+    }
+
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        self.with_conn(|conn, err, _| read::threads(conn, err))
+            .await
+    }
+
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        let q = query.clone();
+        self.with_conn(move |conn, err, dec| {
+            Ok(read::rows(conn, &q, err)?
+                .iter()
+                .map(|r| r.header(dec))
+                .collect())
+        })
+        .await
+    }
+
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        let q = query.clone();
+        self.with_conn(move |conn, err, dec| {
+            let mut memo = Memo::new();
+            let mut cache = dec.cache();
+            read::rows(conn, &q, err)?
+                .into_iter()
+                .map(|row| read::tuple(conn, row, &mut memo, &mut cache, err))
+                .collect()
+        })
+        .await
+    }
+
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        let thread = thread_id.to_owned();
+        self.with_conn(move |conn, err, _| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?",
+                )
+                .map_err(err)?;
+            let mut out: Vec<String> = stmt
+                .query_map([&thread], |r| r.get::<_, String>(0))
+                .map_err(err)?
+                .collect::<Result<_, _>>()
+                .map_err(err)?;
+            out.sort();
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
+        let thread = thread_id.to_owned();
+        self.with_conn(move |conn, err, _| read::thread_writes(conn, &thread, err))
+            .await
+    }
+}

@@ -1,0 +1,363 @@
+//! [`SaverMaintenance`] for [`ThreeTableSaver`]: `copy_thread`, `delete_for_runs`, `prune`
+//! and `delete_branch`, planned by the backend-neutral [`crate::maintenance::plan`]; blob
+//! rows go when no remaining checkpoint references them and no remaining delta is based on
+//! them (`docs/three-table.md`, "Forks and rollback").
+
+use super::rows::{ns_hash, unversioned, version_text};
+use super::sqlite::ThreeTableSaver;
+use crate::decode::checkpoint_from_msgpack;
+use crate::maintenance::plan::{
+    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
+};
+use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::sqlite::write_err as err;
+use crate::StoreError;
+use async_trait::async_trait;
+use flashback_codec::{AesKey, Decoded};
+use rusqlite::{params, Transaction};
+use std::collections::{HashMap, HashSet};
+
+fn copy(tx: &Transaction<'_>, source: &str, target: &str) -> Result<CopyReport, StoreError> {
+    let busy: bool = tx
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1) \
+             OR EXISTS (SELECT 1 FROM checkpoint_writes WHERE thread_id = ?1) \
+             OR EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = ?1)",
+            [target],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if busy {
+        return Err(not_empty(target));
+    }
+    let mut n = [0u64; 3];
+    for (i, (table, cols)) in [
+        (
+            "checkpoints",
+            "checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, type, \
+             checkpoint, metadata, gmt_create, gmt_modified",
+        ),
+        (
+            "checkpoint_writes",
+            "checkpoint_ns_hash, checkpoint_id, task_id, task_path, idx, channel, type, \
+             blob_data, gmt_create",
+        ),
+        (
+            "checkpoint_blobs",
+            "checkpoint_ns_hash, channel, version, type, kind, base_version, depth, blob_data, \
+             gmt_create",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        n[i] = tx
+            .execute(
+                &format!(
+                    "INSERT INTO {table} (thread_id, {cols}) SELECT ?2, {cols} FROM {table} \
+                     WHERE thread_id = ?1 ORDER BY rowid"
+                ),
+                params![source, target],
+            )
+            .map_err(err)? as u64;
+    }
+    Ok(CopyReport {
+        checkpoints: n[0],
+        writes: n[1],
+        blobs: n[2],
+    })
+}
+
+/// The checkpoint rows of `threads` as planning needs them.
+fn snapshot(
+    tx: &Transaction<'_>,
+    threads: &[String],
+    key: Option<&AesKey>,
+) -> Result<Snapshot, StoreError> {
+    let mut snap = Snapshot::default();
+    let mut cps = tx
+        .prepare(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+             FROM checkpoints WHERE thread_id = ?",
+        )
+        .map_err(err)?;
+    let mut writes = tx
+        .prepare(
+            "SELECT checkpoint_ns_hash, checkpoint_id, count(*), max(channel = ?2) \
+             FROM checkpoint_writes WHERE thread_id = ?1 GROUP BY checkpoint_ns_hash, checkpoint_id",
+        )
+        .map_err(err)?;
+    let mut valued = tx
+        .prepare(
+            "SELECT checkpoint_ns_hash, channel, version FROM checkpoint_blobs \
+             WHERE thread_id = ? AND type <> 'empty'",
+        )
+        .map_err(err)?;
+    for thread in threads {
+        let mut has_value: HashSet<(String, String, String)> = HashSet::new();
+        let mut rows = valued.query([thread]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            has_value.insert((
+                r.get(0).map_err(err)?,
+                r.get(1).map_err(err)?,
+                r.get(2).map_err(err)?,
+            ));
+        }
+        let mut names: HashMap<String, String> = HashMap::new();
+        let mut rows = cps.query([thread]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let ns: String = r.get(0).map_err(err)?;
+            let id: String = r.get(1).map_err(err)?;
+            let tag: Option<String> = r.get(3).map_err(err)?;
+            let doc: Option<Vec<u8>> = r.get(4).map_err(err)?;
+            let metadata: Option<Vec<u8>> = r.get(5).map_err(err)?;
+            let metadata = metadata
+                .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
+                .unwrap_or(serde_json::Value::Null);
+            let (root, run_id) = metadata_fields(&metadata);
+            let cp = match flashback_codec::decode_typed_keyed(
+                tag.as_deref().unwrap_or("msgpack"),
+                doc.as_deref(),
+                key,
+            ) {
+                Decoded::Msgpack(v) => checkpoint_from_msgpack(v).ok(),
+                _ => None,
+            };
+            let hash = ns_hash(&ns);
+            names.insert(hash.clone(), ns.clone());
+            let versions: Vec<(String, String)> = cp
+                .as_ref()
+                .map(|c| {
+                    c.channel_versions
+                        .iter()
+                        .map(|(ch, v)| (ch.clone(), version_text(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let stored = versions
+                .iter()
+                .filter(|(c, v)| has_value.contains(&(hash.clone(), c.clone(), v.clone())))
+                .map(|(c, _)| c.clone())
+                .collect();
+            snap.rows.push(CpRow {
+                thread: thread.clone(),
+                ns,
+                id,
+                parent: r.get(2).map_err(err)?,
+                v: cp.as_ref().map(|c| c.v),
+                root,
+                run_id,
+                versions,
+                stored,
+                delta: delta_counters(&metadata),
+            });
+        }
+        let mut rows = writes.query(params![thread, TASKS]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let hash: String = r.get(0).map_err(err)?;
+            let ns = names.get(&hash).cloned().unwrap_or(hash);
+            let n: i64 = r.get(2).map_err(err)?;
+            let sends: Option<i64> = r.get(3).map_err(err)?;
+            snap.writes.insert(
+                (thread.clone(), ns, r.get(1).map_err(err)?),
+                (n.max(0) as u64, sends.unwrap_or(0) != 0),
+            );
+        }
+    }
+    Ok(snap)
+}
+
+/// The blob rows (rowids) of `threads` that the checkpoints left after `plan` no longer
+/// reach, directly or as the base of a delta they reach.
+fn orphan_blobs(
+    tx: &Transaction<'_>,
+    snap: &Snapshot,
+    plan: &Plan,
+    threads: &[String],
+) -> Result<Vec<i64>, StoreError> {
+    let gone_threads: HashSet<&String> = plan.threads.iter().collect();
+    let gone_ns: HashSet<(&String, &String)> =
+        plan.namespaces.iter().map(|(t, n)| (t, n)).collect();
+    let gone: HashSet<(&String, &String, &String)> =
+        plan.checkpoints.iter().map(|(t, n, i)| (t, n, i)).collect();
+    let mut out = Vec::new();
+    let mut stmt = tx
+        .prepare(
+            "SELECT rowid, checkpoint_ns_hash, channel, version, base_version \
+             FROM checkpoint_blobs WHERE thread_id = ?",
+        )
+        .map_err(err)?;
+    for thread in threads {
+        let mut reached: Vec<(String, String, String)> = Vec::new();
+        let mut own: HashSet<(String, String)> = HashSet::new();
+        for r in snap.rows.iter().filter(|r| &r.thread == thread) {
+            if gone_threads.contains(&r.thread)
+                || gone_ns.contains(&(&r.thread, &r.ns))
+                || gone.contains(&(&r.thread, &r.ns, &r.id))
+            {
+                continue;
+            }
+            let hash = ns_hash(&r.ns);
+            own.insert((hash.clone(), unversioned(&r.id)));
+            for (c, v) in &r.versions {
+                reached.push((hash.clone(), c.clone(), v.clone()));
+            }
+        }
+        type Blob = (i64, Option<String>);
+        let mut blobs: HashMap<(String, String, String), Blob> = HashMap::new();
+        let mut rows = stmt.query([thread]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let k = (
+                r.get(1).map_err(err)?,
+                r.get(2).map_err(err)?,
+                r.get(3).map_err(err)?,
+            );
+            blobs.insert(k, (r.get(0).map_err(err)?, r.get(4).map_err(err)?));
+        }
+        let mut kept: HashSet<(String, String, String)> = HashSet::new();
+        while let Some(k) = reached.pop() {
+            if !kept.insert(k.clone()) {
+                continue;
+            }
+            if let Some((_, Some(base))) = blobs.get(&k) {
+                reached.push((k.0.clone(), k.1.clone(), base.clone()));
+            }
+        }
+        for (k, (rowid, _)) in &blobs {
+            if !kept.contains(k) && !own.contains(&(k.0.clone(), k.2.clone())) {
+                out.push(*rowid);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn apply(tx: &Transaction<'_>, plan: &Plan, orphans: &[i64]) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport {
+        checkpoints: plan.report.checkpoints.clone(),
+        blobs: orphans.len() as u64,
+        ..Default::default()
+    };
+    for t in &plan.threads {
+        tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [t])
+            .map_err(err)?;
+        report.writes += tx
+            .execute("DELETE FROM checkpoint_writes WHERE thread_id = ?", [t])
+            .map_err(err)? as u64;
+    }
+    for (t, ns) in &plan.namespaces {
+        let h = ns_hash(ns);
+        tx.execute(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ?",
+            [t, &h],
+        )
+        .map_err(err)?;
+        report.writes += tx
+            .execute(
+                "DELETE FROM checkpoint_writes WHERE thread_id = ? AND checkpoint_ns_hash = ?",
+                [t, &h],
+            )
+            .map_err(err)? as u64;
+    }
+    for (t, ns, id) in &plan.checkpoints {
+        let h = ns_hash(ns);
+        report.writes += tx
+            .execute(
+                "DELETE FROM checkpoint_writes WHERE thread_id = ? AND checkpoint_ns_hash = ? \
+                 AND checkpoint_id = ?",
+                [t, &h, id],
+            )
+            .map_err(err)? as u64;
+        tx.execute(
+            "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id = ?",
+            [t, &h, id],
+        )
+        .map_err(err)?;
+    }
+    for (t, ns, id) in &plan.parents {
+        report.parents_cleared += tx
+            .execute(
+                "UPDATE checkpoints SET parent_checkpoint_id = NULL \
+                 WHERE thread_id = ? AND checkpoint_ns_hash = ? AND checkpoint_id = ?",
+                [t, &ns_hash(ns), id],
+            )
+            .map_err(err)? as u64;
+    }
+    for rowid in orphans {
+        tx.execute("DELETE FROM checkpoint_blobs WHERE rowid = ?", [rowid])
+            .map_err(err)?;
+    }
+    Ok(report)
+}
+
+/// The threads holding a checkpoint of one of `runs`.
+fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<String>, StoreError> {
+    let mut stmt = tx
+        .prepare(
+            "SELECT DISTINCT thread_id, CAST(metadata AS TEXT) FROM checkpoints \
+             WHERE instr(CAST(metadata AS TEXT), '\"run_id\"') > 0 ORDER BY thread_id",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([]).map_err(err)?;
+    let mut out: Vec<String> = Vec::new();
+    while let Some(r) = rows.next().map_err(err)? {
+        let thread: String = r.get(0).map_err(err)?;
+        let metadata: Option<String> = r.get(1).map_err(err)?;
+        let metadata = metadata
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .unwrap_or(serde_json::Value::Null);
+        let (_, run_id) = metadata_fields(&metadata);
+        if run_id.is_some_and(|r| runs.contains(&r)) && out.last() != Some(&thread) {
+            out.push(thread);
+        }
+    }
+    Ok(out)
+}
+
+async fn maintain(
+    saver: &ThreeTableSaver,
+    job: Job,
+    dry_run: bool,
+) -> Result<PruneReport, StoreError> {
+    let key = saver.key();
+    // A dry run writes nothing: its transaction is rolled back.
+    saver
+        .write_or_rollback(!dry_run, move |tx| {
+            let threads = match (job.threads(), &job) {
+                (Some(t), _) => t,
+                (None, Job::Runs(r)) => run_threads(tx, r)?,
+                (None, _) => Vec::new(),
+            };
+            if threads.is_empty() {
+                return Ok(PruneReport {
+                    dry_run,
+                    ..Default::default()
+                });
+            }
+            let snap = snapshot(tx, &threads, key.as_deref())?;
+            let plan = plan(&snap, &threads, &job.select());
+            let orphans = orphan_blobs(tx, &snap, &plan, &threads)?;
+            if dry_run || (plan.is_empty() && orphans.is_empty()) {
+                return Ok(PruneReport {
+                    dry_run,
+                    blobs: orphans.len() as u64,
+                    ..plan.report
+                });
+            }
+            apply(tx, &plan, &orphans)
+        })
+        .await
+}
+
+#[async_trait]
+impl SaverMaintenance for ThreeTableSaver {
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
+        copy_args(source, target)?;
+        let (source, target) = (source.to_owned(), target.to_owned());
+        self.write(move |tx| copy(tx, &source, &target)).await
+    }
+
+    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
+        maintain(self, job, dry_run).await
+    }
+}

@@ -1,0 +1,501 @@
+//! The three-table store on SQLite (`docs/three-table.md`): every fixture checkpoint and write
+//! stored through the saver (method A and B) reads back equal to what LangGraph's store gives;
+//! method B stores a growing list once; damage stays local; files open read-only without
+//! side files; `open` / `open_writable` detect the schema.
+
+use flashback_codec::Value;
+use flashback_storage::three::sqlite::{ThreeTableSaver, ThreeTableStore};
+use flashback_storage::three::{Blobs, ThreeTableOptions};
+use flashback_storage::{
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
+    Version, WriteBatch,
+};
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
+}
+
+fn opts(blobs: Blobs) -> ThreeTableOptions {
+    ThreeTableOptions { blobs }
+}
+
+/// Every checkpoint of every fixture thread, oldest first, with its writes, put into `saver`
+/// one `put_batch` per checkpoint. Returns the number of checkpoints.
+async fn copy_fixture(source: &dyn CheckpointStore, saver: &ThreeTableSaver) -> usize {
+    let mut count = 0;
+    for thread in source.list_threads().await.expect("threads") {
+        let mut tuples = source
+            .list_tuples(&ListQuery::thread(&thread.thread_id))
+            .await
+            .expect("list");
+        tuples.reverse();
+        for t in &tuples {
+            put_tuple(saver, t).await;
+            count += 1;
+        }
+    }
+    count
+}
+
+/// `(task_id, task_path)`.
+type Task = (String, String);
+
+async fn put_tuple(saver: &ThreeTableSaver, t: &CheckpointTuple) {
+    let serde_json::Value::Object(metadata) = &t.header.metadata else {
+        panic!("metadata is an object")
+    };
+    // One batch per task: regular writes at their idx positions, special ones after them.
+    let mut tasks: BTreeMap<Task, Vec<(i64, String, Decoded)>> = BTreeMap::new();
+    for w in &t.pending_writes {
+        tasks
+            .entry((w.task_id.clone(), w.task_path.clone()))
+            .or_default()
+            .push((w.idx, w.channel.clone(), w.value.clone()));
+    }
+    let batches: Vec<(Task, Vec<(String, Decoded)>)> = tasks
+        .into_iter()
+        .map(|(k, ws)| {
+            // Specials fill the positions between regular writes (their idx is fixed).
+            let (regular, mut special): (Vec<_>, Vec<_>) = ws.into_iter().partition(|w| w.0 >= 0);
+            let len = regular.iter().map(|w| w.0 + 1).max().unwrap_or(0) as usize;
+            let mut slots: Vec<Option<(String, Decoded)>> = vec![None; len];
+            for (idx, c, v) in regular {
+                slots[idx as usize] = Some((c, v));
+            }
+            special.reverse();
+            let mut batch = Vec::new();
+            for slot in slots {
+                match slot {
+                    Some(w) => batch.push(w),
+                    None => {
+                        let (_, c, v) = special.pop().expect("a special write fills the gap");
+                        batch.push((c, v));
+                    }
+                }
+            }
+            batch.extend(special.into_iter().rev().map(|(_, c, v)| (c, v)));
+            (k, batch)
+        })
+        .collect();
+    let writes: Vec<WriteBatch<'_>> = batches
+        .iter()
+        .map(|((task_id, task_path), ws)| WriteBatch {
+            thread_id: &t.header.thread_id,
+            checkpoint_ns: &t.header.checkpoint_ns,
+            checkpoint_id: &t.header.checkpoint_id,
+            task_id,
+            task_path,
+            writes: ws,
+        })
+        .collect();
+    let put = PutRequest {
+        thread_id: &t.header.thread_id,
+        checkpoint_ns: &t.header.checkpoint_ns,
+        parent_checkpoint_id: t.header.parent_checkpoint_id.as_deref(),
+        checkpoint: &t.checkpoint,
+        metadata,
+        new_versions: &t.checkpoint.channel_versions,
+    };
+    saver.put_batch(&[put], &writes).await.expect("put_batch");
+}
+
+/// The channel values as `(channel, tag, bytes)` in their order (bytes compare NaN as
+/// stored), and the tuple without them.
+type Values = Vec<(String, String, Vec<u8>)>;
+fn split(mut t: CheckpointTuple) -> (Values, CheckpointTuple) {
+    let values: Values = t
+        .checkpoint
+        .channel_values
+        .drain(..)
+        .map(|(c, v)| {
+            let (tag, bytes) = flashback_codec::encode_typed(&v);
+            (c, tag, bytes)
+        })
+        .collect();
+    for w in &mut t.pending_writes {
+        let (tag, bytes) = flashback_codec::encode_typed(&w.value);
+        w.value = Decoded::Error {
+            tag,
+            message: String::new(),
+            raw: bytes,
+        };
+    }
+    t.sealing = Default::default();
+    (values, t)
+}
+
+fn assert_same(want: Vec<CheckpointTuple>, got: Vec<CheckpointTuple>, what: &str) {
+    assert_eq!(want.len(), got.len(), "{what}: count");
+    for (w, g) in want.into_iter().zip(got) {
+        let at = format!(
+            "{what}: {} {:?} {}",
+            w.header.thread_id, w.header.checkpoint_ns, w.header.checkpoint_id
+        );
+        assert_eq!(g.header.problem, None, "{at}");
+        let ((wv, w), (gv, g)) = (split(w), split(g));
+        let names = |v: &Values| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&wv), names(&gv), "{at}: channels");
+        for (a, b) in wv.iter().zip(&gv) {
+            assert!(a == b, "{at}: channel {} differs", a.0);
+        }
+        assert_eq!(w.header, g.header, "{at}: header");
+        assert_eq!(w.pending_writes, g.pending_writes, "{at}: writes");
+        assert_eq!(w.checkpoint, g.checkpoint, "{at}: checkpoint");
+    }
+}
+
+async fn round_trip(blobs: Blobs) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("three.sqlite");
+    let p = path.to_str().expect("path");
+    let source = flashback_storage::open(fixture().to_str().expect("path"))
+        .await
+        .expect("fixture");
+    let saver = ThreeTableSaver::create(p, opts(blobs))
+        .await
+        .expect("create");
+    assert_eq!(copy_fixture(source.as_ref(), &saver).await, 381);
+    drop(saver);
+
+    let three = flashback_storage::open(p).await.expect("open");
+    assert!(
+        three.schema().description.starts_with("three-table store"),
+        "{}",
+        three.schema().description
+    );
+    assert_eq!(
+        source.list_threads().await.expect("threads"),
+        three.list_threads().await.expect("threads")
+    );
+    for thread in source.list_threads().await.expect("threads") {
+        let t = thread.thread_id.as_str();
+        let q = ListQuery::thread(t);
+        let what = format!("{blobs:?} list {t}");
+        assert_same(
+            source.list_tuples(&q).await.expect("list"),
+            three.list_tuples(&q).await.expect("list"),
+            &what,
+        );
+        assert_eq!(
+            source.list_headers(&q).await.expect("headers"),
+            three.list_headers(&q).await.expect("headers"),
+            "{what} headers"
+        );
+        assert_eq!(
+            source.thread_namespaces(t).await.expect("ns"),
+            three.thread_namespaces(t).await.expect("ns")
+        );
+        let mut w1 = source.thread_writes(t).await.expect("writes");
+        let mut w2 = three.thread_writes(t).await.expect("writes");
+        let key = |w: &flashback_storage::WriteInfo| {
+            (
+                w.checkpoint_ns.clone(),
+                w.checkpoint_id.clone(),
+                w.task_id.clone(),
+                w.channel.clone(),
+            )
+        };
+        w1.sort_by_key(key);
+        w2.sort_by_key(key);
+        assert_eq!(w1, w2, "{what} thread_writes");
+        for ns in source.thread_namespaces(t).await.expect("ns") {
+            let a = source.get_tuple(t, &ns, None).await.expect("get");
+            let b = three.get_tuple(t, &ns, None).await.expect("get");
+            assert_same(
+                a.into_iter().collect(),
+                b.into_iter().collect(),
+                "get_tuple",
+            );
+        }
+        // filter / before / limit as LangGraph's SQLite store.
+        let all = source.list_headers(&q).await.expect("headers");
+        if let Some(mid) = all.get(all.len() / 2) {
+            let mut filter = serde_json::Map::new();
+            filter.insert("source".into(), "loop".into());
+            let q = ListQuery {
+                thread_id: Some(t.into()),
+                checkpoint_ns: Some(String::new()),
+                before: Some(mid.checkpoint_id.clone()),
+                limit: Some(3),
+                filter,
+                ..Default::default()
+            };
+            assert_same(
+                source.list_tuples(&q).await.expect("list"),
+                three.list_tuples(&q).await.expect("list"),
+                &format!("{what} filtered"),
+            );
+        }
+    }
+    (dir, path)
+}
+
+fn blob_bytes(path: &Path) -> i64 {
+    let conn = Connection::open(path).expect("open");
+    conn.query_row(
+        "SELECT coalesce(sum(length(blob_data)), 0) FROM checkpoint_blobs",
+        [],
+        |r| r.get(0),
+    )
+    .expect("sum")
+}
+
+#[tokio::test]
+async fn the_fixture_round_trips_with_method_a_and_b() {
+    let (_a_dir, a) = round_trip(Blobs::Whole).await;
+    let (_b_dir, b) = round_trip(Blobs::Incremental).await;
+    let conn = Connection::open(&b).expect("open");
+    let deltas: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM checkpoint_blobs WHERE kind <> 'full'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert!(deltas > 0, "method B stored deltas");
+    assert!(blob_bytes(&b) < blob_bytes(&a));
+    let versions: Vec<i64> = conn
+        .prepare("SELECT v FROM three_table_migrations ORDER BY v")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(versions, vec![0, 1, 2, 3]);
+}
+
+fn message(i: usize) -> Value {
+    let s = |x: &str| Value::Str(x.into());
+    Value::Map(vec![
+        (
+            s("type"),
+            s(if i.is_multiple_of(2) { "human" } else { "ai" }),
+        ),
+        (s("id"), Value::Str(format!("msg-{i:05}").into())),
+        (
+            s("content"),
+            Value::Str(format!("message {i}: {}", "some words of a chat ".repeat(8)).into()),
+        ),
+    ])
+}
+
+/// A chat of `n` steps, each appending one message, put through a saver of `blobs`.
+async fn chat(path: &Path, blobs: Blobs, n: usize) -> ThreeTableSaver {
+    let saver = ThreeTableSaver::create(path.to_str().expect("path"), opts(blobs))
+        .await
+        .expect("create");
+    let mut parent: Option<String> = None;
+    for step in 0..n {
+        let id = format!("1f000000-0000-6000-8000-{step:012}");
+        let messages = Value::Array((0..=step).map(message).collect());
+        let cp = Checkpoint {
+            v: 4,
+            id: id.clone(),
+            ts: format!("2026-01-01T00:00:{:02}.000000+00:00", step % 60),
+            channel_values: vec![
+                ("messages".into(), Arc::new(Decoded::Msgpack(messages))),
+                (
+                    "step".into(),
+                    Arc::new(Decoded::Msgpack(Value::Int(step as i64))),
+                ),
+            ],
+            channel_versions: vec![
+                ("messages".into(), Version::Int(step as i64 + 1)),
+                ("step".into(), Version::Int(step as i64 + 1)),
+                ("branch:to:agent".into(), Version::Int(step as i64 + 1)),
+            ],
+            versions_seen: vec![],
+            updated_channels: Some(vec!["messages".into()]),
+            pending_sends: None,
+        };
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("step".into(), (step as i64).into());
+        saver
+            .put(PutRequest {
+                thread_id: "chat",
+                checkpoint_ns: "",
+                parent_checkpoint_id: parent.as_deref(),
+                checkpoint: &cp,
+                metadata: &metadata,
+                new_versions: &cp.channel_versions,
+            })
+            .await
+            .expect("put");
+        parent = Some(id);
+    }
+    saver
+}
+
+#[tokio::test]
+async fn method_b_stores_each_message_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+    let n = 200;
+    let sa = chat(&a, Blobs::Whole, n).await;
+    let sb = chat(&b, Blobs::Incremental, n).await;
+    let (ba, bb) = (blob_bytes(&a), blob_bytes(&b));
+    assert!(bb * 20 < ba, "method B {bb} bytes, method A {ba} bytes");
+    // Deltas stop at MAX_DEPTH: a full value every 65 versions.
+    let conn = Connection::open(&b).expect("open");
+    let max_depth: i64 = conn
+        .query_row("SELECT max(depth) FROM checkpoint_blobs", [], |r| r.get(0))
+        .expect("depth");
+    assert_eq!(max_depth, 64);
+    // Both read back the same values, every checkpoint.
+    let q = ListQuery::thread("chat");
+    let (ta, tb) = (
+        sa.list_tuples(&q).await.expect("a"),
+        sb.list_tuples(&q).await.expect("b"),
+    );
+    assert_eq!(ta.len(), n);
+    assert_same(ta, tb.clone(), "chat");
+    let last = tb[0].checkpoint.value("messages").expect("messages");
+    assert_eq!(
+        **last,
+        Decoded::Msgpack(Value::Array((0..n).map(message).collect()))
+    );
+    // A point read in the middle of a chain.
+    let mid = sb
+        .get_tuple("chat", "", Some("1f000000-0000-6000-8000-000000000100"))
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(
+        **mid.checkpoint.value("messages").expect("messages"),
+        Decoded::Msgpack(Value::Array((0..=100).map(message).collect()))
+    );
+    // delete_thread removes every row of every table.
+    sb.delete_thread("chat").await.expect("delete");
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(n, 0, "{table}");
+    }
+}
+
+#[tokio::test]
+async fn damaged_rows_and_blobs_are_local_problems() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("d.sqlite");
+    let saver = chat(&path, Blobs::Incremental, 30).await;
+    drop(saver);
+    let conn = Connection::open(&path).expect("open");
+    // A delta that is not msgpack (version 20), a missing row (version 10's step), a broken
+    // document (checkpoint 5).
+    conn.execute(
+        "UPDATE checkpoint_blobs SET blob_data = x'c1' WHERE channel = 'messages' AND version = '20'",
+        [],
+    )
+    .expect("damage");
+    conn.execute(
+        "DELETE FROM checkpoint_blobs WHERE channel = 'step' AND version = '10'",
+        [],
+    )
+    .expect("damage");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = x'c1' WHERE checkpoint_id LIKE '%000000000005'",
+        [],
+    )
+    .expect("damage");
+    drop(conn);
+    let store = flashback_storage::open(path.to_str().expect("path"))
+        .await
+        .expect("open");
+    let tuples = store
+        .list_tuples(&ListQuery::thread("chat"))
+        .await
+        .expect("a damaged file still lists");
+    assert_eq!(tuples.len(), 30);
+    let problem = |step: usize| tuples[29 - step].header.problem.clone();
+    // Versions 20.. of messages build on the damaged delta: each says so.
+    for step in 19..30 {
+        let p = problem(step).unwrap_or_default();
+        assert!(p.contains("messages"), "step {step}: {p}");
+        assert!(tuples[29 - step].checkpoint.value("step").is_some());
+    }
+    assert!(problem(9).unwrap_or_default().contains("\"step\""));
+    assert!(problem(5).unwrap_or_default().contains("document"));
+    for step in [0, 1, 4, 6, 8, 10, 18] {
+        assert_eq!(problem(step), None, "step {step}");
+    }
+    let headers = store
+        .list_headers(&ListQuery::thread("chat"))
+        .await
+        .expect("headers");
+    assert!(headers[29 - 5].problem.is_some());
+}
+
+#[tokio::test]
+async fn opened_read_only_without_side_files_and_writable_as_three_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("w.sqlite");
+    drop(chat(&path, Blobs::Incremental, 5).await);
+    {
+        let conn = Connection::open(&path).expect("open");
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .expect("wal");
+        assert_eq!(mode, "wal");
+    }
+    let p = path.to_str().expect("path");
+    let side = |s: &str| dir.path().join(format!("w.sqlite{s}")).exists();
+    assert!(!side("-wal") && !side("-shm"));
+    let store = ThreeTableStore::try_open(p)
+        .await
+        .expect("open")
+        .expect("three-table");
+    assert_eq!(store.list_threads().await.expect("threads").len(), 1);
+    assert!(store
+        .get_tuple("chat", "", None)
+        .await
+        .expect("get")
+        .is_some());
+    assert!(
+        !side("-wal") && !side("-shm"),
+        "nothing created beside the file"
+    );
+    // A LangGraph file is not taken for one.
+    assert!(ThreeTableStore::try_open(fixture().to_str().expect("path"))
+        .await
+        .expect("probe")
+        .is_none());
+    let writable = flashback_storage::open_writable(p).await.expect("writable");
+    assert!(writable
+        .schema()
+        .description
+        .starts_with("three-table store"));
+    // copy_thread and prune through the maintenance trait.
+    let copied = writable.copy_thread("chat", "copy").await.expect("copy");
+    assert_eq!((copied.checkpoints, copied.blobs > 0), (5, true));
+    let report = writable
+        .prune(
+            &["copy".to_string()],
+            flashback_storage::maintenance::PruneStrategy::KeepLatest,
+            false,
+        )
+        .await
+        .expect("prune");
+    assert_eq!(report.checkpoints.len(), 4);
+    let kept = writable
+        .get_tuple("copy", "", None)
+        .await
+        .expect("get")
+        .expect("kept");
+    let original = writable
+        .get_tuple("chat", "", None)
+        .await
+        .expect("get")
+        .expect("head");
+    assert_eq!(kept.header.problem, None);
+    assert!(
+        split(original).0 == split(kept).0,
+        "the kept head still reads whole"
+    );
+    writable.delete_thread("chat").await.expect("delete");
+    assert_eq!(writable.list_threads().await.expect("threads").len(), 1);
+}
