@@ -2,11 +2,12 @@
 # langgraph-checkpoint-conformance 0.0.2 (81 tests, 8 capabilities) against Flashback's Rust
 # saver, driven through `flashback bridge` by tests/interop/saver_adapter.py.
 #
-#   tests/interop/conformance.sh sqlite|postgres|three-table-sqlite
+#   tests/interop/conformance.sh sqlite|postgres|three-table-sqlite|three-table-postgres
 #
-# three-table-sqlite: the same on Flashback's three-table store (docs/three-table.md), created
-# by `flashback bridge DB --create --schema three-table` (FLASHBACK_BRIDGE_BLOBS=whole for
-# method A; default incremental, method B).
+# three-table-sqlite / three-table-postgres: the same on Flashback's three-table store
+# (docs/three-table.md), created by `flashback bridge DB --create --schema three-table`
+# (FLASHBACK_BRIDGE_BLOBS=whole for method A; default incremental, method B); the Postgres one
+# on a fresh database as the `postgres` target.
 #
 # Creates (once) a virtualenv from tests/interop/requirements-conformance.txt, builds the CLI,
 # runs tests/interop/conformance_test.py on a temporary SQLite file or on a fresh Postgres
@@ -27,11 +28,11 @@ cd "$(dirname "$0")/../.."
 backend="${1:-}"
 case "$backend" in
 sqlite | postgres) ;;
-three-table-sqlite)
+three-table-sqlite | three-table-postgres)
     export FLASHBACK_BRIDGE_ARGS="--schema three-table --blobs ${FLASHBACK_BRIDGE_BLOBS:-incremental}"
     ;;
 *)
-    echo "usage: $0 sqlite|postgres|three-table-sqlite" >&2
+    echo "usage: $0 sqlite|postgres|three-table-sqlite|three-table-postgres" >&2
     exit 2
     ;;
 esac

@@ -228,6 +228,15 @@ elif require_pg; then
 else
     echo "skip conformance postgres: ${pg_reason:-no PostgreSQL}"
 fi
+echo "== conformance.sh three-table-postgres (Flashback's own store on Postgres, method B)"
+if [ -n "$pg_url" ] && [ -z "$pg_reason" ]; then
+    FLASHBACK_TEST_PG="$pg_url" bash tests/interop/conformance.sh three-table-postgres || status=1
+elif require_pg; then
+    echo "FAIL conformance three-table-postgres: ${pg_reason:-no PostgreSQL}"
+    status=1
+else
+    echo "skip conformance three-table-postgres: ${pg_reason:-no PostgreSQL}"
+fi
 
 echo
 if [ "$status" -eq 0 ]; then

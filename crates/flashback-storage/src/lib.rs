@@ -248,12 +248,16 @@ pub async fn open_with(
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(
-                postgres::PostgresStore::connect(location)
-                    .await?
-                    .with_budget(budget)
-                    .with_key(key),
-            ));
+            return match postgres::PostgresStore::connect(location).await {
+                Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
+                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
+                    three::postgres::ThreeTablePg::connect(location, Default::default())
+                        .await?
+                        .with_budget(budget)
+                        .with_key(key),
+                )),
+                Err(e) => Err(e),
+            };
         }
         #[cfg(not(feature = "postgres"))]
         {
@@ -293,11 +297,15 @@ pub async fn open_writable_with(
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(
-                postgres::PostgresStore::connect(location)
-                    .await?
-                    .with_key(key),
-            ));
+            return match postgres::PostgresStore::connect(location).await {
+                Ok(store) => Ok(Box::new(store.with_key(key))),
+                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
+                    three::postgres::ThreeTablePg::connect(location, Default::default())
+                        .await?
+                        .with_key(key),
+                )),
+                Err(e) => Err(e),
+            };
         }
         #[cfg(not(feature = "postgres"))]
         {
@@ -321,24 +329,40 @@ fn is_three_table(e: &StoreError) -> bool {
     matches!(e, StoreError::UnsupportedSchema { found } if found == sqlite::THREE_TABLE)
 }
 
+/// The error a LangGraph Postgres store gives for a database holding the three-table store.
+#[cfg(feature = "postgres")]
+fn is_three_table_pg(e: &StoreError) -> bool {
+    matches!(e, StoreError::UnsupportedSchema { found } if found == postgres::THREE_TABLE)
+}
+
 /// A saver for a caller that may create the database (`flashback bridge`): a SQLite file
 /// (with `create`, made and set up — as the three-table store with `three`, else LangGraph's
-/// schema; an existing three-table file is opened as one) or a Postgres URL (`setup()` run
-/// with `create`; the three-table store is not yet supported there).
+/// schema; an existing three-table file is opened as one) or a Postgres URL (the same rules:
+/// `setup()` run with `create`; a database holding the three-table store opened as one).
 pub async fn open_saver(
     location: &str,
     create: bool,
     three: Option<three::ThreeTableOptions>,
 ) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
     if is_postgres_url(location) {
-        if three.is_some() {
-            return Err(StoreError::InvalidInput(
-                "the three-table store is not yet supported on Postgres".into(),
-            ));
-        }
         #[cfg(feature = "postgres")]
         {
-            let store = postgres::PostgresStore::connect_for_setup(location).await?;
+            if three.is_some() {
+                let saver =
+                    three::postgres::ThreeTablePg::open_for(location, create, three).await?;
+                return saver.map(|s| Box::new(s) as _).ok_or_else(|| {
+                    StoreError::InvalidInput("no three-table store at this URL".into())
+                });
+            }
+            let store = match postgres::PostgresStore::connect_for_setup(location).await {
+                Err(e) if is_three_table_pg(&e) => {
+                    let saver =
+                        three::postgres::ThreeTablePg::connect(location, Default::default())
+                            .await?;
+                    return Ok(Box::new(saver));
+                }
+                other => other?,
+            };
             if create {
                 CheckpointSaver::setup(&store).await?;
             }

@@ -30,6 +30,7 @@
 
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
+pub(crate) use schema::THREE_TABLE;
 use schema::{detect_schema, UNKNOWN_LAYOUT};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{Connection as _, Postgres};
@@ -44,12 +45,12 @@ mod maintenance;
 mod read;
 mod rows;
 mod schema;
-mod sql;
+pub(crate) mod sql;
 pub(crate) mod target;
 mod threads;
 mod tls;
 mod write;
-mod write_rows;
+pub(crate) mod write_rows;
 
 /// Connections in the pool.
 const MAX_CONNECTIONS: u32 = 4;
@@ -64,6 +65,44 @@ const BLOB_QUERIES: usize = 4;
 const MIN_BLOB_SLICE: usize = 256;
 /// The channel holding Sends (`langgraph.checkpoint.serde.types.TASKS`).
 const TASKS: &str = "__pregel_tasks";
+
+/// A first, direct connection to `url` (TLS and URL handling as for every Postgres store),
+/// with the options that worked and the redacting target: a refused port or a bad password
+/// is reported at once and precisely (a pool would retry refused connections until its
+/// timeout). It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
+pub(crate) async fn connect_first(
+    url: &str,
+) -> Result<(sqlx::PgConnection, PgConnectOptions, Target), StoreError> {
+    let target = Target::from_url(url);
+    let mut options = PgConnectOptions::from_str(url).map_err(|e| {
+        StoreError::InvalidInput(target.redact(format!("invalid Postgres URL: {e}")))
+    })?;
+    if options.get_application_name().is_none() {
+        options = options.application_name("flashback");
+    }
+    let (tls, options) =
+        tls::plan(url, options).map_err(|e| StoreError::InvalidInput(target.redact(e)))?;
+    let target = target.with_options(&options).with_tls(&tls);
+    match tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(options)).await {
+        Ok(Ok((conn, options))) => Ok((conn, options, target)),
+        Ok(Err(e)) => Err(target.error(e, true)),
+        Err(_) => Err(StoreError::Connection(format!(
+            "timed out after {}s connecting to {}",
+            CONNECT_TIMEOUT.as_secs(),
+            target.server
+        ))),
+    }
+}
+
+/// The small lazy pool every Postgres store reads and writes through.
+pub(crate) fn pool_with(options: PgConnectOptions) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(MAX_CONNECTIONS)
+        .min_connections(0)
+        .acquire_timeout(CONNECT_TIMEOUT)
+        .idle_timeout(Some(Duration::from_secs(120)))
+        .connect_lazy_with(options)
+}
 
 /// A LangGraph Postgres checkpoint database, read through a small connection pool.
 pub struct PostgresStore {
@@ -124,32 +163,7 @@ impl PostgresStore {
     }
 
     async fn open(url: &str, for_setup: bool) -> Result<PostgresStore, StoreError> {
-        let target = Target::from_url(url);
-        let mut options = PgConnectOptions::from_str(url).map_err(|e| {
-            StoreError::InvalidInput(target.redact(format!("invalid Postgres URL: {e}")))
-        })?;
-        if options.get_application_name().is_none() {
-            options = options.application_name("flashback");
-        }
-        let (tls, options) =
-            tls::plan(url, options).map_err(|e| StoreError::InvalidInput(target.redact(e)))?;
-        let target = target.with_options(&options).with_tls(&tls);
-
-        // A direct first connection, so that a refused port or a bad password is reported at
-        // once and precisely (the pool would retry refused connections until its timeout).
-        // It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
-        let (mut conn, options) =
-            match tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(options)).await {
-                Ok(Ok(connected)) => connected,
-                Ok(Err(e)) => return Err(target.error(e, true)),
-                Err(_) => {
-                    return Err(StoreError::Connection(format!(
-                        "timed out after {}s connecting to {}",
-                        CONNECT_TIMEOUT.as_secs(),
-                        target.server
-                    )))
-                }
-            };
+        let (mut conn, options, target) = connect_first(url).await?;
         let detected = match crate::memory::postgres::detect(&mut conn, &target).await {
             Ok(memory) => detect_schema(&mut conn, &target, memory.is_some())
                 .await
@@ -162,9 +176,10 @@ impl PostgresStore {
             Err(e) => (Err(e), None),
         };
         let schema = match schema {
-            // Missing tables are what setup() creates; tables of an unknown layout stay an error.
+            // Missing tables are what setup() creates; tables of an unknown layout (or the
+            // three-table store's) stay an error.
             Err(StoreError::UnsupportedSchema { found })
-                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) =>
+                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) && found != THREE_TABLE =>
             {
                 SchemaInfo {
                     backend: Backend::Postgres,
@@ -178,12 +193,7 @@ impl PostgresStore {
             other => other?,
         };
 
-        let pool = PgPoolOptions::new()
-            .max_connections(MAX_CONNECTIONS)
-            .min_connections(0)
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .idle_timeout(Some(Duration::from_secs(120)))
-            .connect_lazy_with(options);
+        let pool = pool_with(options);
         let memory =
             memory.map(|m| crate::memory::postgres::PgMemory::new(pool.clone(), target.clone(), m));
         Ok(PostgresStore {

@@ -14,6 +14,11 @@ use std::collections::HashMap;
 /// missing tables, which `setup()` creates).
 pub(super) const UNKNOWN_LAYOUT: &str = "unknown checkpoint table layout";
 
+/// The schema error for a database holding Flashback's three-table store (`crate::three`),
+/// which [`crate::open`] and its kin then open as one.
+pub(crate) const THREE_TABLE: &str = "Flashback's three-table store (docs/three-table.md), not \
+     LangGraph's Postgres schema (checkpoints has a checkpoint_ns_hash column)";
+
 const TABLES: [&str; 4] = [
     "checkpoints",
     "checkpoint_blobs",
@@ -53,6 +58,15 @@ pub(super) async fn detect_schema(
         tables.entry(table).or_default().push((column, data_type));
     }
 
+    if tables
+        .get("checkpoints")
+        .is_some_and(|cols| cols.iter().any(|(c, _)| c == "checkpoint_ns_hash"))
+    {
+        let _ = tx.rollback().await;
+        return Err(StoreError::UnsupportedSchema {
+            found: THREE_TABLE.into(),
+        });
+    }
     let missing: Vec<&str> = TABLES[..3]
         .iter()
         .copied()

@@ -4,7 +4,7 @@ use sqlx::postgres::PgArguments;
 use sqlx::{AssertSqlSafe, Postgres};
 
 /// A bind parameter.
-pub(super) enum Arg {
+pub(crate) enum Arg {
     Text(String),
     Json(serde_json::Value),
     Int(i64),
@@ -12,13 +12,13 @@ pub(super) enum Arg {
 }
 
 /// SQL text with its numbered parameters.
-pub(super) struct Sql {
-    pub(super) text: String,
+pub(crate) struct Sql {
+    pub(crate) text: String,
     args: Vec<Arg>,
 }
 
 impl Sql {
-    pub(super) fn new(text: &str) -> Sql {
+    pub(crate) fn new(text: &str) -> Sql {
         Sql {
             text: text.to_owned(),
             args: Vec::new(),
@@ -26,19 +26,19 @@ impl Sql {
     }
 
     /// Add a parameter; returns its placeholder (`$n`).
-    pub(super) fn arg(&mut self, arg: Arg) -> String {
+    pub(crate) fn arg(&mut self, arg: Arg) -> String {
         self.args.push(arg);
         format!("${}", self.args.len())
     }
 
-    pub(super) fn with(mut self, arg: Arg) -> Sql {
+    pub(crate) fn with(mut self, arg: Arg) -> Sql {
         self.args.push(arg);
         self
     }
 
     /// The query, unprepared-cached (`persistent(false)`), so that it also works through
     /// transaction-pooling proxies such as PgBouncer.
-    pub(super) fn query(&self) -> sqlx::query::Query<'_, Postgres, PgArguments> {
+    pub(crate) fn query(&self) -> sqlx::query::Query<'_, Postgres, PgArguments> {
         let mut q = sqlx::query(AssertSqlSafe(self.text.clone())).persistent(false);
         for arg in &self.args {
             q = match arg {

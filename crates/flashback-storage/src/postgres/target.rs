@@ -70,7 +70,7 @@ impl Target {
         self
     }
 
-    pub(super) fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!("{}@{}/{}", self.user, self.server, self.database)
     }
 

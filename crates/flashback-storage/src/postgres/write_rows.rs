@@ -293,7 +293,7 @@ fn metadata_json(metadata: &Map<String, Json>) -> Result<Json, StoreError> {
 }
 
 /// The path (keys and array indexes) to the first string or key containing a NUL.
-fn nul_path(v: &Json) -> Option<Vec<String>> {
+pub(crate) fn nul_path(v: &Json) -> Option<Vec<String>> {
     match v {
         Json::String(s) if s.contains('\0') => Some(Vec::new()),
         Json::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
@@ -316,7 +316,7 @@ fn nul_path(v: &Json) -> Option<Vec<String>> {
 }
 
 /// Postgres `text` cannot hold NUL characters.
-pub(super) fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
+pub(crate) fn check_text(what: &str, text: &str) -> Result<(), StoreError> {
     if text.contains('\0') {
         Err(StoreError::InvalidInput(format!(
             "{what} {text:?} contains a NUL character, which Postgres text cannot store"

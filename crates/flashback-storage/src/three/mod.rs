@@ -3,10 +3,19 @@
 //!
 //! [`sqlite::ThreeTableStore`] reads a SQLite file holding it (read-only, nothing created
 //! beside the file); [`sqlite::ThreeTableSaver`] writes it ([`crate::CheckpointSaver`] and
-//! [`crate::maintenance::SaverMaintenance`]). [`crate::open`] and [`crate::open_writable`]
-//! pick them when `checkpoints` has a `checkpoint_ns_hash` column.
+//! [`crate::maintenance::SaverMaintenance`]). On Postgres, [`postgres::ThreeTablePg`] does
+//! both (reads in read-only transactions). [`crate::open`], [`crate::open_writable`] and
+//! [`crate::open_saver`] pick them when `checkpoints` has a `checkpoint_ns_hash` column.
 
 pub use flashback_codec::delta;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_maint;
+#[cfg(feature = "postgres")]
+mod postgres_read;
+#[cfg(feature = "postgres")]
+mod postgres_write;
 pub mod rows;
 pub mod sqlite;
 mod sqlite_maint;
@@ -58,4 +67,9 @@ impl ThreeTableOptions {
             ))),
         }
     }
+}
+
+/// Whether a database's schema is the three-table store (as its description says).
+pub fn is_three_table(schema: &crate::model::SchemaInfo) -> bool {
+    schema.description.starts_with("three-table store")
 }

@@ -21,14 +21,14 @@ pub(super) struct Row {
     pub(super) ns: String,
     pub(super) hash: String,
     pub(super) id: String,
-    parent: Option<String>,
-    type_tag: Option<String>,
-    doc: Option<Vec<u8>>,
-    metadata: Option<Vec<u8>>,
-    problems: Vec<String>,
+    pub(super) parent: Option<String>,
+    pub(super) type_tag: Option<String>,
+    pub(super) doc: Option<Vec<u8>>,
+    pub(super) metadata: Option<Vec<u8>>,
+    pub(super) problems: Vec<String>,
 }
 
-type ChannelValues = Vec<(String, Arc<Decoded>)>;
+pub(super) type ChannelValues = Vec<(String, Arc<Decoded>)>;
 
 type Err<'a> = &'a dyn Fn(rusqlite::Error) -> StoreError;
 
@@ -88,7 +88,7 @@ pub(super) fn rows(conn: &Connection, q: &ListQuery, err: Err<'_>) -> Result<Vec
 }
 
 /// The document decoded (without values), or why not; `Ok(None)`: encrypted, no key.
-fn document(row: &Row, cache: &mut DecodeCache) -> Result<Option<Checkpoint>, String> {
+pub(super) fn document(row: &Row, cache: &mut DecodeCache) -> Result<Option<Checkpoint>, String> {
     let tag = row.type_tag.as_deref().unwrap_or("msgpack");
     let mut cp = match decode_typed_cached(tag, row.doc.as_deref(), cache) {
         Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
@@ -118,7 +118,7 @@ fn metadata(raw: Option<&[u8]>) -> serde_json::Value {
 }
 
 impl Row {
-    fn header_with(&self, ts: String, more: Vec<String>) -> CheckpointHeader {
+    pub(super) fn header_with(&self, ts: String, more: Vec<String>) -> CheckpointHeader {
         let mut problems = self.problems.clone();
         problems.extend(more);
         CheckpointHeader {
@@ -176,15 +176,24 @@ fn fetch_blob(
     }))
 }
 
-/// The channel values a checkpoint's versions name, materialised, with the problems met.
-fn values(
-    conn: &Connection,
+/// Reads one blob row by `(channel, version)` (`None`: no row; `Err`: why not).
+pub(super) type FetchBlob<'a> = dyn FnMut(&str, &str) -> Result<Option<StoredBlob>, String> + 'a;
+
+/// A value stored without a channel version: `(channel, type, blob_data)` as read.
+pub(super) type Unversioned = (Option<String>, Option<String>, Option<Vec<u8>>);
+
+/// The channel values a checkpoint's versions name, materialised from the blob rows `fetch`
+/// reads by `(channel, version)`, then `extra` (values without a version), with the
+/// problems met. Backend-neutral.
+pub(super) fn values_from(
     row: &Row,
     cp: &Checkpoint,
     memo: &mut Memo,
     cache: &mut DecodeCache,
     sealing: &mut Sealing,
-) -> Result<(ChannelValues, Vec<String>), StoreError> {
+    fetch: &mut FetchBlob<'_>,
+    extra: Vec<Unversioned>,
+) -> (ChannelValues, Vec<String>) {
     let mut out = Vec::with_capacity(cp.channel_versions.len());
     let mut problems = Vec::new();
     let mut put = |channel: &str, m: super::rows::Materialised, out: &mut Vec<_>| {
@@ -205,8 +214,8 @@ fn values(
     for (channel, version) in &cp.channel_versions {
         let version = super::rows::version_text(version);
         let key = (row.thread_id.as_str(), row.hash.as_str(), channel.as_str());
-        let mut fetch = |v: &str| fetch_blob(conn, row, channel, v);
-        match materialise(key, &version, memo, &mut fetch) {
+        let mut by_version = |v: &str| fetch(channel, v);
+        match materialise(key, &version, memo, &mut by_version) {
             Ok(Some(m)) => put(channel, m, &mut out),
             Ok(None) => problems.push(format!(
                 "channel {channel:?}: no blob row for its version {version:?}"
@@ -214,7 +223,32 @@ fn values(
             Err(e) => problems.push(format!("channel {channel:?}: {e}")),
         }
     }
+    for (channel, tag, data) in extra {
+        let Some(channel) = channel else {
+            problems.push("a value without a version has no channel name".into());
+            continue;
+        };
+        let m = super::rows::Materialised {
+            type_tag: tag.unwrap_or_else(|| "msgpack".into()),
+            bytes: Arc::new(data.unwrap_or_default()),
+            depth: 0,
+        };
+        put(&channel, m, &mut out);
+    }
+    (out, problems)
+}
+
+/// The channel values of a checkpoint read from a SQLite file.
+fn values(
+    conn: &Connection,
+    row: &Row,
+    cp: &Checkpoint,
+    memo: &mut Memo,
+    cache: &mut DecodeCache,
+    sealing: &mut Sealing,
+) -> Result<(ChannelValues, Vec<String>), StoreError> {
     // Values stored without a channel version, for this checkpoint alone.
+    let mut extra = Vec::new();
     let mut stmt = conn
         .prepare_cached(
             "SELECT channel, type, blob_data FROM checkpoint_blobs \
@@ -225,21 +259,20 @@ fn values(
         .query([&row.thread_id, &row.hash, &unversioned(&row.id)])
         .map_err(|e| StoreError::Query(e.to_string()))?;
     while let Some(r) = rows.next().map_err(|e| StoreError::Query(e.to_string()))? {
-        let (Ok(ValueRef::Text(c)), Ok(t)) = (r.get_ref(0), r.get_ref(1)) else {
-            problems.push("a value without a version has no channel name".into());
-            continue;
+        let channel = match r.get_ref(0) {
+            Ok(ValueRef::Text(c)) => Some(String::from_utf8_lossy(c).into_owned()),
+            _ => None,
         };
-        let m = super::rows::Materialised {
-            type_tag: t
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|_| "msgpack".into()),
-            bytes: Arc::new(r.get_ref(2).ok().and_then(bytes_of).unwrap_or_default()),
-            depth: 0,
-        };
-        put(&String::from_utf8_lossy(c), m, &mut out);
+        let tag = r
+            .get_ref(1)
+            .ok()
+            .and_then(|t| t.as_str().ok().map(str::to_owned));
+        extra.push((channel, tag, r.get_ref(2).ok().and_then(bytes_of)));
     }
-    Ok((out, problems))
+    let mut fetch = |channel: &str, v: &str| fetch_blob(conn, row, channel, v);
+    Ok(values_from(
+        row, cp, memo, cache, sealing, &mut fetch, extra,
+    ))
 }
 
 /// A checkpoint's pending writes, sorted as Python sorts them.
@@ -305,6 +338,28 @@ pub(super) fn tuple(
     err: Err<'_>,
 ) -> Result<CheckpointTuple, StoreError> {
     let pending_writes = writes(conn, &row, cache, err)?;
+    let mut vals = |row: &Row, cp: &Checkpoint, cache: &mut DecodeCache, s: &mut Sealing| {
+        values(conn, row, cp, memo, cache, s)
+    };
+    assemble(row, pending_writes, cache, &mut vals)
+}
+
+/// The channel values of a row's checkpoint, with the problems met.
+pub(super) type ValuesOf<'a> = dyn FnMut(
+        &Row,
+        &Checkpoint,
+        &mut DecodeCache,
+        &mut Sealing,
+    ) -> Result<(ChannelValues, Vec<String>), StoreError>
+    + 'a;
+
+/// A tuple from its row, pending writes and values (backend-neutral).
+pub(super) fn assemble(
+    row: Row,
+    pending_writes: Vec<PendingWrite>,
+    cache: &mut DecodeCache,
+    values: &mut ValuesOf<'_>,
+) -> Result<CheckpointTuple, StoreError> {
     let doc_encrypted = row.type_tag.as_deref().is_some_and(is_encrypted);
     let mut sealing = Sealing::default();
     if doc_encrypted {
@@ -312,7 +367,7 @@ pub(super) fn tuple(
     }
     let (checkpoint, problems) = match document(&row, cache) {
         Ok(Some(mut cp)) => {
-            let (mut vals, problems) = values(conn, &row, &cp, memo, cache, &mut sealing)?;
+            let (mut vals, problems) = values(&row, &cp, cache, &mut sealing)?;
             // In the order of the document's `channel_values` keys (Python's order).
             let order = |c: &str| cp.channel_values.iter().position(|(k, _)| k == c);
             vals.sort_by_key(|(c, _)| order(c).unwrap_or(usize::MAX));

@@ -1,0 +1,325 @@
+//! The three-table store on Postgres: [`ThreeTablePg`] reads it (every read in a `READ ONLY`
+//! `REPEATABLE READ` transaction rolled back at the end, as [`crate::postgres::PostgresStore`])
+//! and writes it ([`crate::CheckpointSaver`] in `postgres_write.rs`, maintenance in
+//! `postgres_maint.rs`). Connecting (URL, TLS, redacted errors) is the LangGraph Postgres
+//! store's.
+
+use super::rows::Memo;
+use super::{postgres_read as read, ThreeTableOptions};
+use crate::decode::Decoding;
+use crate::model::*;
+use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::target::Target;
+use crate::postgres::{connect_first, pool_with, BEGIN_READ_ONLY};
+use crate::{CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{AesKey, DecodeBudget};
+use sqlx::postgres::{PgConnection, PgPool};
+use sqlx::{Connection as _, Postgres, Row as _};
+use std::sync::Arc;
+
+/// The migrations, `(version, statement)`, applied in order by `setup`.
+const MIGRATIONS: [(i64, &str); 4] = [
+    (
+        1,
+        include_str!("../../../../migrations/three-table/postgres/0001_checkpoints.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../../migrations/three-table/postgres/0002_checkpoint_blobs.sql"),
+    ),
+    (
+        3,
+        include_str!("../../../../migrations/three-table/postgres/0003_checkpoint_writes.sql"),
+    ),
+    (
+        4,
+        include_str!("../../../../migrations/three-table/postgres/0004_thread_id_indexes.sql"),
+    ),
+];
+const VERSION_TABLE: &str =
+    include_str!("../../../../migrations/three-table/postgres/0000_three_table_migrations.sql");
+
+/// A three-table Postgres database, read and written through a small connection pool.
+pub struct ThreeTablePg {
+    pub(super) pool: PgPool,
+    pub(super) target: Target,
+    schema: SchemaInfo,
+    after_setup: std::sync::OnceLock<SchemaInfo>,
+    pub(super) decoding: Decoding,
+    pub(super) options: ThreeTableOptions,
+}
+
+/// Whether `checkpoints` (as the `search_path` resolves it) has a column `column`.
+async fn has_column(conn: &mut PgConnection, column: &str) -> Result<bool, sqlx::Error> {
+    let r = Sql::new(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute \
+         WHERE attrelid = to_regclass('checkpoints') AND attname = $1 \
+         AND attnum > 0 AND NOT attisdropped) AS found",
+    )
+    .with(Arg::Text(column.to_owned()))
+    .query()
+    .fetch_one(&mut *conn)
+    .await?;
+    r.try_get("found")
+}
+
+/// `(three-table, any checkpoints table)` and the highest migration recorded.
+async fn probe(conn: &mut PgConnection) -> Result<(bool, bool, Option<i64>), sqlx::Error> {
+    let three = has_column(conn, "checkpoint_ns_hash").await?;
+    let any = has_column(conn, "thread_id").await?;
+    let version = if three {
+        let r = Sql::new(
+            "SELECT CASE WHEN to_regclass('three_table_migrations') IS NULL THEN NULL::int8 \
+             ELSE (SELECT max(v)::int8 FROM three_table_migrations) END AS v",
+        )
+        .query()
+        .fetch_one(&mut *conn)
+        .await;
+        // A database whose version table cannot be read is still readable.
+        r.ok()
+            .and_then(|r| r.try_get::<Option<i64>, _>("v").ok().flatten())
+    } else {
+        None
+    };
+    Ok((three, any, version))
+}
+
+fn schema_info(version: Option<i64>, set_up: bool) -> SchemaInfo {
+    let description = match (set_up, version) {
+        (false, _) => "three-table store (postgres, not set up yet)".to_owned(),
+        (true, Some(v)) => format!("three-table store (postgres, migrations 0-{v})"),
+        (true, None) => "three-table store (postgres)".to_owned(),
+    };
+    SchemaInfo {
+        backend: Backend::Postgres,
+        has_task_path: true,
+        migration_version: version,
+        shallow: false,
+        description,
+        holds: Holds::Checkpoints,
+    }
+}
+
+impl ThreeTablePg {
+    /// Connect to a database holding the three-table store (an error when it does not).
+    pub async fn connect(url: &str, options: ThreeTableOptions) -> Result<Self, StoreError> {
+        Self::open(url, options, false).await
+    }
+
+    /// Connect to a database that may hold no checkpoint tables yet (call
+    /// [`crate::CheckpointSaver::setup`] next); one holding LangGraph's tables is refused.
+    pub async fn connect_for_setup(
+        url: &str,
+        options: ThreeTableOptions,
+    ) -> Result<Self, StoreError> {
+        Self::open(url, options, true).await
+    }
+
+    async fn open(
+        url: &str,
+        options: ThreeTableOptions,
+        for_setup: bool,
+    ) -> Result<Self, StoreError> {
+        let (mut conn, connect, target) = connect_first(url).await?;
+        let probed = probe(&mut conn).await.map_err(|e| target.error(e, false));
+        let _ = conn.close().await;
+        let (three, any, version) = probed?;
+        if !three && (any || !for_setup) {
+            return Err(if any {
+                langgraph_tables()
+            } else {
+                StoreError::UnsupportedSchema {
+                    found: format!(
+                        "{} does not hold the three-table store (create it with --create)",
+                        target.describe()
+                    ),
+                }
+            });
+        }
+        Ok(ThreeTablePg {
+            pool: pool_with(connect),
+            target,
+            schema: schema_info(version, three),
+            after_setup: std::sync::OnceLock::new(),
+            decoding: Decoding::default(),
+            options,
+        })
+    }
+
+    /// What `flashback bridge` opens on a Postgres URL: with `create` and `three`, the store
+    /// created or brought up to date; else this store when the database holds it (`three`
+    /// without `create` and without the store is an error); `None`: LangGraph's saver is for
+    /// it.
+    pub async fn open_for(
+        url: &str,
+        create: bool,
+        three: Option<ThreeTableOptions>,
+    ) -> Result<Option<Self>, StoreError> {
+        if let (Some(options), true) = (three, create) {
+            let saver = Self::connect_for_setup(url, options).await?;
+            crate::CheckpointSaver::setup(&saver).await?;
+            return Ok(Some(saver));
+        }
+        match Self::connect(url, three.unwrap_or_default()).await {
+            Ok(saver) => Ok(Some(saver)),
+            Err(StoreError::UnsupportedSchema { .. }) if three.is_none() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The same store decoding within `budget`.
+    pub fn with_budget(mut self, budget: DecodeBudget) -> Self {
+        self.decoding.budget = budget;
+        self
+    }
+
+    /// The same store decrypting `+aes` values with `key` (and encrypting what it writes).
+    pub fn with_key(mut self, key: Option<Arc<AesKey>>) -> Self {
+        self.decoding.key = key;
+        self
+    }
+
+    /// Where the store is connected, without the password.
+    pub fn target(&self) -> String {
+        self.target.describe()
+    }
+
+    pub(super) fn key(&self) -> Option<Arc<AesKey>> {
+        self.decoding.key.clone()
+    }
+
+    pub(super) fn err(&self, e: sqlx::Error) -> StoreError {
+        self.target.error(e, false)
+    }
+
+    /// Create the tables (or bring them up to date) in one transaction.
+    pub(super) async fn setup_tables(&self) -> Result<(), StoreError> {
+        let err = |e| self.err(e);
+        let mut tx = self.pool.begin().await.map_err(err)?;
+        Sql::new("SELECT pg_advisory_xact_lock(hashtext('flashback three_table setup'))")
+            .query()
+            .execute(&mut *tx)
+            .await
+            .map_err(err)?;
+        let (three, any, _) = probe(&mut tx).await.map_err(err)?;
+        if any && !three {
+            return Err(langgraph_tables());
+        }
+        exec(&mut tx, VERSION_TABLE).await.map_err(err)?;
+        let current: i64 =
+            Sql::new("SELECT coalesce(max(v), 0)::int8 AS v FROM three_table_migrations")
+                .query()
+                .fetch_one(&mut *tx)
+                .await
+                .and_then(|r| r.try_get("v"))
+                .map_err(err)?;
+        exec(
+            &mut tx,
+            "INSERT INTO three_table_migrations (v) VALUES (0) ON CONFLICT DO NOTHING",
+        )
+        .await
+        .map_err(err)?;
+        let mut version = current;
+        for (v, sql) in MIGRATIONS {
+            if v > current {
+                exec(&mut tx, sql).await.map_err(err)?;
+                Sql::new("INSERT INTO three_table_migrations (v) VALUES ($1)")
+                    .with(Arg::Int(v))
+                    .query()
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(err)?;
+                version = v;
+            }
+        }
+        tx.commit().await.map_err(err)?;
+        let _ = self.after_setup.set(schema_info(Some(version), true));
+        Ok(())
+    }
+
+    /// A read-only transaction (one snapshot); roll it back at the end.
+    pub(super) async fn begin_read(&self) -> Result<Tx, StoreError> {
+        self.pool
+            .begin_with(BEGIN_READ_ONLY)
+            .await
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// The error for a database holding LangGraph's tables.
+fn langgraph_tables() -> StoreError {
+    StoreError::InvalidInput(
+        "the database holds LangGraph's checkpoint tables; the three-table store needs a \
+         database of its own"
+            .into(),
+    )
+}
+
+/// Run one DDL statement unprepared.
+async fn exec(conn: &mut PgConnection, sql: &str) -> Result<(), sqlx::Error> {
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// Run a read in one read-only transaction, rolled back at the end.
+macro_rules! in_read {
+    ($s:expr, |$tx:ident| $body:expr) => {{
+        let mut $tx = $s.begin_read().await?;
+        let out = $body;
+        let _ = $tx.rollback().await;
+        out
+    }};
+}
+
+#[async_trait]
+impl CheckpointStore for ThreeTablePg {
+    fn schema(&self) -> &SchemaInfo {
+        self.after_setup.get().unwrap_or(&self.schema)
+    }
+
+    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
+        in_read!(self, |tx| read::threads(&mut tx, self).await)
+    }
+
+    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
+        let rows = in_read!(self, |tx| read::rows(&mut tx, self, query).await)?;
+        Ok(rows.iter().map(|r| r.header(&self.decoding)).collect())
+    }
+
+    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
+        in_read!(self, |tx| {
+            match read::rows(&mut tx, self, query).await {
+                Ok(rows) => read::tuples(&mut tx, self, rows, &mut Memo::new()).await,
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
+        let rows = in_read!(self, |tx| Sql::new(
+            "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = $1"
+        )
+        .with(Arg::Text(thread_id.to_owned()))
+        .query()
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| self.err(e)))?;
+        let mut out: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.try_get::<String, _>(0).ok())
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
+        in_read!(self, |tx| read::thread_writes(&mut tx, self, thread_id)
+            .await)
+    }
+}
+
+/// `Postgres` is named so that the transaction type reads plainly.
+pub(super) type Tx = sqlx::Transaction<'static, Postgres>;

@@ -1,0 +1,472 @@
+//! [`SaverMaintenance`] for [`ThreeTablePg`]: `copy_thread` and `run_job` (`delete_for_runs`,
+//! `prune` and `delete_branch` are provided over it), planned by the backend-neutral
+//! [`crate::maintenance::plan`]; blob rows go when no remaining checkpoint references them and
+//! no remaining delta is based on them (`docs/three-table.md`, "Forks and rollback").
+
+use super::postgres::ThreeTablePg;
+use super::rows::{ns_hash, unversioned, version_text};
+use crate::decode::checkpoint_from_msgpack;
+use crate::maintenance::plan::{
+    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
+};
+use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::postgres::sql::{Arg, Sql};
+use crate::StoreError;
+use async_trait::async_trait;
+use flashback_codec::{AesKey, Decoded};
+use sqlx::postgres::{PgConnection, PgRow};
+use sqlx::Row as _;
+use std::collections::{HashMap, HashSet};
+
+type Key3 = (String, String, String);
+
+fn text(r: &PgRow, i: usize) -> Option<String> {
+    r.try_get::<Option<String>, _>(i).ok().flatten()
+}
+
+async fn fetch(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    sql: &str,
+    args: Vec<Arg>,
+) -> Result<Vec<PgRow>, StoreError> {
+    let mut q = Sql::new(sql);
+    for a in args {
+        q = q.with(a);
+    }
+    q.query().fetch_all(&mut *conn).await.map_err(|e| s.err(e))
+}
+
+async fn exec(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    sql: &str,
+    args: Vec<Arg>,
+) -> Result<u64, StoreError> {
+    let mut q = Sql::new(sql);
+    for a in args {
+        q = q.with(a);
+    }
+    q.query()
+        .execute(&mut *conn)
+        .await
+        .map(|r| r.rows_affected())
+        .map_err(|e| s.err(e))
+}
+
+fn t(s: &str) -> Arg {
+    Arg::Text(s.to_owned())
+}
+
+async fn copy(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    source: &str,
+    target: &str,
+) -> Result<CopyReport, StoreError> {
+    let busy = fetch(
+        conn,
+        s,
+        "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1) \
+         OR EXISTS (SELECT 1 FROM checkpoint_writes WHERE thread_id = $1) \
+         OR EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = $1)",
+        vec![t(target)],
+    )
+    .await?;
+    if busy.first().and_then(|r| r.try_get::<bool, _>(0).ok()) != Some(false) {
+        return Err(not_empty(target));
+    }
+    let mut n = [0u64; 3];
+    for (i, (table, cols)) in [
+        (
+            "checkpoints",
+            "checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, type, \
+             checkpoint, metadata, gmt_create, gmt_modified",
+        ),
+        (
+            "checkpoint_writes",
+            "checkpoint_ns_hash, checkpoint_id, task_id, task_path, idx, channel, type, \
+             blob_data, gmt_create",
+        ),
+        (
+            "checkpoint_blobs",
+            "checkpoint_ns_hash, channel, version, type, kind, base_version, depth, blob_data, \
+             gmt_create",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        n[i] = exec(
+            conn,
+            s,
+            &format!(
+                "INSERT INTO {table} (thread_id, {cols}) SELECT $2, {cols} FROM {table} \
+                 WHERE thread_id = $1"
+            ),
+            vec![t(source), t(target)],
+        )
+        .await?;
+    }
+    Ok(CopyReport {
+        checkpoints: n[0],
+        writes: n[1],
+        blobs: n[2],
+    })
+}
+
+/// The checkpoint rows of `threads` as planning needs them.
+async fn snapshot(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    threads: &[String],
+    key: Option<&AesKey>,
+) -> Result<Snapshot, StoreError> {
+    let mut snap = Snapshot::default();
+    for thread in threads {
+        let valued: HashSet<Key3> = fetch(
+            conn,
+            s,
+            "SELECT checkpoint_ns_hash, channel, version FROM checkpoint_blobs \
+             WHERE thread_id = $1 AND type <> 'empty'",
+            vec![t(thread)],
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            (
+                text(r, 0).unwrap_or_default(),
+                text(r, 1).unwrap_or_default(),
+                text(r, 2).unwrap_or_default(),
+            )
+        })
+        .collect();
+        let mut names: HashMap<String, String> = HashMap::new();
+        let cps = fetch(
+            conn,
+            s,
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, \
+             metadata::text FROM checkpoints WHERE thread_id = $1",
+            vec![t(thread)],
+        )
+        .await?;
+        for r in &cps {
+            let ns = text(r, 0).unwrap_or_default();
+            let id = text(r, 1).unwrap_or_default();
+            let tag = text(r, 3);
+            let doc: Option<Vec<u8>> = r.try_get(4).ok().flatten();
+            let metadata = text(r, 5)
+                .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+                .unwrap_or(serde_json::Value::Null);
+            let (root, run_id) = metadata_fields(&metadata);
+            let cp = match flashback_codec::decode_typed_keyed(
+                tag.as_deref().unwrap_or("msgpack"),
+                doc.as_deref(),
+                key,
+            ) {
+                Decoded::Msgpack(v) => checkpoint_from_msgpack(v).ok(),
+                _ => None,
+            };
+            let hash = ns_hash(&ns);
+            names.insert(hash.clone(), ns.clone());
+            let versions: Vec<(String, String)> = cp
+                .as_ref()
+                .map(|c| {
+                    c.channel_versions
+                        .iter()
+                        .map(|(ch, v)| (ch.clone(), version_text(v)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let stored = versions
+                .iter()
+                .filter(|(c, v)| valued.contains(&(hash.clone(), c.clone(), v.clone())))
+                .map(|(c, _)| c.clone())
+                .collect();
+            snap.rows.push(CpRow {
+                thread: thread.clone(),
+                ns,
+                id,
+                parent: text(r, 2),
+                v: cp.as_ref().map(|c| c.v),
+                root,
+                run_id,
+                versions,
+                stored,
+                delta: delta_counters(&metadata),
+            });
+        }
+        let writes = fetch(
+            conn,
+            s,
+            "SELECT checkpoint_ns_hash, checkpoint_id, count(*)::int8, bool_or(channel = $2) \
+             FROM checkpoint_writes WHERE thread_id = $1 GROUP BY checkpoint_ns_hash, checkpoint_id",
+            vec![t(thread), t(TASKS)],
+        )
+        .await?;
+        for r in &writes {
+            let hash = text(r, 0).unwrap_or_default();
+            let ns = names.get(&hash).cloned().unwrap_or(hash);
+            let n: i64 = r.try_get::<Option<i64>, _>(2).ok().flatten().unwrap_or(0);
+            let sends: bool = r
+                .try_get::<Option<bool>, _>(3)
+                .ok()
+                .flatten()
+                .unwrap_or(false);
+            snap.writes.insert(
+                (thread.clone(), ns, text(r, 1).unwrap_or_default()),
+                (n.max(0) as u64, sends),
+            );
+        }
+    }
+    Ok(snap)
+}
+
+/// The blob rows `(thread, hash, channel, version)` of `threads` that the checkpoints left
+/// after `plan` no longer reach, directly or as the base of a delta they reach.
+async fn orphan_blobs(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    snap: &Snapshot,
+    plan: &Plan,
+    threads: &[String],
+) -> Result<Vec<(String, Key3)>, StoreError> {
+    let gone_threads: HashSet<&String> = plan.threads.iter().collect();
+    let gone_ns: HashSet<(&String, &String)> =
+        plan.namespaces.iter().map(|(t, n)| (t, n)).collect();
+    let gone: HashSet<(&String, &String, &String)> =
+        plan.checkpoints.iter().map(|(t, n, i)| (t, n, i)).collect();
+    let mut out = Vec::new();
+    for thread in threads {
+        let mut reached: Vec<Key3> = Vec::new();
+        let mut own: HashSet<(String, String)> = HashSet::new();
+        for r in snap.rows.iter().filter(|r| &r.thread == thread) {
+            if gone_threads.contains(&r.thread)
+                || gone_ns.contains(&(&r.thread, &r.ns))
+                || gone.contains(&(&r.thread, &r.ns, &r.id))
+            {
+                continue;
+            }
+            let hash = ns_hash(&r.ns);
+            own.insert((hash.clone(), unversioned(&r.id)));
+            for (c, v) in &r.versions {
+                reached.push((hash.clone(), c.clone(), v.clone()));
+            }
+        }
+        let rows = fetch(
+            conn,
+            s,
+            "SELECT checkpoint_ns_hash, channel, version, base_version \
+             FROM checkpoint_blobs WHERE thread_id = $1",
+            vec![t(thread)],
+        )
+        .await?;
+        let blobs: HashMap<Key3, Option<String>> = rows
+            .iter()
+            .map(|r| {
+                (
+                    (
+                        text(r, 0).unwrap_or_default(),
+                        text(r, 1).unwrap_or_default(),
+                        text(r, 2).unwrap_or_default(),
+                    ),
+                    text(r, 3),
+                )
+            })
+            .collect();
+        let mut kept: HashSet<Key3> = HashSet::new();
+        while let Some(k) = reached.pop() {
+            if !kept.insert(k.clone()) {
+                continue;
+            }
+            if let Some(Some(base)) = blobs.get(&k) {
+                reached.push((k.0.clone(), k.1.clone(), base.clone()));
+            }
+        }
+        for k in blobs.keys() {
+            if !kept.contains(k) && !own.contains(&(k.0.clone(), k.2.clone())) {
+                out.push((thread.clone(), k.clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+async fn apply(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    plan: &Plan,
+    orphans: &[(String, Key3)],
+) -> Result<PruneReport, StoreError> {
+    let mut report = PruneReport {
+        checkpoints: plan.report.checkpoints.clone(),
+        blobs: orphans.len() as u64,
+        ..Default::default()
+    };
+    for th in &plan.threads {
+        exec(
+            conn,
+            s,
+            "DELETE FROM checkpoints WHERE thread_id = $1",
+            vec![t(th)],
+        )
+        .await?;
+        report.writes += exec(
+            conn,
+            s,
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1",
+            vec![t(th)],
+        )
+        .await?;
+    }
+    for (th, ns) in &plan.namespaces {
+        let h = ns_hash(ns);
+        exec(
+            conn,
+            s,
+            "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns_hash = $2",
+            vec![t(th), t(&h)],
+        )
+        .await?;
+        report.writes += exec(
+            conn,
+            s,
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns_hash = $2",
+            vec![t(th), t(&h)],
+        )
+        .await?;
+    }
+    for (th, ns, id) in &plan.checkpoints {
+        let h = ns_hash(ns);
+        report.writes += exec(
+            conn,
+            s,
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns_hash = $2 \
+             AND checkpoint_id = $3",
+            vec![t(th), t(&h), t(id)],
+        )
+        .await?;
+        exec(
+            conn,
+            s,
+            "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns_hash = $2 \
+             AND checkpoint_id = $3",
+            vec![t(th), t(&h), t(id)],
+        )
+        .await?;
+    }
+    for (th, ns, id) in &plan.parents {
+        report.parents_cleared += exec(
+            conn,
+            s,
+            "UPDATE checkpoints SET parent_checkpoint_id = NULL, gmt_modified = now() \
+             WHERE thread_id = $1 AND checkpoint_ns_hash = $2 AND checkpoint_id = $3",
+            vec![t(th), t(&ns_hash(ns)), t(id)],
+        )
+        .await?;
+    }
+    if !orphans.is_empty() {
+        let col = |f: fn(&(String, Key3)) -> &String| {
+            Arg::TextArray(orphans.iter().map(|o| f(o).clone()).collect())
+        };
+        exec(
+            conn,
+            s,
+            "DELETE FROM checkpoint_blobs b USING unnest($1::text[], $2::text[], $3::text[], \
+             $4::text[]) AS k(t, h, c, v) WHERE b.thread_id = k.t AND b.checkpoint_ns_hash = k.h \
+             AND b.channel = k.c AND b.version = k.v",
+            vec![
+                col(|o| &o.0),
+                col(|o| &o.1 .0),
+                col(|o| &o.1 .1),
+                col(|o| &o.1 .2),
+            ],
+        )
+        .await?;
+    }
+    Ok(report)
+}
+
+/// The threads holding a checkpoint of one of `runs`.
+async fn run_threads(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    runs: &HashSet<String>,
+) -> Result<Vec<String>, StoreError> {
+    let rows = fetch(
+        conn,
+        s,
+        "SELECT DISTINCT thread_id, metadata::text FROM checkpoints \
+         WHERE strpos(metadata::text, '\"run_id\"') > 0",
+        Vec::new(),
+    )
+    .await?;
+    let mut out: Vec<String> = Vec::new();
+    for r in &rows {
+        let Some(thread) = text(r, 0) else { continue };
+        let metadata = text(r, 1)
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .unwrap_or(serde_json::Value::Null);
+        let (_, run_id) = metadata_fields(&metadata);
+        if run_id.is_some_and(|r| runs.contains(&r)) {
+            out.push(thread);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+async fn maintain(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    job: Job,
+    dry_run: bool,
+) -> Result<PruneReport, StoreError> {
+    let key = s.key();
+    let threads = match (job.threads(), &job) {
+        (Some(t), _) => t,
+        (None, Job::Runs(r)) => run_threads(conn, s, r).await?,
+        (None, _) => Vec::new(),
+    };
+    if threads.is_empty() {
+        return Ok(PruneReport {
+            dry_run,
+            ..Default::default()
+        });
+    }
+    let snap = snapshot(conn, s, &threads, key.as_deref()).await?;
+    let plan = plan(&snap, &threads, &job.select());
+    let orphans = orphan_blobs(conn, s, &snap, &plan, &threads).await?;
+    if dry_run || (plan.is_empty() && orphans.is_empty()) {
+        return Ok(PruneReport {
+            dry_run,
+            blobs: orphans.len() as u64,
+            ..plan.report
+        });
+    }
+    apply(conn, s, &plan, &orphans).await
+}
+
+#[async_trait]
+impl SaverMaintenance for ThreeTablePg {
+    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
+        copy_args(source, target)?;
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let report = copy(&mut tx, self, source, target).await?;
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(report)
+    }
+
+    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let report = maintain(&mut tx, self, job, dry_run).await?;
+        if dry_run {
+            // A dry run writes nothing.
+            tx.rollback().await.map_err(|e| self.err(e))?;
+        } else {
+            tx.commit().await.map_err(|e| self.err(e))?;
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,544 @@
+//! The three-table store on Postgres (`docs/three-table.md`): every fixture checkpoint and
+//! write stored through the saver (method A and B) reads back equal to what LangGraph's store
+//! gives; method B stores a growing list once; damage stays local; `open` / `open_writable` /
+//! `open_saver` detect the schema; maintenance keeps the blobs a remaining checkpoint or
+//! delta needs. Skipped when no PostgreSQL is available, unless CI=true or
+//! FLASHBACK_REQUIRE_PG=1 (each test creates and drops its own database).
+
+use flashback_codec::Value;
+use flashback_storage::maintenance::PruneStrategy;
+use flashback_storage::three::postgres::ThreeTablePg;
+use flashback_storage::three::{Blobs, ThreeTableOptions};
+use flashback_storage::{
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
+    Version, WriteBatch,
+};
+use flashback_testkit::TestPg;
+use sqlx::{AssertSqlSafe, PgPool};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
+}
+
+fn opts(blobs: Blobs) -> ThreeTableOptions {
+    ThreeTableOptions { blobs }
+}
+
+async fn created(pg: &TestPg, blobs: Blobs) -> ThreeTablePg {
+    let saver = ThreeTablePg::connect_for_setup(pg.url(), opts(blobs))
+        .await
+        .expect("connect");
+    saver.setup().await.expect("setup");
+    saver
+}
+
+async fn scalar(pool: &PgPool, sql: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(AssertSqlSafe(sql.to_owned()))
+        .fetch_one(pool)
+        .await
+        .expect(sql)
+}
+
+async fn blob_bytes(pg: &TestPg) -> i64 {
+    let pool = pg.pool().await.expect("pool");
+    scalar(
+        &pool,
+        "SELECT coalesce(sum(octet_length(blob_data)), 0)::int8 FROM checkpoint_blobs",
+    )
+    .await
+}
+
+/// `(task_id, task_path)`.
+type Task = (String, String);
+
+async fn put_tuple(saver: &ThreeTablePg, t: &CheckpointTuple) {
+    let serde_json::Value::Object(metadata) = &t.header.metadata else {
+        panic!("metadata is an object")
+    };
+    // One batch per task: regular writes at their idx positions, special ones after them.
+    let mut tasks: BTreeMap<Task, Vec<(i64, String, Decoded)>> = BTreeMap::new();
+    for w in &t.pending_writes {
+        tasks
+            .entry((w.task_id.clone(), w.task_path.clone()))
+            .or_default()
+            .push((w.idx, w.channel.clone(), w.value.clone()));
+    }
+    let batches: Vec<(Task, Vec<(String, Decoded)>)> = tasks
+        .into_iter()
+        .map(|(k, ws)| {
+            // Specials fill the positions between regular writes (their idx is fixed).
+            let (regular, mut special): (Vec<_>, Vec<_>) = ws.into_iter().partition(|w| w.0 >= 0);
+            let len = regular.iter().map(|w| w.0 + 1).max().unwrap_or(0) as usize;
+            let mut slots: Vec<Option<(String, Decoded)>> = vec![None; len];
+            for (idx, c, v) in regular {
+                slots[idx as usize] = Some((c, v));
+            }
+            special.reverse();
+            let mut batch = Vec::new();
+            for slot in slots {
+                match slot {
+                    Some(w) => batch.push(w),
+                    None => {
+                        let (_, c, v) = special.pop().expect("a special write fills the gap");
+                        batch.push((c, v));
+                    }
+                }
+            }
+            batch.extend(special.into_iter().rev().map(|(_, c, v)| (c, v)));
+            (k, batch)
+        })
+        .collect();
+    let writes: Vec<WriteBatch<'_>> = batches
+        .iter()
+        .map(|((task_id, task_path), ws)| WriteBatch {
+            thread_id: &t.header.thread_id,
+            checkpoint_ns: &t.header.checkpoint_ns,
+            checkpoint_id: &t.header.checkpoint_id,
+            task_id,
+            task_path,
+            writes: ws,
+        })
+        .collect();
+    let put = PutRequest {
+        thread_id: &t.header.thread_id,
+        checkpoint_ns: &t.header.checkpoint_ns,
+        parent_checkpoint_id: t.header.parent_checkpoint_id.as_deref(),
+        checkpoint: &t.checkpoint,
+        metadata,
+        new_versions: &t.checkpoint.channel_versions,
+    };
+    saver.put_batch(&[put], &writes).await.expect("put_batch");
+}
+
+/// The channel values as `(channel, tag, bytes)` in their order (bytes compare NaN as
+/// stored), and the tuple without them.
+type Values = Vec<(String, String, Vec<u8>)>;
+fn split(mut t: CheckpointTuple) -> (Values, CheckpointTuple) {
+    let values: Values = t
+        .checkpoint
+        .channel_values
+        .drain(..)
+        .map(|(c, v)| {
+            let (tag, bytes) = flashback_codec::encode_typed(&v);
+            (c, tag, bytes)
+        })
+        .collect();
+    for w in &mut t.pending_writes {
+        let (tag, bytes) = flashback_codec::encode_typed(&w.value);
+        w.value = Decoded::Error {
+            tag,
+            message: String::new(),
+            raw: bytes,
+        };
+    }
+    t.sealing = Default::default();
+    (values, t)
+}
+
+fn assert_same(want: Vec<CheckpointTuple>, got: Vec<CheckpointTuple>, what: &str) {
+    assert_eq!(want.len(), got.len(), "{what}: count");
+    for (w, g) in want.into_iter().zip(got) {
+        let at = format!(
+            "{what}: {} {:?} {}",
+            w.header.thread_id, w.header.checkpoint_ns, w.header.checkpoint_id
+        );
+        assert_eq!(g.header.problem, None, "{at}");
+        let ((wv, w), (gv, g)) = (split(w), split(g));
+        let names = |v: &Values| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&wv), names(&gv), "{at}: channels");
+        for (a, b) in wv.iter().zip(&gv) {
+            assert!(a == b, "{at}: channel {} differs", a.0);
+        }
+        assert_eq!(w.header, g.header, "{at}: header");
+        assert_eq!(w.pending_writes, g.pending_writes, "{at}: writes");
+        assert_eq!(w.checkpoint, g.checkpoint, "{at}: checkpoint");
+    }
+}
+
+/// Every fixture checkpoint put through a saver of `blobs`, read back through `open` and
+/// compared with LangGraph's SQLite store.
+async fn round_trip(pg: &TestPg, blobs: Blobs) {
+    let source = flashback_storage::open(fixture().to_str().expect("path"))
+        .await
+        .expect("fixture");
+    let saver = created(pg, blobs).await;
+    let mut count = 0;
+    for thread in source.list_threads().await.expect("threads") {
+        let mut tuples = source
+            .list_tuples(&ListQuery::thread(&thread.thread_id))
+            .await
+            .expect("list");
+        tuples.reverse();
+        for t in &tuples {
+            put_tuple(&saver, t).await;
+            count += 1;
+        }
+    }
+    assert_eq!(count, 381);
+    drop(saver);
+
+    let three = flashback_storage::open(pg.url()).await.expect("open");
+    assert!(
+        three.schema().description.starts_with("three-table store"),
+        "{}",
+        three.schema().description
+    );
+    assert_eq!(
+        source.list_threads().await.expect("threads"),
+        three.list_threads().await.expect("threads")
+    );
+    for thread in source.list_threads().await.expect("threads") {
+        let t = thread.thread_id.as_str();
+        let q = ListQuery::thread(t);
+        let what = format!("{blobs:?} list {t}");
+        assert_same(
+            source.list_tuples(&q).await.expect("list"),
+            three.list_tuples(&q).await.expect("list"),
+            &what,
+        );
+        assert_eq!(
+            source.list_headers(&q).await.expect("headers"),
+            three.list_headers(&q).await.expect("headers"),
+            "{what} headers"
+        );
+        assert_eq!(
+            source.thread_namespaces(t).await.expect("ns"),
+            three.thread_namespaces(t).await.expect("ns")
+        );
+        let mut w1 = source.thread_writes(t).await.expect("writes");
+        let mut w2 = three.thread_writes(t).await.expect("writes");
+        let key = |w: &flashback_storage::WriteInfo| {
+            (
+                w.checkpoint_ns.clone(),
+                w.checkpoint_id.clone(),
+                w.task_id.clone(),
+                w.channel.clone(),
+            )
+        };
+        w1.sort_by_key(key);
+        w2.sort_by_key(key);
+        assert_eq!(w1, w2, "{what} thread_writes");
+        for ns in source.thread_namespaces(t).await.expect("ns") {
+            let a = source.get_tuple(t, &ns, None).await.expect("get");
+            let b = three.get_tuple(t, &ns, None).await.expect("get");
+            assert_same(
+                a.into_iter().collect(),
+                b.into_iter().collect(),
+                "get_tuple",
+            );
+        }
+        // filter / before / limit as LangGraph's store (the filter runs in SQL here).
+        let all = source.list_headers(&q).await.expect("headers");
+        if let Some(mid) = all.get(all.len() / 2) {
+            let mut filter = serde_json::Map::new();
+            filter.insert("source".into(), "loop".into());
+            let q = ListQuery {
+                thread_id: Some(t.into()),
+                checkpoint_ns: Some(String::new()),
+                before: Some(mid.checkpoint_id.clone()),
+                limit: Some(3),
+                filter,
+                ..Default::default()
+            };
+            assert_same(
+                source.list_tuples(&q).await.expect("list"),
+                three.list_tuples(&q).await.expect("list"),
+                &format!("{what} filtered"),
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_fixture_round_trips_with_method_a_and_b() {
+    let a = flashback_testkit::pg_or_skip!();
+    let b = flashback_testkit::pg_or_skip!();
+    round_trip(&a, Blobs::Whole).await;
+    round_trip(&b, Blobs::Incremental).await;
+    let pool = b.pool().await.expect("pool");
+    let deltas = scalar(
+        &pool,
+        "SELECT count(*)::int8 FROM checkpoint_blobs WHERE kind <> 'full'",
+    )
+    .await;
+    assert!(deltas > 0, "method B stored deltas");
+    assert!(blob_bytes(&b).await < blob_bytes(&a).await);
+    let versions: Vec<i32> = sqlx::query_scalar("SELECT v FROM three_table_migrations ORDER BY v")
+        .fetch_all(&pool)
+        .await
+        .expect("versions");
+    assert_eq!(versions, vec![0, 1, 2, 3, 4]);
+    // Setup again is a no-op; a LangGraph database is refused.
+    created(&b, Blobs::Incremental).await;
+    let lg = flashback_testkit::pg_or_skip!();
+    let langgraph = flashback_storage::postgres::PostgresStore::connect_for_setup(lg.url())
+        .await
+        .expect("connect");
+    langgraph.setup().await.expect("langgraph setup");
+    let refused = ThreeTablePg::connect_for_setup(lg.url(), opts(Blobs::Incremental)).await;
+    assert!(
+        refused.is_err(),
+        "a LangGraph database is not set up as three-table"
+    );
+    let refused = flashback_storage::open_saver(lg.url(), true, Some(opts(Blobs::Whole))).await;
+    assert!(refused.is_err());
+}
+
+fn message(i: usize) -> Value {
+    let s = |x: &str| Value::Str(x.into());
+    Value::Map(vec![
+        (
+            s("type"),
+            s(if i.is_multiple_of(2) { "human" } else { "ai" }),
+        ),
+        (s("id"), Value::Str(format!("msg-{i:05}").into())),
+        (
+            s("content"),
+            Value::Str(format!("message {i}: {}", "some words of a chat ".repeat(8)).into()),
+        ),
+    ])
+}
+
+/// A chat of `n` steps, each appending one message, put through a saver of `blobs`.
+async fn chat(pg: &TestPg, blobs: Blobs, n: usize) -> ThreeTablePg {
+    let saver = created(pg, blobs).await;
+    let mut parent: Option<String> = None;
+    for step in 0..n {
+        let id = format!("1f000000-0000-6000-8000-{step:012}");
+        let messages = Value::Array((0..=step).map(message).collect());
+        let cp = Checkpoint {
+            v: 4,
+            id: id.clone(),
+            ts: format!("2026-01-01T00:00:{:02}.000000+00:00", step % 60),
+            channel_values: vec![
+                ("messages".into(), Arc::new(Decoded::Msgpack(messages))),
+                (
+                    "step".into(),
+                    Arc::new(Decoded::Msgpack(Value::Int(step as i64))),
+                ),
+            ],
+            channel_versions: vec![
+                ("messages".into(), Version::Int(step as i64 + 1)),
+                ("step".into(), Version::Int(step as i64 + 1)),
+                ("branch:to:agent".into(), Version::Int(step as i64 + 1)),
+            ],
+            versions_seen: vec![],
+            updated_channels: Some(vec!["messages".into()]),
+            pending_sends: None,
+        };
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("step".into(), (step as i64).into());
+        metadata.insert("run_id".into(), format!("run-{}", step / 10).into());
+        saver
+            .put(PutRequest {
+                thread_id: "chat",
+                checkpoint_ns: "",
+                parent_checkpoint_id: parent.as_deref(),
+                checkpoint: &cp,
+                metadata: &metadata,
+                new_versions: &cp.channel_versions,
+            })
+            .await
+            .expect("put");
+        parent = Some(id);
+    }
+    saver
+}
+
+#[tokio::test]
+async fn method_b_stores_each_message_once() {
+    let a = flashback_testkit::pg_or_skip!();
+    let b = flashback_testkit::pg_or_skip!();
+    let n = 200;
+    let sa = chat(&a, Blobs::Whole, n).await;
+    let sb = chat(&b, Blobs::Incremental, n).await;
+    let (ba, bb) = (blob_bytes(&a).await, blob_bytes(&b).await);
+    assert!(bb * 20 < ba, "method B {bb} bytes, method A {ba} bytes");
+    let pool = b.pool().await.expect("pool");
+    assert_eq!(
+        scalar(&pool, "SELECT max(depth)::int8 FROM checkpoint_blobs").await,
+        64
+    );
+    let q = ListQuery::thread("chat");
+    let (ta, tb) = (
+        sa.list_tuples(&q).await.expect("a"),
+        sb.list_tuples(&q).await.expect("b"),
+    );
+    assert_eq!(ta.len(), n);
+    assert_same(ta, tb.clone(), "chat");
+    let last = tb[0].checkpoint.value("messages").expect("messages");
+    assert_eq!(
+        **last,
+        Decoded::Msgpack(Value::Array((0..n).map(message).collect()))
+    );
+    let mid = sb
+        .get_tuple("chat", "", Some("1f000000-0000-6000-8000-000000000100"))
+        .await
+        .expect("get")
+        .expect("found");
+    assert_eq!(
+        **mid.checkpoint.value("messages").expect("messages"),
+        Decoded::Msgpack(Value::Array((0..=100).map(message).collect()))
+    );
+    // put_writes: regular writes keep the first, special ones are replaced.
+    let w = |v: i64| vec![("messages".to_string(), Decoded::Msgpack(Value::Int(v)))];
+    let id = "1f000000-0000-6000-8000-000000000199";
+    sb.put_writes("chat", "", id, "task", "~path", &w(1))
+        .await
+        .expect("w");
+    sb.put_writes("chat", "", id, "task", "~path", &w(2))
+        .await
+        .expect("w");
+    let e = |v: i64| vec![("__error__".to_string(), Decoded::Msgpack(Value::Int(v)))];
+    sb.put_writes("chat", "", id, "task", "~path", &e(1))
+        .await
+        .expect("w");
+    sb.put_writes("chat", "", id, "task", "~path", &e(2))
+        .await
+        .expect("w");
+    let head = sb
+        .get_tuple("chat", "", None)
+        .await
+        .expect("get")
+        .expect("head");
+    let got: Vec<(i64, String, Decoded)> = head
+        .pending_writes
+        .iter()
+        .map(|w| (w.idx, w.channel.clone(), w.value.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (-1, "__error__".into(), Decoded::Msgpack(Value::Int(2))),
+            (0, "messages".into(), Decoded::Msgpack(Value::Int(1))),
+        ]
+    );
+    // delete_thread removes every row of every table.
+    sb.delete_thread("chat").await.expect("delete");
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let n = scalar(&pool, &format!("SELECT count(*)::int8 FROM {table}")).await;
+        assert_eq!(n, 0, "{table}");
+    }
+}
+
+#[tokio::test]
+async fn damaged_rows_and_blobs_are_local_problems() {
+    let pg = flashback_testkit::pg_or_skip!();
+    drop(chat(&pg, Blobs::Incremental, 30).await);
+    let pool = pg.pool().await.expect("pool");
+    for sql in [
+        "UPDATE checkpoint_blobs SET blob_data = '\\xc1' WHERE channel = 'messages' AND version = '20'",
+        "DELETE FROM checkpoint_blobs WHERE channel = 'step' AND version = '10'",
+        "UPDATE checkpoints SET checkpoint = '\\xc1' WHERE checkpoint_id LIKE '%000000000005'",
+    ] {
+        sqlx::query(AssertSqlSafe(sql.to_owned()))
+            .execute(&pool)
+            .await
+            .expect(sql);
+    }
+    let store = flashback_storage::open(pg.url()).await.expect("open");
+    let tuples = store
+        .list_tuples(&ListQuery::thread("chat"))
+        .await
+        .expect("a damaged database still lists");
+    assert_eq!(tuples.len(), 30);
+    let problem = |step: usize| tuples[29 - step].header.problem.clone();
+    for step in 19..30 {
+        let p = problem(step).unwrap_or_default();
+        assert!(p.contains("messages"), "step {step}: {p}");
+        assert!(tuples[29 - step].checkpoint.value("step").is_some());
+    }
+    assert!(problem(9).unwrap_or_default().contains("\"step\""));
+    assert!(problem(5).unwrap_or_default().contains("document"));
+    for step in [0, 1, 4, 6, 8, 10, 18] {
+        assert_eq!(problem(step), None, "step {step}");
+    }
+    let headers = store
+        .list_headers(&ListQuery::thread("chat"))
+        .await
+        .expect("headers");
+    assert!(headers[29 - 5].problem.is_some());
+}
+
+#[tokio::test]
+async fn detected_writable_and_maintained() {
+    let pg = flashback_testkit::pg_or_skip!();
+    drop(chat(&pg, Blobs::Incremental, 30).await);
+    let writable = flashback_storage::open_writable(pg.url())
+        .await
+        .expect("writable");
+    assert!(writable
+        .schema()
+        .description
+        .starts_with("three-table store"));
+    let saver = flashback_storage::open_saver(pg.url(), false, None)
+        .await
+        .expect("saver");
+    assert!(saver.schema().description.starts_with("three-table store"));
+    // copy_thread, then prune the copy to its head: the head still reads whole.
+    let copied = writable.copy_thread("chat", "copy").await.expect("copy");
+    assert_eq!((copied.checkpoints, copied.blobs > 0), (30, true));
+    let dry = writable
+        .prune(&["copy".to_string()], PruneStrategy::KeepLatest, true)
+        .await
+        .expect("dry run");
+    assert!(dry.dry_run && dry.blobs > 0);
+    let report = writable
+        .prune(&["copy".to_string()], PruneStrategy::KeepLatest, false)
+        .await
+        .expect("prune");
+    assert_eq!(report.checkpoints.len(), 29);
+    let kept = writable
+        .get_tuple("copy", "", None)
+        .await
+        .expect("get")
+        .expect("kept");
+    let original = writable
+        .get_tuple("chat", "", None)
+        .await
+        .expect("get")
+        .expect("head");
+    assert_eq!(kept.header.problem, None);
+    assert!(
+        split(original).0 == split(kept).0,
+        "the kept head still reads whole"
+    );
+    // The head's delta chain was kept, the rest of the copy's blobs went.
+    let pool = pg.pool().await.expect("pool");
+    let left = scalar(
+        &pool,
+        "SELECT count(*)::int8 FROM checkpoint_blobs WHERE thread_id = 'copy'",
+    )
+    .await;
+    assert!(left > 3 && left < 60, "{left} blob rows left");
+    // delete_for_runs: the checkpoints of run-2 (steps 20-29 of chat, the copy's head) go;
+    // what remains still reads whole, and the copy's blobs are all gone.
+    let gone = writable
+        .delete_for_runs(&["run-2".to_string()])
+        .await
+        .expect("delete_for_runs");
+    assert_eq!(gone.checkpoints.len(), 11, "{gone:?}");
+    let head = writable
+        .get_tuple("chat", "", None)
+        .await
+        .expect("get")
+        .expect("head");
+    assert_eq!(head.header.problem, None);
+    assert_eq!(
+        **head.checkpoint.value("messages").expect("messages"),
+        Decoded::Msgpack(Value::Array((0..20).map(message).collect()))
+    );
+    assert_eq!(
+        scalar(
+            &pool,
+            "SELECT count(*)::int8 FROM checkpoint_blobs WHERE thread_id = 'copy'"
+        )
+        .await,
+        0
+    );
+    writable.delete_thread("chat").await.expect("delete");
+    assert!(writable.list_threads().await.expect("threads").is_empty());
+}
