@@ -26,6 +26,7 @@ macro_rules! tauri_commands {
                 .typ::<flashback_api::ExportResult>()
                 .typ::<flashback_api::ForkResult>()
                 .typ::<flashback_api::ValueSearchSummary>()
+                .typ::<flashback_api::ConvertReport>()
                 // Counts and steps are u32/i32 or small i64 (task write idx, steps): safe as
                 // numbers.
                 .dangerously_cast_bigints_to_number()

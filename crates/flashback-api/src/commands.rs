@@ -71,6 +71,8 @@ macro_rules! for_each_command {
             start_rerun($crate::RerunRequest) -> String;
             /// Search inside the threads' values (a job; its result is a `ValueSearchSummary`).
             start_search($crate::ValueSearchRequest) -> String;
+            /// Convert threads into another database in the other schema (a job).
+            start_convert($crate::ConvertRequest) -> String;
             /// A job's state and the events after a cursor.
             job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
             /// Ask a job to stop.

@@ -72,6 +72,21 @@ impl Policy {
         ))
     }
 
+    /// Where a conversion may write: anywhere for the desktop app and the CLI; for `flashback
+    /// serve`, a SQLite file inside `--export-dir` (never a Postgres URL).
+    pub(crate) fn convert_target(&self, requested: &str) -> ApiResult<String> {
+        if flashback_storage::is_postgres_url(requested) {
+            return match self.exports {
+                ExportWrites::Anywhere => Ok(requested.to_owned()),
+                _ => Err(ApiError::new(
+                    ErrorCode::NotAllowed,
+                    "this server converts only into a SQLite file inside its --export-dir",
+                )),
+            };
+        }
+        Ok(self.export_path(requested)?.to_string_lossy().into_owned())
+    }
+
     /// The file an export of `requested` may write, or why it may not.
     pub(crate) fn export_path(&self, requested: &str) -> ApiResult<PathBuf> {
         let dir = match &self.exports {

@@ -136,6 +136,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Convert threads into another database in the other schema: LangGraph's (SQLite or
+    /// Postgres saver) or Flashback's three-table store. DST is created when missing; each
+    /// thread is one transaction on it. `--dry-run` reads everything and says what the values
+    /// take as LangGraph stores them and in the three-table store.
+    Convert {
+        /// The source: a `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// The destination: a `.sqlite` file (created when missing) or a `postgres://` URL.
+        target: String,
+        /// `three-table` or `langgraph`.
+        #[arg(long, value_parser = ["three-table", "langgraph"])]
+        to: String,
+        /// Three-table: store every channel version whole (method A) instead of as deltas.
+        #[arg(long)]
+        whole_blobs: bool,
+        /// Only these threads (repeatable; default: every thread).
+        #[arg(long = "thread", value_name = "THREAD")]
+        threads: Vec<String>,
+        /// Write nothing; say what would be converted and how big it would be.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export an audit bundle: every checkpoint of a branch (or the whole tree) with decoded
     /// values, writes and metadata, a SHA-256 per checkpoint and a hash chain along parents.
     /// Secrets are always masked.

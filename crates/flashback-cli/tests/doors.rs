@@ -438,6 +438,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("start_export", "export"),
         ("verify_export", "verify"),
         ("start_rerun", "rerun"),
+        ("start_convert", "convert"),
         ("start_search", "search"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),

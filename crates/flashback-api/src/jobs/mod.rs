@@ -2,6 +2,7 @@
 //! cancel and polling. [`registry`] keeps the jobs; this module holds the commands that start and
 //! watch them.
 
+mod convert;
 mod export;
 pub(crate) mod registry;
 mod search;
@@ -10,8 +11,8 @@ use crate::commands::to_json;
 use crate::error::{ApiError, ApiResult};
 use crate::rerun;
 use crate::types::{
-    self, ExportRequest, JobEvent, JobKind, JobPollRequest, JobRequest, JobSnapshot, RerunRequest,
-    ValueSearchRequest,
+    self, ConvertRequest, ExportRequest, JobEvent, JobKind, JobPollRequest, JobRequest,
+    JobSnapshot, RerunRequest, ValueSearchRequest,
 };
 use crate::Api;
 
@@ -103,6 +104,33 @@ impl Api {
         let store = std::sync::Arc::clone(&s.store);
         Ok(self.jobs.spawn(JobKind::Search, move |job| async move {
             to_json(search::search_job(store, spec, &job).await?)
+        }))
+    }
+
+    /// Start a conversion into another database in the other schema (a job: progress per
+    /// thread, cancel between threads; the result is a [`types::ConvertReport`]). Each thread
+    /// is one transaction on the destination, which is created when missing; with `dry_run`
+    /// nothing is written and the report says what the values would take. The destination is
+    /// where the [`crate::Policy`] lets files be written (`flashback serve`: a SQLite file
+    /// inside `--export-dir`, no Postgres).
+    pub async fn start_convert(&self, req: ConvertRequest) -> ApiResult<String> {
+        let s = self.session(&req.db)?;
+        if s.write_key().is_some() {
+            return Err(ApiError::invalid(
+                "this database is encrypted: converting it would write its values in plaintext, \
+                 which Flashback does not do",
+            ));
+        }
+        let target = self.policy.convert_target(&req.target)?;
+        if target == s.connect || target == s.info.location {
+            return Err(ApiError::invalid(
+                "convert into another database, not the source",
+            ));
+        }
+        let store = std::sync::Arc::clone(&s.store);
+        let spec = convert::ConvertSpec { req, target };
+        Ok(self.jobs.spawn(JobKind::Convert, move |job| async move {
+            to_json(convert::convert_job(store, spec, &job).await?)
         }))
     }
 

@@ -25,6 +25,7 @@ fn kind_name(kind: JobKind) -> &'static str {
         JobKind::Export => "export",
         JobKind::Rerun => "re-run",
         JobKind::Search => "value search",
+        JobKind::Convert => "conversion",
     }
 }
 

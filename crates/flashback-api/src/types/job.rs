@@ -121,6 +121,54 @@ pub struct ValueSearchSummary {
     pub threads_unreadable: u32,
 }
 
+/// The schema a conversion writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConvertTo {
+    /// Flashback's three-table store (`docs/three-table.md`).
+    ThreeTable,
+    /// LangGraph's own schema (SQLite or Postgres saver).
+    Langgraph,
+}
+
+/// Copy an open database's threads into another database, in the other schema.
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct ConvertRequest {
+    /// The source: a database handle.
+    pub db: String,
+    /// The destination: a `.sqlite` path (created when missing) or a `postgres://` URL.
+    pub target: String,
+    /// The schema to write.
+    pub to: ConvertTo,
+    /// Three-table only: store every channel version whole (method A) instead of as deltas.
+    #[serde(default)]
+    pub whole_blobs: bool,
+    /// The threads to convert (empty: every thread).
+    #[serde(default)]
+    pub threads: Vec<String>,
+    /// Only read and estimate; nothing is written (the destination is not even created).
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// What a conversion copied, or (dry run) would copy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+pub struct ConvertReport {
+    /// Threads converted (each in one transaction on the destination).
+    pub threads: u32,
+    /// Checkpoints.
+    pub checkpoints: u32,
+    /// Pending writes.
+    pub writes: u32,
+    /// The channel values' bytes as LangGraph stores them: every version whole.
+    pub value_bytes: f64,
+    /// The same values as the three-table store stores them with `whole_blobs` off (method B);
+    /// `None` when converting to LangGraph's schema.
+    pub three_table_bytes: Option<f64>,
+    /// Nothing was written.
+    pub dry_run: bool,
+}
+
 /// Kinds of background work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "snake_case")]
@@ -131,6 +179,8 @@ pub enum JobKind {
     Rerun,
     /// A search inside the threads' values.
     Search,
+    /// A conversion between LangGraph's schema and the three-table store.
+    Convert,
 }
 
 /// Where a job is.

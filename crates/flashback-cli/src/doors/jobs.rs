@@ -10,6 +10,32 @@ use std::time::Duration;
 
 pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
     match cmd {
+        Command::Convert {
+            db,
+            target,
+            to,
+            whole_blobs,
+            threads,
+            dry_run,
+            json,
+        } => {
+            let (api, db) = open(&db).await?;
+            let to = match to.as_str() {
+                "three-table" => ConvertTo::ThreeTable,
+                _ => ConvertTo::Langgraph,
+            };
+            let req = ConvertRequest {
+                db,
+                target: target.clone(),
+                to,
+                whole_blobs,
+                threads,
+                dry_run,
+            };
+            let job = api.start_convert(req).await?;
+            let report: ConvertReport = follow(&api, job, |_| {}).await?;
+            done(render(json, &report, |r| human::converted(r, &target)))
+        }
         Command::Export {
             db,
             thread,

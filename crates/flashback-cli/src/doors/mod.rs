@@ -292,7 +292,8 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         | Command::DeleteBranch { .. }
         | Command::Prune { .. }
         | Command::Copy { .. }) => writes::run(cmd).await,
-        cmd @ (Command::Export { .. }
+        cmd @ (Command::Convert { .. }
+        | Command::Export { .. }
         | Command::Verify { .. }
         | Command::Rerun { .. }
         | Command::Search { .. }) => jobs::run(cmd).await,

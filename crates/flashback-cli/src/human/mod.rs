@@ -302,6 +302,35 @@ pub fn exported(r: &ExportResult) -> String {
     )
 }
 
+/// `flashback convert`.
+pub fn converted(r: &ConvertReport, target: &str) -> String {
+    let mb = |b: f64| format!("{:.2} MB", b / 1e6);
+    let verb = if r.dry_run {
+        "would convert"
+    } else {
+        "converted"
+    };
+    let mut out = format!(
+        "{verb} {} threads ({} checkpoints, {} writes) into {target}\n",
+        r.threads, r.checkpoints, r.writes
+    );
+    out.push_str(&format!(
+        "values as LangGraph's SQLite saver stores them (every checkpoint whole): {}\n",
+        mb(r.value_bytes)
+    ));
+    if let Some(b) = r.three_table_bytes {
+        let ratio = if b > 0.0 { r.value_bytes / b } else { 0.0 };
+        out.push_str(&format!(
+            "in the three-table store: {} ({ratio:.1}× smaller)\n",
+            mb(b)
+        ));
+    }
+    if r.dry_run {
+        out.push_str("(dry run: nothing written)\n");
+    }
+    out
+}
+
 /// `flashback verify`.
 pub fn verify(r: &VerifyReport) -> String {
     if r.ok {

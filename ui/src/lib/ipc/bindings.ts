@@ -60,6 +60,8 @@ export const commands = {
 	startRerun: (req: RerunRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_rerun", { req })),
 	/**  Search inside the threads' values (a job; its result is a `ValueSearchSummary`). */
 	startSearch: (req: ValueSearchRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_search", { req })),
+	/**  Convert threads into another database in the other schema (a job). */
+	startConvert: (req: ConvertRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_convert", { req })),
 	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
@@ -356,6 +358,48 @@ export type ConnectionId = {
 	/**  [`RecentConnection::id`]. */
 	id: number,
 };
+
+/**  What a conversion copied, or (dry run) would copy. */
+export type ConvertReport = {
+	/**  Threads converted (each in one transaction on the destination). */
+	threads: number,
+	/**  Checkpoints. */
+	checkpoints: number,
+	/**  Pending writes. */
+	writes: number,
+	/**  The channel values' bytes as LangGraph stores them: every version whole. */
+	value_bytes: number | null,
+	/**
+	 *  The same values as the three-table store stores them with `whole_blobs` off (method B);
+	 *  `None` when converting to LangGraph's schema.
+	 */
+	three_table_bytes: number | null,
+	/**  Nothing was written. */
+	dry_run: boolean,
+};
+
+/**  Copy an open database's threads into another database, in the other schema. */
+export type ConvertRequest = {
+	/**  The source: a database handle. */
+	db: string,
+	/**  The destination: a `.sqlite` path (created when missing) or a `postgres://` URL. */
+	target: string,
+	/**  The schema to write. */
+	to: ConvertTo,
+	/**  Three-table only: store every channel version whole (method A) instead of as deltas. */
+	whole_blobs?: boolean,
+	/**  The threads to convert (empty: every thread). */
+	threads?: string[],
+	/**  Only read and estimate; nothing is written (the destination is not even created). */
+	dry_run?: boolean,
+};
+
+/**  The schema a conversion writes. */
+export type ConvertTo = 
+/**  Flashback's three-table store (`docs/three-table.md`). */
+"three-table" | 
+/**  LangGraph's own schema (SQLite or Postgres saver). */
+"langgraph";
 
 /**  What a `copy_thread` copied. */
 export type CopyReport = {
@@ -836,7 +880,9 @@ export type JobKind =
 /**  A re-run with a live tail. */
 "rerun" | 
 /**  A search inside the threads' values. */
-"search";
+"search" | 
+/**  A conversion between LangGraph's schema and the three-table store. */
+"convert";
 
 /**  Poll a job. */
 export type JobPollRequest = {

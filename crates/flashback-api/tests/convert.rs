@@ -1,0 +1,165 @@
+//! `start_convert`: the fixture into the three-table store and back to LangGraph's schema
+//! reads equal, checkpoint by checkpoint; a dry run writes nothing and says what the values
+//! take; a destination in the other schema is refused.
+
+mod common;
+use common::*;
+use flashback_api::*;
+use serde_json::Value as Json;
+
+async fn convert(
+    api: &Api,
+    db: &str,
+    target: &std::path::Path,
+    to: ConvertTo,
+    dry_run: bool,
+) -> JobSnapshot {
+    let job = api
+        .start_convert(ConvertRequest {
+            db: db.to_owned(),
+            target: target.to_string_lossy().into_owned(),
+            to,
+            whole_blobs: false,
+            threads: Vec::new(),
+            dry_run,
+        })
+        .await
+        .expect("start");
+    finish(api, &job).await
+}
+
+/// Everything a checkpoint reads as, except where it is stored.
+async fn checkpoints(api: &Api, db: &str) -> Vec<(String, String, Json)> {
+    let mut out = Vec::new();
+    let threads = api
+        .list_threads(ThreadsRequest {
+            db: db.to_owned(),
+            limit: None,
+        })
+        .await
+        .expect("threads");
+    for t in threads {
+        for ns in &t.namespaces {
+            let history = api
+                .thread_history(HistoryRequest {
+                    db: db.to_owned(),
+                    thread_id: t.thread_id.clone(),
+                    checkpoint_ns: Some(ns.clone()),
+                    limit: None,
+                    before: None,
+                    filter: Default::default(),
+                })
+                .await
+                .expect("history");
+            for h in history {
+                let d = api
+                    .checkpoint_detail(CheckpointRequest {
+                        db: db.to_owned(),
+                        thread_id: t.thread_id.clone(),
+                        checkpoint_ns: ns.clone(),
+                        checkpoint_id: Some(h.checkpoint_id.clone()),
+                        reveal_secrets: true,
+                        full: true,
+                        raw: false,
+                        reducers: Default::default(),
+                        allow_locked: false,
+                    })
+                    .await
+                    .expect("detail");
+                let shown = serde_json::json!({
+                    "parent": d.parent_checkpoint_id,
+                    "ts": d.ts,
+                    "metadata": d.metadata,
+                    "values": d.values,
+                    "channel_versions": d.channel_versions,
+                    "versions_seen": d.versions_seen,
+                    "updated_channels": d.updated_channels,
+                    "writes": serde_json::to_value(&d.writes).expect("writes"),
+                    "tasks": serde_json::to_value(&d.tasks).expect("tasks"),
+                    "problem": d.problem,
+                });
+                out.push((t.thread_id.clone(), h.checkpoint_id.clone(), shown));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_fixture_converted_to_three_table_and_back_reads_equal() {
+    let OpenedFixture { dir, api, db, .. } = opened_fixture().await;
+    let three = dir.path().join("three.sqlite");
+
+    let dry = convert(&api, &db.db, &three, ConvertTo::ThreeTable, true).await;
+    assert_eq!(dry.state, JobState::Succeeded, "{:?}", dry.error);
+    let dry: ConvertReport = serde_json::from_value(dry.result.expect("report")).expect("shape");
+    assert!(dry.dry_run && !three.exists(), "a dry run writes nothing");
+    let smaller = dry.three_table_bytes.expect("three-table estimate");
+    assert!(
+        dry.checkpoints > 300 && smaller > 0.0 && smaller < dry.value_bytes,
+        "{dry:?}"
+    );
+
+    let done = convert(&api, &db.db, &three, ConvertTo::ThreeTable, false).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    let report: ConvertReport =
+        serde_json::from_value(done.result.expect("report")).expect("shape");
+    assert_eq!(
+        (report.threads, report.checkpoints, report.writes),
+        (dry.threads, dry.checkpoints, dry.writes)
+    );
+    let progress = done.progress.expect("progress");
+    assert_eq!(
+        (progress.done, progress.total),
+        (report.threads, report.threads)
+    );
+
+    let three_db = open(&api, three.to_str().expect("utf-8")).await;
+    assert!(
+        three_db.schema.starts_with("three-table store"),
+        "{}",
+        three_db.schema
+    );
+    let back = dir.path().join("back.sqlite");
+    let done = convert(&api, &three_db.db, &back, ConvertTo::Langgraph, false).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    let back_db = open(&api, back.to_str().expect("utf-8")).await;
+
+    let original = checkpoints(&api, &db.db).await;
+    assert_eq!(original.len() as u32, report.checkpoints);
+    assert_eq!(
+        checkpoints(&api, &three_db.db).await,
+        original,
+        "the three-table copy"
+    );
+    assert_eq!(
+        checkpoints(&api, &back_db.db).await,
+        original,
+        "converted back"
+    );
+
+    // The source itself is refused before anything starts.
+    let e = api
+        .start_convert(ConvertRequest {
+            db: three_db.db.clone(),
+            target: three.to_string_lossy().into_owned(),
+            to: ConvertTo::Langgraph,
+            whole_blobs: false,
+            threads: Vec::new(),
+            dry_run: false,
+        })
+        .await
+        .expect_err("the source");
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    // A destination already in the other schema is refused, and nothing is added to it.
+    let other = dir.path().join("other.sqlite");
+    let done = convert(&api, &db.db, &other, ConvertTo::ThreeTable, false).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    let refused = convert(&api, &three_db.db, &other, ConvertTo::Langgraph, false).await;
+    assert_eq!(refused.state, JobState::Failed);
+    assert!(refused
+        .error
+        .expect("why")
+        .message
+        .contains("already holds"));
+}
