@@ -5,27 +5,19 @@
 //! delta needs. Skipped when no PostgreSQL is available, unless CI=true or
 //! FLASHBACK_REQUIRE_PG=1 (each test creates and drops its own database).
 
+mod common;
+
+use common::three::*;
 use flashback_codec::Value;
 use flashback_storage::maintenance::PruneStrategy;
 use flashback_storage::three::postgres::ThreeTablePg;
-use flashback_storage::three::{Blobs, ThreeTableOptions};
+use flashback_storage::three::Blobs;
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
-    Version, WriteBatch,
+    Checkpoint, CheckpointSaver, CheckpointStore, Decoded, ListQuery, PutRequest, Version,
 };
 use flashback_testkit::TestPg;
 use sqlx::{AssertSqlSafe, PgPool};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
-}
-
-fn opts(blobs: Blobs) -> ThreeTableOptions {
-    ThreeTableOptions { blobs }
-}
 
 async fn created(pg: &TestPg, blobs: Blobs) -> ThreeTablePg {
     let saver = ThreeTablePg::connect_for_setup(pg.url(), opts(blobs))
@@ -49,113 +41,6 @@ async fn blob_bytes(pg: &TestPg) -> i64 {
         "SELECT coalesce(sum(octet_length(blob_data)), 0)::int8 FROM checkpoint_blobs",
     )
     .await
-}
-
-/// `(task_id, task_path)`.
-type Task = (String, String);
-
-async fn put_tuple(saver: &ThreeTablePg, t: &CheckpointTuple) {
-    let serde_json::Value::Object(metadata) = &t.header.metadata else {
-        panic!("metadata is an object")
-    };
-    // One batch per task: regular writes at their idx positions, special ones after them.
-    let mut tasks: BTreeMap<Task, Vec<(i64, String, Decoded)>> = BTreeMap::new();
-    for w in &t.pending_writes {
-        tasks
-            .entry((w.task_id.clone(), w.task_path.clone()))
-            .or_default()
-            .push((w.idx, w.channel.clone(), w.value.clone()));
-    }
-    let batches: Vec<(Task, Vec<(String, Decoded)>)> = tasks
-        .into_iter()
-        .map(|(k, ws)| {
-            // Specials fill the positions between regular writes (their idx is fixed).
-            let (regular, mut special): (Vec<_>, Vec<_>) = ws.into_iter().partition(|w| w.0 >= 0);
-            let len = regular.iter().map(|w| w.0 + 1).max().unwrap_or(0) as usize;
-            let mut slots: Vec<Option<(String, Decoded)>> = vec![None; len];
-            for (idx, c, v) in regular {
-                slots[idx as usize] = Some((c, v));
-            }
-            special.reverse();
-            let mut batch = Vec::new();
-            for slot in slots {
-                match slot {
-                    Some(w) => batch.push(w),
-                    None => {
-                        let (_, c, v) = special.pop().expect("a special write fills the gap");
-                        batch.push((c, v));
-                    }
-                }
-            }
-            batch.extend(special.into_iter().rev().map(|(_, c, v)| (c, v)));
-            (k, batch)
-        })
-        .collect();
-    let writes: Vec<WriteBatch<'_>> = batches
-        .iter()
-        .map(|((task_id, task_path), ws)| WriteBatch {
-            thread_id: &t.header.thread_id,
-            checkpoint_ns: &t.header.checkpoint_ns,
-            checkpoint_id: &t.header.checkpoint_id,
-            task_id,
-            task_path,
-            writes: ws,
-        })
-        .collect();
-    let put = PutRequest {
-        thread_id: &t.header.thread_id,
-        checkpoint_ns: &t.header.checkpoint_ns,
-        parent_checkpoint_id: t.header.parent_checkpoint_id.as_deref(),
-        checkpoint: &t.checkpoint,
-        metadata,
-        new_versions: &t.checkpoint.channel_versions,
-    };
-    saver.put_batch(&[put], &writes).await.expect("put_batch");
-}
-
-/// The channel values as `(channel, tag, bytes)` in their order (bytes compare NaN as
-/// stored), and the tuple without them.
-type Values = Vec<(String, String, Vec<u8>)>;
-fn split(mut t: CheckpointTuple) -> (Values, CheckpointTuple) {
-    let values: Values = t
-        .checkpoint
-        .channel_values
-        .drain(..)
-        .map(|(c, v)| {
-            let (tag, bytes) = flashback_codec::encode_typed(&v);
-            (c, tag, bytes)
-        })
-        .collect();
-    for w in &mut t.pending_writes {
-        let (tag, bytes) = flashback_codec::encode_typed(&w.value);
-        w.value = Decoded::Error {
-            tag,
-            message: String::new(),
-            raw: bytes,
-        };
-    }
-    t.sealing = Default::default();
-    (values, t)
-}
-
-fn assert_same(want: Vec<CheckpointTuple>, got: Vec<CheckpointTuple>, what: &str) {
-    assert_eq!(want.len(), got.len(), "{what}: count");
-    for (w, g) in want.into_iter().zip(got) {
-        let at = format!(
-            "{what}: {} {:?} {}",
-            w.header.thread_id, w.header.checkpoint_ns, w.header.checkpoint_id
-        );
-        assert_eq!(g.header.problem, None, "{at}");
-        let ((wv, w), (gv, g)) = (split(w), split(g));
-        let names = |v: &Values| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&wv), names(&gv), "{at}: channels");
-        for (a, b) in wv.iter().zip(&gv) {
-            assert!(a == b, "{at}: channel {} differs", a.0);
-        }
-        assert_eq!(w.header, g.header, "{at}: header");
-        assert_eq!(w.pending_writes, g.pending_writes, "{at}: writes");
-        assert_eq!(w.checkpoint, g.checkpoint, "{at}: checkpoint");
-    }
 }
 
 /// Every fixture checkpoint put through a saver of `blobs`, read back through `open` and

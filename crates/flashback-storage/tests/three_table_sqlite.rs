@@ -3,150 +3,18 @@
 //! method B stores a growing list once; damage stays local; files open read-only without
 //! side files; `open` / `open_writable` detect the schema.
 
+mod common;
+
+use common::three::*;
 use flashback_codec::Value;
 use flashback_storage::three::sqlite::{ThreeTableSaver, ThreeTableStore};
-use flashback_storage::three::{Blobs, ThreeTableOptions};
+use flashback_storage::three::Blobs;
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
-    Version, WriteBatch,
+    Checkpoint, CheckpointSaver, CheckpointStore, Decoded, ListQuery, PutRequest, Version,
 };
 use rusqlite::Connection;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
-}
-
-fn opts(blobs: Blobs) -> ThreeTableOptions {
-    ThreeTableOptions { blobs }
-}
-
-/// Every checkpoint of every fixture thread, oldest first, with its writes, put into `saver`
-/// one `put_batch` per checkpoint. Returns the number of checkpoints.
-async fn copy_fixture(source: &dyn CheckpointStore, saver: &ThreeTableSaver) -> usize {
-    let mut count = 0;
-    for thread in source.list_threads().await.expect("threads") {
-        let mut tuples = source
-            .list_tuples(&ListQuery::thread(&thread.thread_id))
-            .await
-            .expect("list");
-        tuples.reverse();
-        for t in &tuples {
-            put_tuple(saver, t).await;
-            count += 1;
-        }
-    }
-    count
-}
-
-/// `(task_id, task_path)`.
-type Task = (String, String);
-
-async fn put_tuple(saver: &ThreeTableSaver, t: &CheckpointTuple) {
-    let serde_json::Value::Object(metadata) = &t.header.metadata else {
-        panic!("metadata is an object")
-    };
-    // One batch per task: regular writes at their idx positions, special ones after them.
-    let mut tasks: BTreeMap<Task, Vec<(i64, String, Decoded)>> = BTreeMap::new();
-    for w in &t.pending_writes {
-        tasks
-            .entry((w.task_id.clone(), w.task_path.clone()))
-            .or_default()
-            .push((w.idx, w.channel.clone(), w.value.clone()));
-    }
-    let batches: Vec<(Task, Vec<(String, Decoded)>)> = tasks
-        .into_iter()
-        .map(|(k, ws)| {
-            // Specials fill the positions between regular writes (their idx is fixed).
-            let (regular, mut special): (Vec<_>, Vec<_>) = ws.into_iter().partition(|w| w.0 >= 0);
-            let len = regular.iter().map(|w| w.0 + 1).max().unwrap_or(0) as usize;
-            let mut slots: Vec<Option<(String, Decoded)>> = vec![None; len];
-            for (idx, c, v) in regular {
-                slots[idx as usize] = Some((c, v));
-            }
-            special.reverse();
-            let mut batch = Vec::new();
-            for slot in slots {
-                match slot {
-                    Some(w) => batch.push(w),
-                    None => {
-                        let (_, c, v) = special.pop().expect("a special write fills the gap");
-                        batch.push((c, v));
-                    }
-                }
-            }
-            batch.extend(special.into_iter().rev().map(|(_, c, v)| (c, v)));
-            (k, batch)
-        })
-        .collect();
-    let writes: Vec<WriteBatch<'_>> = batches
-        .iter()
-        .map(|((task_id, task_path), ws)| WriteBatch {
-            thread_id: &t.header.thread_id,
-            checkpoint_ns: &t.header.checkpoint_ns,
-            checkpoint_id: &t.header.checkpoint_id,
-            task_id,
-            task_path,
-            writes: ws,
-        })
-        .collect();
-    let put = PutRequest {
-        thread_id: &t.header.thread_id,
-        checkpoint_ns: &t.header.checkpoint_ns,
-        parent_checkpoint_id: t.header.parent_checkpoint_id.as_deref(),
-        checkpoint: &t.checkpoint,
-        metadata,
-        new_versions: &t.checkpoint.channel_versions,
-    };
-    saver.put_batch(&[put], &writes).await.expect("put_batch");
-}
-
-/// The channel values as `(channel, tag, bytes)` in their order (bytes compare NaN as
-/// stored), and the tuple without them.
-type Values = Vec<(String, String, Vec<u8>)>;
-fn split(mut t: CheckpointTuple) -> (Values, CheckpointTuple) {
-    let values: Values = t
-        .checkpoint
-        .channel_values
-        .drain(..)
-        .map(|(c, v)| {
-            let (tag, bytes) = flashback_codec::encode_typed(&v);
-            (c, tag, bytes)
-        })
-        .collect();
-    for w in &mut t.pending_writes {
-        let (tag, bytes) = flashback_codec::encode_typed(&w.value);
-        w.value = Decoded::Error {
-            tag,
-            message: String::new(),
-            raw: bytes,
-        };
-    }
-    t.sealing = Default::default();
-    (values, t)
-}
-
-fn assert_same(want: Vec<CheckpointTuple>, got: Vec<CheckpointTuple>, what: &str) {
-    assert_eq!(want.len(), got.len(), "{what}: count");
-    for (w, g) in want.into_iter().zip(got) {
-        let at = format!(
-            "{what}: {} {:?} {}",
-            w.header.thread_id, w.header.checkpoint_ns, w.header.checkpoint_id
-        );
-        assert_eq!(g.header.problem, None, "{at}");
-        let ((wv, w), (gv, g)) = (split(w), split(g));
-        let names = |v: &Values| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&wv), names(&gv), "{at}: channels");
-        for (a, b) in wv.iter().zip(&gv) {
-            assert!(a == b, "{at}: channel {} differs", a.0);
-        }
-        assert_eq!(w.header, g.header, "{at}: header");
-        assert_eq!(w.pending_writes, g.pending_writes, "{at}: writes");
-        assert_eq!(w.checkpoint, g.checkpoint, "{at}: checkpoint");
-    }
-}
 
 async fn round_trip(blobs: Blobs) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");

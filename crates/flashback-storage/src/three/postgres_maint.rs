@@ -4,16 +4,13 @@
 //! no remaining delta is based on them (`docs/three-table.md`, "Forks and rollback").
 
 use super::postgres::ThreeTablePg;
-use super::rows::{ns_hash, unversioned, version_text};
-use crate::decode::checkpoint_from_msgpack;
-use crate::maintenance::plan::{
-    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
-};
+use super::rows::{ns_hash, plan_row, unversioned, PlanColumns};
+use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use async_trait::async_trait;
-use flashback_codec::{AesKey, Decoded};
+use flashback_codec::AesKey;
 use sqlx::postgres::{PgConnection, PgRow};
 use sqlx::Row as _;
 use std::collections::{HashMap, HashSet};
@@ -151,50 +148,18 @@ async fn snapshot(
         )
         .await?;
         for r in &cps {
-            let ns = text(r, 0).unwrap_or_default();
-            let id = text(r, 1).unwrap_or_default();
-            let tag = text(r, 3);
-            let doc: Option<Vec<u8>> = r.try_get(4).ok().flatten();
-            let metadata = text(r, 5)
-                .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
-                .unwrap_or(serde_json::Value::Null);
-            let (root, run_id) = metadata_fields(&metadata);
-            let cp = match flashback_codec::decode_typed_keyed(
-                tag.as_deref().unwrap_or("msgpack"),
-                doc.as_deref(),
-                key,
-            ) {
-                Decoded::Msgpack(v) => checkpoint_from_msgpack(v).ok(),
-                _ => None,
-            };
-            let hash = ns_hash(&ns);
-            names.insert(hash.clone(), ns.clone());
-            let versions: Vec<(String, String)> = cp
-                .as_ref()
-                .map(|c| {
-                    c.channel_versions
-                        .iter()
-                        .map(|(ch, v)| (ch.clone(), version_text(v)))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let stored = versions
-                .iter()
-                .filter(|(c, v)| valued.contains(&(hash.clone(), c.clone(), v.clone())))
-                .map(|(c, _)| c.clone())
-                .collect();
-            snap.rows.push(CpRow {
-                thread: thread.clone(),
-                ns,
-                id,
+            let columns = PlanColumns {
+                ns: text(r, 0).unwrap_or_default(),
+                id: text(r, 1).unwrap_or_default(),
                 parent: text(r, 2),
-                v: cp.as_ref().map(|c| c.v),
-                root,
-                run_id,
-                versions,
-                stored,
-                delta: delta_counters(&metadata),
-            });
+                tag: text(r, 3),
+                doc: r.try_get(4).ok().flatten(),
+                metadata: text(r, 5)
+                    .and_then(|m| serde_json::from_str(&m).ok())
+                    .unwrap_or(serde_json::Value::Null),
+            };
+            snap.rows
+                .push(plan_row(thread, columns, key, &valued, &mut names));
         }
         let writes = fetch(
             conn,

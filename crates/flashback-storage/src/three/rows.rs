@@ -284,6 +284,67 @@ pub fn blob_rows(
     Ok(out)
 }
 
+/// The columns of one `checkpoints` row that maintenance plans with (both backends).
+pub(crate) struct PlanColumns {
+    pub(crate) ns: String,
+    pub(crate) id: String,
+    pub(crate) parent: Option<String>,
+    pub(crate) tag: Option<String>,
+    pub(crate) doc: Option<Vec<u8>>,
+    /// The metadata, parsed (`Null` when it does not parse).
+    pub(crate) metadata: serde_json::Value,
+}
+
+/// One `checkpoints` row as maintenance plans with it: its links, run id, channel versions,
+/// the channels with a stored value (`valued`: `(ns hash, channel, version)` of the blob rows
+/// that hold one) and its DeltaChannels. `names` learns the namespace of the row's hash.
+pub(crate) fn plan_row(
+    thread: &str,
+    c: PlanColumns,
+    key: Option<&AesKey>,
+    valued: &std::collections::HashSet<(String, String, String)>,
+    names: &mut HashMap<String, String>,
+) -> crate::maintenance::plan::CpRow {
+    use crate::maintenance::plan::{delta_counters, metadata_fields, CpRow};
+    let (root, run_id) = metadata_fields(&c.metadata);
+    let cp = match flashback_codec::decode_typed_keyed(
+        c.tag.as_deref().unwrap_or("msgpack"),
+        c.doc.as_deref(),
+        key,
+    ) {
+        flashback_codec::Decoded::Msgpack(v) => crate::decode::checkpoint_from_msgpack(v).ok(),
+        _ => None,
+    };
+    let hash = ns_hash(&c.ns);
+    names.insert(hash.clone(), c.ns.clone());
+    let versions: Vec<(String, String)> = cp
+        .as_ref()
+        .map(|cp| {
+            cp.channel_versions
+                .iter()
+                .map(|(ch, v)| (ch.clone(), version_text(v)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let stored = versions
+        .iter()
+        .filter(|(ch, v)| valued.contains(&(hash.clone(), ch.clone(), v.clone())))
+        .map(|(ch, _)| ch.clone())
+        .collect();
+    CpRow {
+        thread: thread.to_owned(),
+        ns: c.ns,
+        id: c.id,
+        parent: c.parent,
+        v: cp.as_ref().map(|cp| cp.v),
+        root,
+        run_id,
+        versions,
+        stored,
+        delta: delta_counters(&c.metadata),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

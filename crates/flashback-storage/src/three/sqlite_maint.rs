@@ -3,17 +3,14 @@
 //! rows go when no remaining checkpoint references them and no remaining delta is based on
 //! them (`docs/three-table.md`, "Forks and rollback").
 
-use super::rows::{ns_hash, unversioned, version_text};
+use super::rows::{ns_hash, plan_row, unversioned, PlanColumns};
 use super::sqlite::ThreeTableSaver;
-use crate::decode::checkpoint_from_msgpack;
-use crate::maintenance::plan::{
-    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
-};
+use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
 use crate::sqlite::write_err as err;
 use crate::StoreError;
 use async_trait::async_trait;
-use flashback_codec::{AesKey, Decoded};
+use flashback_codec::AesKey;
 use rusqlite::{params, Transaction};
 use std::collections::{HashMap, HashSet};
 
@@ -106,51 +103,19 @@ fn snapshot(
         let mut names: HashMap<String, String> = HashMap::new();
         let mut rows = cps.query([thread]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
-            let ns: String = r.get(0).map_err(err)?;
-            let id: String = r.get(1).map_err(err)?;
-            let tag: Option<String> = r.get(3).map_err(err)?;
-            let doc: Option<Vec<u8>> = r.get(4).map_err(err)?;
             let metadata: Option<Vec<u8>> = r.get(5).map_err(err)?;
-            let metadata = metadata
-                .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
-                .unwrap_or(serde_json::Value::Null);
-            let (root, run_id) = metadata_fields(&metadata);
-            let cp = match flashback_codec::decode_typed_keyed(
-                tag.as_deref().unwrap_or("msgpack"),
-                doc.as_deref(),
-                key,
-            ) {
-                Decoded::Msgpack(v) => checkpoint_from_msgpack(v).ok(),
-                _ => None,
-            };
-            let hash = ns_hash(&ns);
-            names.insert(hash.clone(), ns.clone());
-            let versions: Vec<(String, String)> = cp
-                .as_ref()
-                .map(|c| {
-                    c.channel_versions
-                        .iter()
-                        .map(|(ch, v)| (ch.clone(), version_text(v)))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let stored = versions
-                .iter()
-                .filter(|(c, v)| has_value.contains(&(hash.clone(), c.clone(), v.clone())))
-                .map(|(c, _)| c.clone())
-                .collect();
-            snap.rows.push(CpRow {
-                thread: thread.clone(),
-                ns,
-                id,
+            let columns = PlanColumns {
+                ns: r.get(0).map_err(err)?,
+                id: r.get(1).map_err(err)?,
                 parent: r.get(2).map_err(err)?,
-                v: cp.as_ref().map(|c| c.v),
-                root,
-                run_id,
-                versions,
-                stored,
-                delta: delta_counters(&metadata),
-            });
+                tag: r.get(3).map_err(err)?,
+                doc: r.get(4).map_err(err)?,
+                metadata: metadata
+                    .and_then(|m| serde_json::from_slice(&m).ok())
+                    .unwrap_or(serde_json::Value::Null),
+            };
+            snap.rows
+                .push(plan_row(thread, columns, key, &has_value, &mut names));
         }
         let mut rows = writes.query(params![thread, TASKS]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
