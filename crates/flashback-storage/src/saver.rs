@@ -74,11 +74,13 @@ pub trait CheckpointSaver: CheckpointStore {
     /// Create the schema (or bring it up to date) exactly as Python's `setup()` does.
     async fn setup(&self) -> Result<(), StoreError>;
 
-    /// Store a checkpoint (`put`).
-    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError>;
+    /// Store a checkpoint (`put`). By default the one-put [`CheckpointSaver::put_batch`].
+    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
+        self.put_batch(&[req], &[]).await
+    }
 
     /// Store a task's writes against a checkpoint (`put_writes`), with `WRITES_IDX_MAP` and
-    /// the REPLACE-vs-IGNORE rule.
+    /// the REPLACE-vs-IGNORE rule. By default the one-batch [`CheckpointSaver::put_batch`].
     async fn put_writes(
         &self,
         thread_id: &str,
@@ -87,7 +89,17 @@ pub trait CheckpointSaver: CheckpointStore {
         task_id: &str,
         task_path: &str,
         writes: &[(String, Decoded)],
-    ) -> Result<(), StoreError>;
+    ) -> Result<(), StoreError> {
+        let batch = WriteBatch {
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            task_id,
+            task_path,
+            writes,
+        };
+        self.put_batch(&[], &[batch]).await
+    }
 
     /// Every `put` of `puts` (in order), then every `put_writes` of `writes` (in order), in ONE
     /// transaction: either all rows are stored or, on any error (or a killed process or a

@@ -295,30 +295,6 @@ impl CheckpointSaver for ThreeTablePg {
         self.setup_tables().await
     }
 
-    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        self.put_batch(&[req], &[]).await
-    }
-
-    async fn put_writes(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: &str,
-        task_id: &str,
-        task_path: &str,
-        writes: &[(String, Decoded)],
-    ) -> Result<(), StoreError> {
-        let batch = WriteBatch {
-            thread_id,
-            checkpoint_ns,
-            checkpoint_id,
-            task_id,
-            task_path,
-            writes,
-        };
-        self.put_batch(&[], &[batch]).await
-    }
-
     async fn put_batch(
         &self,
         puts: &[PutRequest<'_>],

@@ -284,6 +284,26 @@ pub fn blob_rows(
     Ok(out)
 }
 
+/// Each table with its columns after `thread_id`: what `copy_thread` copies under the new
+/// thread id (both backends).
+pub(crate) const TABLE_COLUMNS: [(&str, &str); 3] = [
+    (
+        "checkpoints",
+        "checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, type, \
+         checkpoint, metadata, gmt_create, gmt_modified",
+    ),
+    (
+        "checkpoint_writes",
+        "checkpoint_ns_hash, checkpoint_id, task_id, task_path, idx, channel, type, \
+         blob_data, gmt_create",
+    ),
+    (
+        "checkpoint_blobs",
+        "checkpoint_ns_hash, channel, version, type, kind, base_version, depth, blob_data, \
+         gmt_create",
+    ),
+];
+
 /// The columns of one `checkpoints` row that maintenance plans with (both backends).
 pub(crate) struct PlanColumns {
     pub(crate) ns: String,

@@ -3,7 +3,7 @@
 //! rows go when no remaining checkpoint references them and no remaining delta is based on
 //! them (`docs/three-table.md`, "Forks and rollback").
 
-use super::rows::{ns_hash, plan_row, unversioned, PlanColumns};
+use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, TABLE_COLUMNS};
 use super::sqlite::ThreeTableSaver;
 use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
@@ -28,26 +28,7 @@ fn copy(tx: &Transaction<'_>, source: &str, target: &str) -> Result<CopyReport, 
         return Err(not_empty(target));
     }
     let mut n = [0u64; 3];
-    for (i, (table, cols)) in [
-        (
-            "checkpoints",
-            "checkpoint_ns, checkpoint_ns_hash, checkpoint_id, parent_checkpoint_id, type, \
-             checkpoint, metadata, gmt_create, gmt_modified",
-        ),
-        (
-            "checkpoint_writes",
-            "checkpoint_ns_hash, checkpoint_id, task_id, task_path, idx, channel, type, \
-             blob_data, gmt_create",
-        ),
-        (
-            "checkpoint_blobs",
-            "checkpoint_ns_hash, channel, version, type, kind, base_version, depth, blob_data, \
-             gmt_create",
-        ),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (i, (table, cols)) in TABLE_COLUMNS.into_iter().enumerate() {
         n[i] = tx
             .execute(
                 &format!(

@@ -487,30 +487,6 @@ impl CheckpointSaver for ThreeTableSaver {
         .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
     }
 
-    async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        self.put_batch(&[req], &[]).await
-    }
-
-    async fn put_writes(
-        &self,
-        thread_id: &str,
-        checkpoint_ns: &str,
-        checkpoint_id: &str,
-        task_id: &str,
-        task_path: &str,
-        writes: &[(String, Decoded)],
-    ) -> Result<(), StoreError> {
-        let batch = WriteBatch {
-            thread_id,
-            checkpoint_ns,
-            checkpoint_id,
-            task_id,
-            task_path,
-            writes,
-        };
-        self.put_batch(&[], &[batch]).await
-    }
-
     async fn put_batch(
         &self,
         puts: &[PutRequest<'_>],
