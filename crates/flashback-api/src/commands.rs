@@ -83,6 +83,9 @@ macro_rules! for_each_command {
             prune_threads($crate::PruneRequest) -> $crate::PruneSummary;
             /// Delete a branch (a checkpoint and its descendants), or preview it. One transaction.
             delete_branch($crate::DeleteBranchRequest) -> $crate::PruneSummary;
+            /// Rebuild a three-table thread's damaged blob rows from the writes (or preview it).
+            /// One transaction.
+            repair_blobs($crate::RepairRequest) -> $crate::RepairReport;
             /// Copy a thread to a new thread id, in the same or another open database.
             copy_thread($crate::CopyRequest) -> $crate::CopyReport;
             /// Save a setting.

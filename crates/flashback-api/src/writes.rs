@@ -5,9 +5,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::summaries::{checkpoint_not_found, ensure_thread};
 use crate::types::{
     self, CheckpointKey, CopyRequest, DeleteBranchRequest, DeleteReport, DeleteRequest, EditCheck,
-    ForkRequest, MergeRequest, PruneRequest, PruneSummary, ValidateEditRequest,
+    ForkRequest, MergeRequest, PruneRequest, PruneSummary, RepairRequest, ValidateEditRequest,
 };
-use crate::{Api, CopyReport, ForkResult};
+use crate::{Api, CopyReport, ForkResult, RepairReport};
 use flashback_engine::delta::DeltaOptions;
 use flashback_engine::edit::edit_fork;
 use flashback_engine::fork::copy_fork_as;
@@ -175,6 +175,17 @@ impl Api {
             )
             .await?;
         Ok(summary(r))
+    }
+
+    /// Rebuild the damaged blob rows of a three-table thread from the writes that produced
+    /// them (`flashback_engine::repair`), or preview it. One transaction.
+    pub async fn repair_blobs(&self, req: RepairRequest) -> ApiResult<RepairReport> {
+        let saver = self.writable(&req.db).await?;
+        ensure_thread(saver.as_ref(), &req.thread_id).await?;
+        Ok(
+            flashback_engine::repair::repair_blobs(saver.as_ref(), &req.thread_id, req.dry_run)
+                .await?,
+        )
     }
 
     /// Copy a thread (every namespace, write and blob) to a new thread id, in the same

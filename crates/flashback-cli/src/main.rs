@@ -250,18 +250,27 @@ enum Command {
     },
     /// Rebuild each channel from the pending writes along a branch with LangGraph's reducers
     /// (last value, list append, add_messages, dict merge) and report where the stored state
-    /// disagrees.
+    /// disagrees. With `--repair` (three-table store): re-create the thread's missing or
+    /// corrupt blob rows from the writes that produced them, in one transaction; shows what
+    /// would be written unless `--yes`.
     Rebuild {
         /// A `.sqlite` file or a `postgres://` URL.
         db: String,
         /// The thread id.
         thread: String,
         /// Tip of the branch (default: the head).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "repair")]
         checkpoint: Option<String>,
         /// Namespace (default: the root graph, "").
-        #[arg(long, default_value = "")]
+        #[arg(long, default_value = "", conflicts_with = "repair")]
         ns: String,
+        /// Re-create damaged blob rows (every namespace of the thread) from the writes.
+        #[arg(long)]
+        repair: bool,
+        /// Really write the repaired rows (without it, nothing is written and what would be
+        /// is shown).
+        #[arg(long, requires = "repair")]
+        yes: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -430,6 +430,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("diff_checkpoints", "diff"),
         ("replay_steps", "replay"),
         ("rebuild_report", "rebuild"),
+        ("repair_blobs", "rebuild"),
         ("watch_key", "watch"),
         ("thread_activity", "activity"),
         ("fork_checkpoint", "fork"),

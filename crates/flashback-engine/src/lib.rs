@@ -112,6 +112,7 @@ pub mod layout;
 pub mod merge;
 pub mod ns;
 mod query;
+pub mod repair;
 pub mod replay;
 pub mod search;
 pub mod taskid;

@@ -362,14 +362,14 @@ impl std::str::FromStr for Reducer {
 
 /// In tie-break order: `add_messages` (which only accepts messages) before plain list append,
 /// so a message list that never exercised replacement is still reported as `add_messages`.
-const REDUCERS: [Reducer; 4] = [
+pub(crate) const REDUCERS: [Reducer; 4] = [
     Reducer::LastValue,
     Reducer::AddMessages,
     Reducer::ListAppend,
     Reducer::DictMerge,
 ];
 
-fn apply(reducer: Reducer, current: Option<&Value>, writes: &[&Value]) -> Option<Value> {
+pub(crate) fn apply(reducer: Reducer, current: Option<&Value>, writes: &[&Value]) -> Option<Value> {
     let mut cur = current.cloned();
     for w in writes {
         cur = Some(match reducer {
@@ -491,8 +491,15 @@ pub async fn rebuild_report(
             written.entry(w.channel.as_str()).or_default().push(v);
         }
         let blind = cur.header.problem.is_some() || next.header.problem.is_some();
+        // A value that is there but cannot be read (undecodable, encrypted, over the budget)
+        // checks nothing either: it is not "no value".
+        let unread = |t: &CheckpointTuple, channel: &str| {
+            t.checkpoint
+                .value(channel)
+                .is_some_and(|v| !matches!(v.as_ref(), Decoded::Msgpack(_) | Decoded::Null))
+        };
         for (channel, writes) in written {
-            if blind {
+            if blind || unread(cur, channel) || unread(next, channel) {
                 unreadable
                     .entry(channel.to_owned())
                     .or_default()

@@ -7,12 +7,12 @@
 
 use super::registry::JobHandle;
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::types::{count, ConvertReport, ConvertRequest, ConvertTo};
+use crate::types::{count, ConvertReport, ConvertRequest, ConvertTo, SkippedThread};
 use flashback_codec::encode_typed;
 use flashback_storage::model::{CheckpointTuple, ListQuery};
 use flashback_storage::three::rows::{blob_rows, Materialised};
 use flashback_storage::three::{Blobs, ThreeTableOptions};
-use flashback_storage::CheckpointStore;
+use flashback_storage::{CheckpointStore, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -145,6 +145,7 @@ pub(crate) async fn convert_job(
         value_bytes: 0.0,
         three_table_bytes: (req.to == ConvertTo::ThreeTable).then_some(0.0),
         dry_run: req.dry_run,
+        skipped: Vec::new(),
     };
     let (mut checkpoints, mut writes, mut inline, mut deltas) = (0usize, 0usize, 0u64, 0u64);
     for (i, thread) in threads.iter().enumerate() {
@@ -164,29 +165,52 @@ pub(crate) async fn convert_job(
                 "no thread {thread:?} in the source"
             )));
         }
-        checkpoints += tuples.len();
-        writes += tuples.iter().map(|t| t.pending_writes.len()).sum::<usize>();
-        let s = sizes(&tuples);
+        // A thread that cannot be converted as stored is left out (said why); the rest go.
+        if let Some(t) = tuples.iter().find(|t| t.header.problem.is_some()) {
+            report.skipped.push(SkippedThread {
+                thread_id: thread.clone(),
+                reason: format!(
+                    "checkpoint {} cannot be read as stored ({})",
+                    t.header.checkpoint_id,
+                    t.header.problem.as_deref().unwrap_or_default()
+                ),
+            });
+            continue;
+        }
+        let (n, w, s) = (
+            tuples.len(),
+            tuples.iter().map(|t| t.pending_writes.len()).sum::<usize>(),
+            sizes(&tuples),
+        );
+        drop(tuples);
+        if let Some(saver) = &saver {
+            let copied = flashback_storage::maintenance::copy_thread_between(
+                store.as_ref(),
+                saver.as_ref(),
+                thread,
+                thread,
+            )
+            .await;
+            match copied {
+                Ok(_) => {}
+                Err(StoreError::InvalidInput(reason)) => {
+                    report.skipped.push(SkippedThread {
+                        thread_id: thread.clone(),
+                        reason,
+                    });
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        checkpoints += n;
+        writes += w;
         inline += s.inline;
         deltas += if req.whole_blobs {
             s.versions
         } else {
             s.deltas
         };
-        drop(tuples);
-        if let Some(saver) = &saver {
-            flashback_storage::maintenance::copy_thread_between(
-                store.as_ref(),
-                saver.as_ref(),
-                thread,
-                thread,
-            )
-            .await
-            .map_err(|e| {
-                let e = ApiError::from(e);
-                ApiError::new(e.code, format!("thread {thread:?}: {}", e.message))
-            })?;
-        }
         report.threads += 1;
     }
     job.progress(threads.len(), threads.len(), "done");

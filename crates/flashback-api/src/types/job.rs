@@ -167,6 +167,19 @@ pub struct ConvertReport {
     pub three_table_bytes: Option<f64>,
     /// Nothing was written.
     pub dry_run: bool,
+    /// Threads left out, each with why (a checkpoint that cannot be read as stored, a value
+    /// that cannot be written back as it was read, a target thread that is not empty); the
+    /// others are converted.
+    pub skipped: Vec<SkippedThread>,
+}
+
+/// A thread a conversion left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct SkippedThread {
+    /// The thread.
+    pub thread_id: String,
+    /// Why, one line.
+    pub reason: String,
 }
 
 /// Kinds of background work.

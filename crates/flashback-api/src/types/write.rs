@@ -194,3 +194,14 @@ pub struct CheckpointKey {
     /// Checkpoint id.
     pub checkpoint_id: String,
 }
+
+/// Rebuild a three-table thread's damaged blob rows from the writes, or preview it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RepairRequest {
+    /// Database handle.
+    pub db: String,
+    /// Thread id (every namespace of it is repaired).
+    pub thread_id: String,
+    /// Only say what would be written.
+    pub dry_run: bool,
+}

@@ -8,6 +8,8 @@ use flashback_api::{
 };
 use std::path::{Path, PathBuf};
 
+pub mod three;
+
 /// The repository's `tests/fixtures` directory.
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")

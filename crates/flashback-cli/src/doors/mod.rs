@@ -300,9 +300,27 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         Command::Rebuild {
             db,
             thread,
+            repair: true,
+            yes,
+            json,
+            ..
+        } => {
+            let (api, db) = open(&db).await?;
+            let req = RepairRequest {
+                db,
+                thread_id: thread,
+                dry_run: !yes,
+            };
+            let report = api.repair_blobs(req).await?;
+            done(render(json, &report, human::repaired))
+        }
+        Command::Rebuild {
+            db,
+            thread,
             checkpoint,
             ns,
             json,
+            ..
         } => {
             let (api, db) = open(&db).await?;
             let req = RebuildRequest {

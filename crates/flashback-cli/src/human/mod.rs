@@ -6,10 +6,12 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 mod lists;
+mod repair;
 mod search;
 mod state;
 mod watch;
 pub use lists::{history, threads, Width};
+pub use repair::repaired;
 pub use search::{search_header, search_hit, searched};
 pub use state::state;
 pub use watch::watch;
@@ -324,6 +326,16 @@ pub fn converted(r: &ConvertReport, target: &str) -> String {
             "in the three-table store: {} ({ratio:.1}× smaller)\n",
             mb(b)
         ));
+    }
+    if !r.skipped.is_empty() {
+        out.push_str(&format!(
+            "left out {} thread{} that cannot be converted as stored:\n",
+            r.skipped.len(),
+            if r.skipped.len() == 1 { "" } else { "s" }
+        ));
+        for s in &r.skipped {
+            out.push_str(&format!("  {}: {}\n", s.thread_id, s.reason));
+        }
     }
     if r.dry_run {
         out.push_str("(dry run: nothing written)\n");

@@ -37,6 +37,7 @@ use async_trait::async_trait;
 mod copy;
 pub(crate) mod plan;
 
+pub use crate::three::repair::{BlobFix, DamagedBlob};
 pub use copy::copy_thread_between;
 pub use plan::Job;
 
@@ -163,10 +164,37 @@ pub trait SaverMaintenance: CheckpointSaver {
         self.run_job(job, dry_run).await
     }
 
+    /// The blob rows `thread_id`'s checkpoints name (all namespaces) that cannot be read: no
+    /// row, a broken delta chain, or bytes that do not decode — what `rebuild --repair`
+    /// re-creates from the writes. Only the three-table store keeps channel values in rows of
+    /// their own ([`crate::three::repair`]); the other schemas say so.
+    async fn damaged_blobs(&self, thread_id: &str) -> Result<Vec<DamagedBlob>, StoreError> {
+        let _ = thread_id;
+        Err(no_blob_repair())
+    }
+
+    /// Store each of `fixes` as a whole blob row of `thread_id`, replacing the row with its key
+    /// (a delta based on it then builds on the new value), in one transaction. Returns the
+    /// rows written.
+    async fn replace_blobs(&self, thread_id: &str, fixes: &[BlobFix]) -> Result<u64, StoreError> {
+        let _ = (thread_id, fixes);
+        Err(no_blob_repair())
+    }
+
     /// Plan `job` from the rows read and carry it out (or, with `dry_run`, only report it), in
     /// one transaction: what each backend provides for the three above.
     #[doc(hidden)]
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError>;
+}
+
+/// What the schemas without blob rows of their own say to a repair.
+fn no_blob_repair() -> StoreError {
+    StoreError::InvalidInput(
+        "repairing values from the writes works on the three-table store, whose values are \
+         rows of their own; this database keeps LangGraph's schema (`flashback convert` copies \
+         threads into a three-table store)"
+            .into(),
+    )
 }
 
 #[cfg(test)]

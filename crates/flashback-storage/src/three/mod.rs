@@ -16,6 +16,7 @@ mod postgres_maint;
 mod postgres_read;
 #[cfg(feature = "postgres")]
 mod postgres_write;
+pub mod repair;
 pub mod rows;
 pub mod sqlite;
 mod sqlite_maint;

@@ -4,9 +4,10 @@
 //! no remaining delta is based on them (`docs/three-table.md`, "Forks and rollback").
 
 use super::postgres::ThreeTablePg;
-use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, TABLE_COLUMNS};
+use super::repair::{damaged, fix_row, BlobMap};
+use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS};
 use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
-use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use async_trait::async_trait;
@@ -363,6 +364,81 @@ async fn run_threads(
     Ok(out)
 }
 
+/// Every blob row of a thread, by key.
+async fn thread_blobs(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    thread: &str,
+) -> Result<BlobMap, StoreError> {
+    let rows = fetch(
+        conn,
+        s,
+        "SELECT checkpoint_ns_hash, channel, version, type, kind, base_version, depth::int8, \
+         blob_data FROM checkpoint_blobs WHERE thread_id = $1",
+        vec![t(thread)],
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let blob = StoredBlob {
+                type_tag: text(r, 3).unwrap_or_default(),
+                kind: text(r, 4).unwrap_or_default(),
+                base_version: text(r, 5),
+                depth: r.try_get::<Option<i64>, _>(6).ok().flatten().unwrap_or(0),
+                data: r.try_get(7).ok().flatten(),
+            };
+            let key = (
+                text(r, 0).unwrap_or_default(),
+                text(r, 1).unwrap_or_default(),
+                text(r, 2).unwrap_or_default(),
+            );
+            (key, blob)
+        })
+        .collect())
+}
+
+/// Replace each fix's blob row with the value whole (`gmt_create`: the time of the repair).
+async fn replace(
+    conn: &mut PgConnection,
+    s: &ThreeTablePg,
+    thread: &str,
+    fixes: &[BlobFix],
+) -> Result<u64, StoreError> {
+    let key = s.key();
+    let mut n = 0;
+    for fix in fixes {
+        let (hash, row) = fix_row(fix, key.as_deref())?;
+        let args = || vec![t(thread), t(&hash), t(&row.channel), t(&row.version)];
+        exec(
+            conn,
+            s,
+            "DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns_hash = $2 \
+             AND channel = $3 AND version = $4",
+            args(),
+        )
+        .await?;
+        let mut q = Sql::new(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns_hash, channel, version, \
+             type, kind, base_version, depth, blob_data) \
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, $7)",
+        );
+        for a in args() {
+            q = q.with(a);
+        }
+        n += q
+            .with(t(&row.type_tag))
+            .with(t(row.kind.as_str()))
+            .query()
+            .bind(row.data.clone())
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| s.err(e))?
+            .rows_affected();
+    }
+    Ok(n)
+}
+
 async fn maintain(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
@@ -414,5 +490,27 @@ impl SaverMaintenance for ThreeTablePg {
             tx.commit().await.map_err(|e| self.err(e))?;
         }
         Ok(report)
+    }
+
+    async fn damaged_blobs(&self, thread_id: &str) -> Result<Vec<DamagedBlob>, StoreError> {
+        // One snapshot of both tables.
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.err(e))?;
+        let key = self.key();
+        let threads = [thread_id.to_owned()];
+        let snap = snapshot(&mut tx, self, &threads, key.as_deref()).await?;
+        let blobs = thread_blobs(&mut tx, self, thread_id).await?;
+        tx.rollback().await.map_err(|e| self.err(e))?;
+        Ok(damaged(&snap.rows, &blobs, key.as_deref()))
+    }
+
+    async fn replace_blobs(&self, thread_id: &str, fixes: &[BlobFix]) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let n = replace(&mut tx, self, thread_id, fixes).await?;
+        tx.commit().await.map_err(|e| self.err(e))?;
+        Ok(n)
     }
 }

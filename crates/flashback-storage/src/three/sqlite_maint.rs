@@ -3,10 +3,13 @@
 //! rows go when no remaining checkpoint references them and no remaining delta is based on
 //! them (`docs/three-table.md`, "Forks and rollback").
 
-use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, TABLE_COLUMNS};
+use super::repair::{damaged, fix_row, BlobMap};
+use super::rows::{
+    now_iso, ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS,
+};
 use super::sqlite::ThreeTableSaver;
 use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
-use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::sqlite::write_err as err;
 use crate::StoreError;
 use async_trait::async_trait;
@@ -260,6 +263,72 @@ fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<Strin
     Ok(out)
 }
 
+/// Every blob row of a thread, by key.
+fn thread_blobs(tx: &Transaction<'_>, thread: &str) -> Result<BlobMap, StoreError> {
+    let mut stmt = tx
+        .prepare(
+            "SELECT checkpoint_ns_hash, channel, version, type, kind, base_version, depth, \
+             blob_data FROM checkpoint_blobs WHERE thread_id = ?",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([thread]).map_err(err)?;
+    let mut out = BlobMap::new();
+    while let Some(r) = rows.next().map_err(err)? {
+        let text = |i: usize| -> Result<String, StoreError> {
+            Ok(r.get::<_, Option<String>>(i)
+                .map_err(err)?
+                .unwrap_or_default())
+        };
+        let blob = StoredBlob {
+            type_tag: text(3)?,
+            kind: text(4)?,
+            base_version: r.get(5).map_err(err)?,
+            depth: r.get::<_, Option<i64>>(6).map_err(err)?.unwrap_or(0),
+            data: r.get(7).unwrap_or(None),
+        };
+        out.insert((text(0)?, text(1)?, text(2)?), blob);
+    }
+    Ok(out)
+}
+
+/// Replace each fix's blob row with the value whole, `gmt_create` the time of the repair.
+fn replace(
+    tx: &Transaction<'_>,
+    thread: &str,
+    fixes: &[BlobFix],
+    key: Option<&AesKey>,
+) -> Result<u64, StoreError> {
+    let now = now_iso();
+    let mut n = 0;
+    for fix in fixes {
+        let (hash, row) = fix_row(fix, key)?;
+        tx.execute(
+            "DELETE FROM checkpoint_blobs WHERE thread_id = ? AND checkpoint_ns_hash = ? \
+             AND channel = ? AND version = ?",
+            params![thread, hash, row.channel, row.version],
+        )
+        .map_err(err)?;
+        n += tx
+            .execute(
+                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns_hash, channel, version, \
+                 type, kind, base_version, depth, blob_data, gmt_create) \
+                 VALUES (?, ?, ?, ?, ?, ?, NULL, 0, ?, ?)",
+                params![
+                    thread,
+                    hash,
+                    row.channel,
+                    row.version,
+                    row.type_tag,
+                    row.kind.as_str(),
+                    row.data,
+                    now
+                ],
+            )
+            .map_err(err)? as u64;
+    }
+    Ok(n)
+}
+
 async fn maintain(
     saver: &ThreeTableSaver,
     job: Job,
@@ -305,5 +374,22 @@ impl SaverMaintenance for ThreeTableSaver {
 
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
         maintain(self, job, dry_run).await
+    }
+
+    async fn damaged_blobs(&self, thread_id: &str) -> Result<Vec<DamagedBlob>, StoreError> {
+        let (thread, key) = (thread_id.to_owned(), self.key());
+        // Read in one (rolled back) transaction: one snapshot of both tables.
+        self.write_or_rollback(false, move |tx| {
+            let snap = snapshot(tx, std::slice::from_ref(&thread), key.as_deref())?;
+            let blobs = thread_blobs(tx, &thread)?;
+            Ok(damaged(&snap.rows, &blobs, key.as_deref()))
+        })
+        .await
+    }
+
+    async fn replace_blobs(&self, thread_id: &str, fixes: &[BlobFix]) -> Result<u64, StoreError> {
+        let (thread, key, fixes) = (thread_id.to_owned(), self.key(), fixes.to_vec());
+        self.write(move |tx| replace(tx, &thread, &fixes, key.as_deref()))
+            .await
     }
 }

@@ -72,6 +72,11 @@ export const commands = {
 	pruneThreads: (req: PruneRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("prune_threads", { req })),
 	/**  Delete a branch (a checkpoint and its descendants), or preview it. One transaction. */
 	deleteBranch: (req: DeleteBranchRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("delete_branch", { req })),
+	/**
+	 *  Rebuild a three-table thread's damaged blob rows from the writes (or preview it).
+	 *  One transaction.
+	 */
+	repairBlobs: (req: RepairRequest) => typedError<RepairReport, ApiError>(__TAURI_INVOKE("repair_blobs", { req })),
 	/**  Copy a thread to a new thread id, in the same or another open database. */
 	copyThread: (req: CopyRequest) => typedError<CopyReport, ApiError>(__TAURI_INVOKE("copy_thread", { req })),
 	/**  Save a setting. */
@@ -115,6 +120,35 @@ export type AppInfo = {
 	initial_error: ApiError | null,
 	/**  Saved settings (`theme`, …). */
 	settings: Setting[],
+};
+
+/**  One damaged blob row, and how it is (or why it cannot be) rebuilt. */
+export type BlobRepair = {
+	/**  The namespace. */
+	checkpoint_ns: string,
+	/**  The channel. */
+	channel: string,
+	/**  The channel version (the row's key). */
+	version: string,
+	/**  What is wrong with the row. */
+	problem: string,
+	/**  The checkpoints that name this version (all get the value back), oldest first. */
+	checkpoints: string[],
+	/**  The checkpoint whose step produced the version (its parent's writes are replayed). */
+	produced_at: string | null,
+	/**  The reducer applied; `None` when the value cannot be rebuilt. */
+	reducer: Reducer | null,
+	/**  The writes applied. */
+	writes: number,
+	/**  The rebuilt value as compact JSON, clipped to 200 characters. */
+	preview: string | null,
+	/**  Why it cannot be rebuilt (then nothing is written for it). */
+	cannot: string | null,
+	/**
+	 *  What the rebuilt value could not get back, e.g. message ids LangGraph assigned on write
+	 *  that no readable version of the channel keeps.
+	 */
+	note: string | null,
 };
 
 /**  How a channel or list item differs between A and B. */
@@ -376,6 +410,12 @@ export type ConvertReport = {
 	three_table_bytes: number | null,
 	/**  Nothing was written. */
 	dry_run: boolean,
+	/**
+	 *  Threads left out, each with why (a checkpoint that cannot be read as stored, a value
+	 *  that cannot be written back as it was read, a target thread that is not empty); the
+	 *  others are converted.
+	 */
+	skipped: SkippedThread[],
 };
 
 /**  Copy an open database's threads into another database, in the other schema. */
@@ -1133,6 +1173,30 @@ export type Reducer =
 /**  `{**old, **new}`. */
 "dict_merge";
 
+/**  What a repair found and did. */
+export type RepairReport = {
+	/**  The thread. */
+	thread_id: string,
+	/**  Whether nothing was written (the report says what a repair would write). */
+	dry_run: boolean,
+	/**  Every damaged row, oldest first per namespace. */
+	damaged: BlobRepair[],
+	/**  Rows rewritten (0 in a dry run). */
+	repaired: number,
+	/**  Rows still damaged afterwards (a dry run: those that cannot be rebuilt). */
+	left: number,
+};
+
+/**  Rebuild a three-table thread's damaged blob rows from the writes, or preview it. */
+export type RepairRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id (every namespace of it is repaired). */
+	thread_id: string,
+	/**  Only say what would be written. */
+	dry_run: boolean,
+};
+
 /**  The steps of a branch. */
 export type ReplayRequest = {
 	/**  Database handle. */
@@ -1209,6 +1273,14 @@ export type Setting = {
 	key: string,
 	/**  Its value. */
 	value: string,
+};
+
+/**  A thread a conversion left out. */
+export type SkippedThread = {
+	/**  The thread. */
+	thread_id: string,
+	/**  Why, one line. */
+	reason: string,
 };
 
 /**  How a task of the step after a checkpoint went, as its writes tell. */
