@@ -6,19 +6,35 @@ For each backend (SQLite always; Postgres with --pg) and each scenario below, tw
 copies A and B of the committed fixture database are made:
 
   A: `flashback fork A THREAD --checkpoint X --json` writes a copy fork of checkpoint X
-     (the thread's head moves there), then the real graph, built on the official saver,
+     (the thread's head moves there), then the real graph, built on the backend's saver,
      continues the thread:  graph.invoke(None, {"configurable": {"thread_id": T}})
   B: LangGraph's own time travel from X:
      graph.invoke(None, {"configurable": {"thread_id": T, "checkpoint_id": X}})
 
 and the outcomes are compared: final state values (random ids normalised) and `next`, the
 checkpoints each side added after X ((source, step) lineage), the fork checkpoint itself as
-Python's saver reads it back (parent X, source "fork", step X+1, X's channel values,
+the saver reads it back (parent X, source "fork", step X+1, X's channel values,
 channel_versions and versions_seen, no pending writes) against X and against the fork
 checkpoint LangGraph's time travel wrote in B, plus per-scenario checks (interrupts, the
 re-raised error, pending writes).
 
-Scenarios (X is picked by reading the thread's history with the Python saver, never by a
+Backends:
+
+  sqlite / postgres (default)  LangGraph's own tables (copies of tests/fixtures/langgraph.sqlite,
+                               or tests/fixtures/postgres.sql loaded), the official SqliteSaver /
+                               PostgresSaver.
+  three-table-sqlite / three-table-postgres (--three-table)
+                               Flashback's three-table store (docs/three-table.md): A and B are
+                               made by `flashback convert tests/fixtures/langgraph.sqlite DST
+                               --to three-table` (a new SQLite file, or the Postgres database
+                               after its tables are dropped), and LangGraph stores through
+                               Flashback's Rust saver: saver_adapter.FlashbackSaver, a
+                               `flashback bridge DB` subprocess, used synchronously, reviving
+                               stored objects as Python's serializer does. The same scenarios and
+                               checks; `flashback fork` / `flashback state` work on the
+                               three-table databases.
+
+Scenarios (X is picked by reading the thread's history with the backend's saver, never by a
 hard-coded id, so regenerated fixtures keep working):
 
   forked             step 1 on the head's branch: before `step2` runs. X already has four
@@ -38,14 +54,21 @@ hard-coded id, so regenerated fixtures keep working):
                      (normalised); everything else in the chat is scripted.
   chat-tools-turn2   the same in the second turn (the newest such checkpoint; the fork sits
                      in the middle of the head's lineage).
+  chat-tools-edit    an edit fork (`flashback fork --set messages=...`) of the turn-1
+                     checkpoint changing a tool call's arguments, against LangGraph's
+                     update_state with the same edited AIMessage, both resumed.
 
 Usage:
   FLASHBACK_BIN=target/debug/flashback python tests/interop/fork_resume.py \
-      [--pg URL_A --pg URL_B | --pg SERVER_URL] [--only NAME ...]
+      [--three-table] [--no-sqlite] [--pg URL_A --pg URL_B | --pg SERVER_URL] [--only NAME ...]
 
   --pg given twice: two existing (empty or throwaway) databases; their checkpoint tables are
-  dropped and reloaded from tests/fixtures/postgres.sql before every scenario.
+  dropped and reloaded from tests/fixtures/postgres.sql before every scenario (--three-table:
+  dropped, three-table tables included, and converted from the SQLite fixture).
   --pg given once: a server URL; two throwaway databases are created there and dropped.
+  --three-table: the three-table backends instead of LangGraph's tables (SQLite unless
+  --no-sqlite; Postgres with --pg).
+  --only: scenario names, chat-tools-edit included.
 
 Prints one line per check and finally exactly `N passed, M failed`; exits 1 on failure.
 """
@@ -83,17 +106,22 @@ sys.dont_write_bytecode = True  # no __pycache__ next to the committed fixtures
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(FIXTURES))
+sys.path.insert(0, str(ROOT / "tests" / "interop"))
 
 import generate  # noqa: E402  (graph builders; main() only runs as __main__)
 import results  # noqa: E402
 from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.types import Command, Interrupt, Send  # noqa: E402
+from saver_adapter import FlashbackSaver  # noqa: E402
 
 SQLITE_FIXTURE = FIXTURES / "langgraph.sqlite"
 POSTGRES_FIXTURE = FIXTURES / "postgres.sql"
 NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+# the three-table store's tables (migrations/three-table/postgres): the same three names
+THREE_TABLE_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "three_table_migrations")
+ALL_TABLES = tuple(dict.fromkeys(CHECKPOINT_TABLES + THREE_TABLE_TABLES))
 
 
 def cfg(thread_id: str, **extra: Any) -> dict:
@@ -220,7 +248,8 @@ class PostgresBackend:
 
         for url in self.urls:
             with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("DROP TABLE IF EXISTS " + ", ".join(f"public.{t}" for t in CHECKPOINT_TABLES) + " CASCADE")
+                # ALL_TABLES: also a three-table store left by a --three-table run
+                conn.execute("DROP TABLE IF EXISTS " + ", ".join(f"public.{t}" for t in ALL_TABLES) + " CASCADE")
                 conn.execute(self.sql)  # the dump, as ONE multi-statement script
         return self.urls[0], self.urls[1]
 
@@ -241,6 +270,65 @@ class PostgresBackend:
         with psycopg.connect(self.admin, autocommit=True) as conn:
             for n in self.created:
                 conn.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
+
+
+class ThreeTableSqliteBackend(SqliteBackend):
+    """Flashback's three-table store (docs/three-table.md) in SQLite files: A and B are made
+    by `flashback convert FIXTURE DST --to three-table`, and LangGraph stores through
+    Flashback's Rust saver (`flashback bridge`, saver_adapter.FlashbackSaver)."""
+
+    name = "three-table-sqlite"
+
+    def __init__(self, bin_path: str) -> None:
+        super().__init__()
+        self.bin = bin_path
+
+    def prepare(self) -> tuple[str, str]:
+        self.n += 1
+        out = [str(self.tmp / f"{self.n:02d}-{side}.sqlite") for side in ("a", "b")]
+        for dst in out:
+            convert_to_three_table(self.bin, str(SQLITE_FIXTURE), dst)
+        return out[0], out[1]
+
+    @contextlib.contextmanager
+    def saver(self, loc: str):
+        with FlashbackSaver(loc, bin=self.bin, objects=True) as saver:
+            yield saver
+
+
+class ThreeTablePostgresBackend(PostgresBackend):
+    """Flashback's three-table store in Postgres: before every scenario the tables of both
+    databases are dropped and the SQLite fixture is converted into them
+    (`flashback convert FIXTURE URL --to three-table`); LangGraph stores through
+    `flashback bridge URL`."""
+
+    name = "three-table-postgres"
+
+    def __init__(self, urls: list[str], bin_path: str) -> None:
+        super().__init__(urls)
+        self.bin = bin_path
+
+    def prepare(self) -> tuple[str, str]:
+        import psycopg
+
+        for url in self.urls:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("DROP TABLE IF EXISTS " + ", ".join(f"public.{t}" for t in ALL_TABLES) + " CASCADE")
+            convert_to_three_table(self.bin, str(SQLITE_FIXTURE), url)
+        return self.urls[0], self.urls[1]
+
+    @contextlib.contextmanager
+    def saver(self, loc: str):
+        with FlashbackSaver(loc, bin=self.bin, objects=True) as saver:
+            yield saver
+
+
+def convert_to_three_table(bin_path: str, src: str, dst: str) -> None:
+    p = subprocess.run([bin_path, "convert", src, dst, "--to", "three-table"],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"flashback convert {src} -> {dst} --to three-table: exit {p.returncode}: "
+                           f"{(p.stderr or p.stdout).strip()[:2000]}")
 
 
 # ---------------------------------------------------------------------------
@@ -548,6 +636,9 @@ def main() -> int:
     ap.add_argument("--pg", action="append", default=[], metavar="URL",
                     help="twice: two throwaway database URLs (A and B); once: a server URL to create them on")
     ap.add_argument("--no-sqlite", action="store_true", help="skip the SQLite backend")
+    ap.add_argument("--three-table", action="store_true",
+                    help="run on Flashback's three-table store (converted fixture, `flashback bridge` saver) "
+                         "instead of LangGraph's own tables")
     ap.add_argument("--only", action="append", default=[], metavar="SCENARIO")
     args = ap.parse_args()
     # "Deserializing unregistered type ..." warnings are not what this test is about
@@ -565,9 +656,12 @@ def main() -> int:
 
     backends: list[Callable[[], Any]] = []
     if not args.no_sqlite:
-        backends.append(SqliteBackend)
+        backends.append((lambda: ThreeTableSqliteBackend(bin_path)) if args.three_table else SqliteBackend)
     if args.pg:
-        backends.append(lambda: PostgresBackend(args.pg))
+        if args.three_table:
+            backends.append(lambda: ThreeTablePostgresBackend(args.pg, bin_path))
+        else:
+            backends.append(lambda: PostgresBackend(args.pg))
     for make in backends:
         try:
             backend = make()

@@ -2,7 +2,9 @@
 # Interop tests against the real Python LangGraph (called by scripts/test after its venv step).
 #
 #   fork_resume.py: LangGraph resumes from `flashback fork` copy forks exactly as from its own
-#   time travel, on SQLite and on PostgreSQL.
+#   time travel, on SQLite and on PostgreSQL; with --three-table the same on Flashback's
+#   three-table store (the fixture converted by `flashback convert --to three-table`, LangGraph
+#   storing through `flashback bridge`), on SQLite and on PostgreSQL (the same two databases).
 #   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
@@ -69,6 +71,9 @@ status=0
 echo
 echo "== fork_resume.py: SQLite"
 "$python" tests/interop/fork_resume.py || status=1
+echo
+echo "== fork_resume.py: three-table SQLite"
+"$python" tests/interop/fork_resume.py --three-table || status=1
 echo
 echo "== delta_test.py: SQLite"
 "$python" tests/interop/delta_test.py || status=1
@@ -164,6 +169,10 @@ else
     db_b="flashback_interop_${tag}_b"
     if pg_admin "$pg_url" "CREATE DATABASE \"$db_a\"" "CREATE DATABASE \"$db_b\""; then
         "$python" tests/interop/fork_resume.py --no-sqlite \
+            --pg "$(with_db "$pg_url" "$db_a")" --pg "$(with_db "$pg_url" "$db_b")" || status=1
+        echo
+        echo "== fork_resume.py: three-table PostgreSQL"
+        "$python" tests/interop/fork_resume.py --three-table --no-sqlite \
             --pg "$(with_db "$pg_url" "$db_a")" --pg "$(with_db "$pg_url" "$db_b")" || status=1
     else
         echo "FAIL postgres: could not create the two throwaway databases"
