@@ -85,3 +85,46 @@ async fn the_fixture_converted_to_three_table_and_back_reads_equal() {
         .message
         .contains("already holds"));
 }
+
+#[tokio::test]
+async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
+    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
+    // One checkpoint document of `long` made unreadable.
+    let damaged = rusqlite::Connection::open(&path)
+        .and_then(|c| {
+            c.execute(
+                "UPDATE checkpoints SET checkpoint = x'c1ffff' WHERE thread_id = 'long' \
+                 AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints \
+                 WHERE thread_id = 'long')",
+                [],
+            )
+        })
+        .expect("damage");
+    assert_eq!(damaged, 1);
+    let three = dir.path().join("three.sqlite");
+    for dry_run in [true, false] {
+        let done = convert(&api, &db.db, &three, ConvertTo::ThreeTable, dry_run).await;
+        assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+        let report: ConvertReport =
+            serde_json::from_value(done.result.expect("report")).expect("shape");
+        assert_eq!(report.skipped.len(), 1, "{report:?}");
+        assert_eq!(report.skipped[0].thread_id, "long");
+        assert!(
+            report.skipped[0]
+                .reason
+                .contains("cannot be read as stored"),
+            "{report:?}"
+        );
+        assert!(report.threads >= 10, "the others are converted: {report:?}");
+    }
+    let copy = open(&api, three.to_str().expect("utf-8")).await;
+    let threads = api
+        .list_threads(ThreadsRequest {
+            db: copy.db,
+            limit: None,
+        })
+        .await
+        .expect("threads");
+    assert!(threads.iter().all(|t| t.thread_id != "long"));
+    assert!(threads.iter().any(|t| t.thread_id == "chat-tools"));
+}
