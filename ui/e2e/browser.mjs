@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, thread-actions, optional), with the runner and page helpers in
+// thread-detail, thread-actions, optional, repair, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -39,6 +39,7 @@ import * as valueSearch from "./browser/value-search.mjs";
 import * as stateView from "./browser/state-view.mjs";
 import * as watch from "./browser/watch.mjs";
 import * as interrupts from "./browser/interrupts.mjs";
+import * as repair from "./browser/repair.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -76,6 +77,7 @@ const checks = [
   optional.memory,
   optional.stepActivity,
   interrupts.resumeWith,
+  repair.repairFromWrites,
   optional.postgres,
   threadDetail.subgraphs,
   routes.routes,

@@ -136,6 +136,28 @@ async fn damaged_rows_are_rebuilt_from_the_writes_and_read_as_before() {
         .damaged
         .is_empty());
 
+    // The first (whole) version made undecodable: every delta after it breaks with it, but
+    // only it is rewritten; the deltas read again through it.
+    let changed = conn
+        .execute(
+            &format!("UPDATE checkpoint_blobs SET blob_data = x'c1' WHERE {row}"),
+            params![hash, &messages[0]],
+        )
+        .expect("corrupt the base");
+    assert_eq!(changed, 1);
+    let dry = repair(&api, &three, "chat-tools", true).await;
+    // (The three rows rewritten whole above do not build on it any more.)
+    assert_eq!(dry.damaged.len(), messages.len() - 3, "{dry:#?}");
+    assert!(dry.damaged[0].reducer.is_some() && dry.damaged[0].cause.is_none());
+    for d in &dry.damaged[1..] {
+        assert_eq!(d.cause.as_deref(), Some(messages[0].as_str()), "{d:?}");
+        assert_eq!(d.cannot, None, "{d:?}");
+    }
+    assert_eq!(dry.left, 0, "{dry:?}");
+    let fixed = repair(&api, &three, "chat-tools", false).await;
+    assert_eq!((fixed.left, fixed.repaired >= 1), (0, true), "{fixed:?}");
+    assert_eq!(of(&checkpoints(&api, &three.db).await), of(&original));
+
     // A version written by update_state has no writes that produced it: said, left alone.
     let forked = versions(&api, &three, "forked").await;
     let (id, _, vs) = forked

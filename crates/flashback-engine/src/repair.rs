@@ -12,6 +12,9 @@
 //!   ships gives the same value;
 //! * the value it builds on is the parent's, or the one rebuilt just before (damaged rows are
 //!   rebuilt oldest first, so a chain of them is rebuilt in order);
+//! * a delta whose own row is intact but whose base is damaged reads again once the base is
+//!   rebuilt: it is rebuilt too when its step's writes allow (its value may be what a later
+//!   damaged version builds on), else left to read through the rebuilt base;
 //! * what cannot be rebuilt says why, and stays as it is: a version written by
 //!   `update_state`, a fork or the input (no writes produced it), a DeltaChannel (its value is
 //!   rebuilt on read, not stored whole), writes that cannot be read, a reducer that does not
@@ -50,6 +53,9 @@ pub struct BlobRepair {
     pub writes: u32,
     /// The rebuilt value as compact JSON, clipped to 200 characters.
     pub preview: Option<String>,
+    /// The damaged version this row is built on when its own row is intact. With neither a
+    /// `reducer` nor a `cannot`, the row is not written: it reads again once `cause` is.
+    pub cause: Option<String>,
     /// Why it cannot be rebuilt (then nothing is written for it).
     pub cannot: Option<String>,
     /// What the rebuilt value could not get back, e.g. message ids LangGraph assigned on write
@@ -92,9 +98,9 @@ pub async fn repair_blobs(
         out.extend(items);
         fixes.append(&mut f);
     }
-    let rebuildable = fixes.len() as u32;
+    let resolved = out.iter().filter(|r| r.cannot.is_none()).count() as u32;
     let (repaired, left) = if dry_run || fixes.is_empty() {
-        (0, damaged.len() as u32 - rebuildable)
+        (0, damaged.len() as u32 - resolved)
     } else {
         let n = saver.replace_blobs(thread_id, &fixes).await?;
         (n as u32, saver.damaged_blobs(thread_id).await?.len() as u32)
@@ -160,6 +166,7 @@ async fn plan_namespace(
             reducer: None,
             writes: 0,
             preview: None,
+            cause: d.cause.clone(),
             cannot: None,
             note: None,
         };
@@ -198,7 +205,17 @@ async fn plan_namespace(
                     value: decoded,
                 });
             }
-            Err(why) => item.cannot = Some(why),
+            // A row that is intact itself reads again once the row it is built on is
+            // rebuilt (when that one can be).
+            Err(why) => match &d.cause {
+                Some(root) if rebuilt.contains_key(&(d.channel.clone(), root.clone())) => {}
+                Some(root) => {
+                    item.cannot = Some(format!(
+                        "it is built on version {root}, which cannot be rebuilt ({why})"
+                    ))
+                }
+                None => item.cannot = Some(why),
+            },
         }
         items.push(item);
     }

@@ -226,6 +226,7 @@ export const undecodable = {
     await bad.click();
     const why = await page.locator(tid("checkpoint-problem")).textContent();
     expect(why.includes("Not read in full"), `the reason is shown: ${why}`);
+    expect((await page.locator(tid("repair-open")).count()) === 0, "no Repair from writes on LangGraph's schema");
     await shot("damaged-checkpoint.png");
     await page.keyboard.press("j");
     await page.locator(tid("checkpoint-problem")).waitFor({ state: "detached" });

@@ -9,13 +9,22 @@ pub fn repaired(r: &RepairReport) -> String {
     if r.damaged.is_empty() {
         return format!("thread {}: no damaged blob rows\n", r.thread_id);
     }
-    let fixable = r.damaged.iter().filter(|d| d.cannot.is_none()).count();
+    let fixable = r.damaged.iter().filter(|d| d.reducer.is_some()).count();
+    let through = r
+        .damaged
+        .iter()
+        .filter(|d| d.reducer.is_none() && d.cannot.is_none())
+        .count();
     let mut out = format!(
-        "thread {}: {} damaged blob row{}; {fixable} can be rebuilt from the writes{}\n",
+        "thread {}: {} damaged blob row{}; {fixable} can be rebuilt from the writes{}{}\n",
         r.thread_id,
         r.damaged.len(),
         if r.damaged.len() == 1 { "" } else { "s" },
-        match r.damaged.len() - fixable {
+        match through {
+            0 => String::new(),
+            n => format!(", {n} read again through a rebuilt row"),
+        },
+        match r.damaged.len() - fixable - through {
             0 => String::new(),
             n => format!(", {n} cannot"),
         }
@@ -42,7 +51,13 @@ pub fn repaired(r: &RepairReport) -> String {
                 d.produced_at.as_deref().unwrap_or("?"),
                 d.preview.as_deref().unwrap_or("")
             )),
-            (None, None) => {}
+            (None, None) => out.push_str(&format!(
+                "    its own row is intact: it reads again once version {} is rebuilt\n",
+                d.cause.as_deref().unwrap_or("?")
+            )),
+        }
+        if let (Some(note), Some(_)) = (&d.note, d.reducer) {
+            out.push_str(&format!("    note: {note}\n"));
         }
     }
     if r.dry_run {

@@ -28,6 +28,10 @@ pub struct DamagedBlob {
     pub problem: String,
     /// The checkpoints whose `channel_versions` name this version, oldest first.
     pub checkpoints: Vec<String>,
+    /// The damaged version this row is built on when its own row is intact (a delta whose
+    /// base chain is broken): it reads again once that one is repaired. `None`: the damage is
+    /// in this row.
+    pub cause: Option<String>,
 }
 
 /// The value a damaged row gets back: stored whole (`kind = 'full'`), replacing the row.
@@ -78,9 +82,11 @@ pub(super) fn damaged(rows: &[CpRow], blobs: &BlobMap, key: Option<&AesKey>) -> 
         };
         if let Some(problem) = problem {
             checkpoints.sort();
+            let root = root_cause(blobs, (&hash, &channel), &version, &mut memo, key);
             out.push(DamagedBlob {
                 checkpoint_ns: ns,
                 channel,
+                cause: (root != version).then_some(root),
                 version,
                 problem,
                 checkpoints,
@@ -95,6 +101,55 @@ pub(super) fn damaged(rows: &[CpRow], blobs: &BlobMap, key: Option<&AesKey>) -> 
         ))
     });
     out
+}
+
+/// Whether `version` materialises and decodes.
+fn readable(
+    blobs: &BlobMap,
+    (hash, channel): (&str, &str),
+    version: &str,
+    memo: &mut Memo,
+    key: Option<&AesKey>,
+) -> bool {
+    let mut fetch = |v: &str| {
+        Ok(blobs
+            .get(&(hash.to_owned(), channel.to_owned(), v.to_owned()))
+            .cloned())
+    };
+    match materialise(("", hash, channel), version, memo, &mut fetch) {
+        Ok(Some(m)) => {
+            m.type_tag == EMPTY
+                || !matches!(
+                    decode_typed_keyed(&m.type_tag, Some(&m.bytes), key),
+                    Decoded::Error { .. }
+                )
+        }
+        _ => false,
+    }
+}
+
+/// The version whose own row breaks `version`: walking its base links back, the first row
+/// that is missing, does not decode, or is a delta that does not apply to a readable base.
+fn root_cause(
+    blobs: &BlobMap,
+    (hash, channel): (&str, &str),
+    version: &str,
+    memo: &mut Memo,
+    key: Option<&AesKey>,
+) -> String {
+    let mut at = version.to_owned();
+    for _ in 0..=super::delta::MAX_DEPTH {
+        let row = blobs.get(&(hash.to_owned(), channel.to_owned(), at.clone()));
+        let Some(base) = row.and_then(|r| (r.kind != "full").then_some(r.base_version.clone()))
+        else {
+            return at; // missing, or a full row that does not decode
+        };
+        match base {
+            Some(b) if !readable(blobs, (hash, channel), &b, memo, key) => at = b,
+            _ => return at, // the delta itself does not apply (or names no base)
+        }
+    }
+    at
 }
 
 /// The row that replaces a damaged one: the value whole, sealed with `key` when the store
@@ -189,6 +244,43 @@ mod tests {
         );
         assert_eq!(got[2], ("e", "no blob row"));
         assert_eq!(found[2].checkpoints, vec!["2".to_owned()]);
+        // c@2 is intact itself: its base row is what is missing.
+        let causes: Vec<Option<&str>> = found.iter().map(|d| d.cause.as_deref()).collect();
+        assert_eq!(causes, [None, Some("1"), None]);
+    }
+
+    #[test]
+    fn a_delta_on_a_damaged_base_names_the_base_as_its_cause() {
+        let h = ns_hash("");
+        let list = msgpack::encode(&Value::Array(vec![Value::Int(1)]));
+        let blobs: BlobMap = [
+            ("g", "1", blob("full", None, vec![0xc1])),
+            ("g", "2", blob("append", Some("1"), vec![0x91, 0x02])),
+            ("h", "1", blob("full", None, list)),
+            ("h", "2", blob("append", Some("1"), vec![0xc1])),
+            ("h", "3", blob("append", Some("2"), vec![0x91, 0x03])),
+        ]
+        .into_iter()
+        .map(|(c, v, b)| ((h.clone(), c.to_owned(), v.to_owned()), b))
+        .collect();
+        let rows = [
+            row("", "1", &[("g", "2"), ("h", "3")]),
+            row("", "0", &[("h", "2")]),
+        ];
+        let found = damaged(&rows, &blobs, None);
+        let causes: Vec<(&str, &str, Option<&str>)> = found
+            .iter()
+            .map(|d| (d.channel.as_str(), d.version.as_str(), d.cause.as_deref()))
+            .collect();
+        assert_eq!(
+            causes,
+            [
+                ("h", "2", None),
+                ("g", "2", Some("1")),
+                ("h", "3", Some("2"))
+            ],
+            "{found:#?}"
+        );
     }
 
     #[test]

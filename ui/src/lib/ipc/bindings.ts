@@ -142,6 +142,11 @@ export type BlobRepair = {
 	writes: number,
 	/**  The rebuilt value as compact JSON, clipped to 200 characters. */
 	preview: string | null,
+	/**
+	 *  The damaged version this row is built on when its own row is intact. With neither a
+	 *  `reducer` nor a `cannot`, the row is not written: it reads again once `cause` is.
+	 */
+	cause: string | null,
 	/**  Why it cannot be rebuilt (then nothing is written for it). */
 	cannot: string | null,
 	/**

@@ -30,7 +30,7 @@ import { Replay } from "./replay.svelte";
 import { deltaControls, type DeltaControls } from "./detail";
 
 /** The dialogs the thread screen opens (one at a time). */
-export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help";
+export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help" | "repair";
 
 /** The tabs of the selected checkpoint's detail. */
 export type DetailTab = "state" | "writes" | "tasks" | "meta";
