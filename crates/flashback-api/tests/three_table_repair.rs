@@ -16,17 +16,7 @@ fn version_text(v: &Json) -> String {
 
 /// `(checkpoint_id, source, channel_versions)` of a thread's root checkpoints, oldest first.
 async fn versions(api: &Api, db: &DbInfo, thread: &str) -> Vec<(String, String, Json)> {
-    let history = api
-        .thread_history(HistoryRequest {
-            db: db.db.clone(),
-            thread_id: thread.into(),
-            checkpoint_ns: Some(String::new()),
-            limit: None,
-            before: None,
-            filter: Default::default(),
-        })
-        .await
-        .expect("history");
+    let history = root_history(api, db, thread).await;
     let mut out = Vec::new();
     for h in history.into_iter().rev() {
         let d = detail(api, db, thread, "", &h.checkpoint_id).await;

@@ -37,18 +37,7 @@ async fn a_value_is_followed_along_every_branch_with_the_nodes_that_wrote_it() {
         .expect("watch");
     assert_eq!(r.path, "value", "the path comes back in its canonical form");
     assert_eq!(r.channel, "value");
-    let history = f
-        .api
-        .thread_history(HistoryRequest {
-            db: f.db.db.clone(),
-            thread_id: "forked".into(),
-            checkpoint_ns: Some(String::new()),
-            limit: None,
-            before: None,
-            filter: Default::default(),
-        })
-        .await
-        .expect("history");
+    let history = root_history(&f.api, &f.db, "forked").await;
     assert_eq!(r.checkpoints_read as usize, history.len());
     assert_eq!(r.head.as_deref(), Some(history[0].checkpoint_id.as_str()));
 

@@ -8,6 +8,7 @@ use flashback_api::{
 };
 use std::path::{Path, PathBuf};
 
+pub mod space;
 pub mod three;
 
 /// The repository's `tests/fixtures` directory.
@@ -110,6 +111,20 @@ pub async fn graph(api: &Api, db: &DbInfo, t: &str) -> ThreadGraph {
 }
 
 /// One checkpoint's detail.
+/// A thread's root-namespace history, newest first.
+pub async fn root_history(api: &Api, db: &DbInfo, t: &str) -> Vec<flashback_api::HistoryEntry> {
+    api.thread_history(flashback_api::HistoryRequest {
+        db: db.db.clone(),
+        thread_id: t.into(),
+        checkpoint_ns: Some(String::new()),
+        limit: None,
+        before: None,
+        filter: Default::default(),
+    })
+    .await
+    .expect("history")
+}
+
 pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> CheckpointDetail {
     api.checkpoint_detail(CheckpointRequest {
         db: db.db.clone(),
