@@ -27,6 +27,7 @@ macro_rules! tauri_commands {
                 .typ::<flashback_api::ForkResult>()
                 .typ::<flashback_api::ValueSearchSummary>()
                 .typ::<flashback_api::ConvertReport>()
+                .typ::<flashback_api::StorageReport>()
                 // Counts and steps are u32/i32 or small i64 (task write idx, steps): safe as
                 // numbers.
                 .dangerously_cast_bigints_to_number()

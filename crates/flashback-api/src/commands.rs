@@ -73,6 +73,9 @@ macro_rules! for_each_command {
             start_search($crate::ValueSearchRequest) -> String;
             /// Convert threads into another database in the other schema (a job).
             start_convert($crate::ConvertRequest) -> String;
+            /// Where the bytes are: a storage report of the database or one thread (a job; its
+            /// result is a `StorageReport`).
+            start_storage_report($crate::StorageRequest) -> String;
             /// A job's state and the events after a cursor.
             job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
             /// Ask a job to stop.

@@ -322,6 +322,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Where the bytes are: totals and the largest threads, namespaces, channels and nodes
+    /// (documents, metadata, blobs and writes counted as stored), the largest checkpoints and
+    /// values, channels stored whole again at every step, orphaned rows, and the file's free
+    /// pages (SQLite) or the tables' sizes (Postgres). With THREAD: that thread, with each
+    /// checkpoint's size. Read in one snapshot; nothing is written (docs/storage.md).
+    Storage {
+        /// A `.sqlite` file or a `postgres://` URL.
+        db: String,
+        /// One thread (all its namespaces).
+        thread: Option<String>,
+        /// Rows per list.
+        #[arg(long, value_name = "N", default_value_t = 20,
+              value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        top: u32,
+        /// Print the app's JSON (`StorageReport`).
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
         /// A `.sqlite` file or a `postgres://` URL.

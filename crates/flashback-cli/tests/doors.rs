@@ -441,6 +441,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("start_rerun", "rerun"),
         ("start_convert", "convert"),
         ("start_search", "search"),
+        ("start_storage_report", "storage"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
         ("delete_branch", "delete-branch"),

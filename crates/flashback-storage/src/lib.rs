@@ -47,6 +47,7 @@ pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
 pub mod sealed;
+pub mod space;
 pub mod sqlite;
 pub mod three;
 

@@ -6,6 +6,7 @@ mod convert;
 mod export;
 pub(crate) mod registry;
 mod search;
+mod storage;
 
 use crate::commands::to_json;
 use crate::error::{ApiError, ApiResult};

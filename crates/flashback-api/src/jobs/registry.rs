@@ -26,6 +26,7 @@ fn kind_name(kind: JobKind) -> &'static str {
         JobKind::Rerun => "re-run",
         JobKind::Search => "value search",
         JobKind::Convert => "conversion",
+        JobKind::Storage => "storage report",
     }
 }
 

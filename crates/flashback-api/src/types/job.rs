@@ -173,6 +173,20 @@ pub struct ConvertReport {
     pub skipped: Vec<SkippedThread>,
 }
 
+/// Where the bytes of an open database, or of one of its threads, are (`docs/storage.md`).
+#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+pub struct StorageRequest {
+    /// The database handle.
+    pub db: String,
+    /// One thread (all its namespaces, with each checkpoint's size); `None`: the whole
+    /// database.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// How many rows the lists keep (default 20).
+    #[serde(default)]
+    pub top: Option<u32>,
+}
+
 /// A thread a conversion left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct SkippedThread {
@@ -194,6 +208,8 @@ pub enum JobKind {
     Search,
     /// A conversion between LangGraph's schema and the three-table store.
     Convert,
+    /// A storage report (where the bytes are).
+    Storage,
 }
 
 /// Where a job is.

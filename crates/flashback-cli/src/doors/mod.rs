@@ -6,6 +6,7 @@
 use crate::human;
 
 mod jobs;
+mod storage;
 mod writes;
 
 use crate::Command;
@@ -297,6 +298,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         | Command::Verify { .. }
         | Command::Rerun { .. }
         | Command::Search { .. }) => jobs::run(cmd).await,
+        cmd @ Command::Storage { .. } => storage::run(cmd).await,
         Command::Rebuild {
             db,
             thread,

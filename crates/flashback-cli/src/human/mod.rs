@@ -9,11 +9,13 @@ mod lists;
 mod repair;
 mod search;
 mod state;
+mod storage;
 mod watch;
 pub use lists::{history, threads, Width};
 pub use repair::repaired;
 pub use search::{search_header, search_hit, searched};
 pub use state::state;
+pub use storage::storage;
 pub use watch::watch;
 
 /// What a line of human output fits in (unless `--wide`).

@@ -62,6 +62,11 @@ export const commands = {
 	startSearch: (req: ValueSearchRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_search", { req })),
 	/**  Convert threads into another database in the other schema (a job). */
 	startConvert: (req: ConvertRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_convert", { req })),
+	/**
+	 *  Where the bytes are: a storage report of the database or one thread (a job; its
+	 *  result is a `StorageReport`).
+	 */
+	startStorageReport: (req: StorageRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_storage_report", { req })),
 	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
@@ -240,6 +245,21 @@ export type ChannelRebuild = {
 	unreadable: string[],
 };
 
+/**  The values of one channel. */
+export type ChannelUsage = {
+	/**  The channel. */
+	channel: string,
+	/**
+	 *  Values inside the checkpoint documents (LangGraph SQLite: msgpack values in
+	 *  `channel_values`; LangGraph Postgres: the JSONB primitives in `channel_values`).
+	 */
+	inline: Tally,
+	/**  Blob rows (`checkpoint_blobs`). */
+	blobs: Tally,
+	/**  Pending writes to the channel. */
+	writes: Tally,
+};
+
 /**  Everything about one checkpoint. */
 export type CheckpointDetail = {
 	/**  Thread id. */
@@ -390,6 +410,28 @@ export type CheckpointSealing = {
 	 *  (SQLite's document), `channel NAME` (a Postgres blob) or `write TASK_ID CHANNEL`.
 	 */
 	plaintext: string[],
+};
+
+/**  What one checkpoint added to the database. */
+export type CheckpointSize = {
+	/**  Thread. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**  Checkpoint id. */
+	checkpoint_id: string,
+	/**  Parent id. */
+	parent_checkpoint_id: string | null,
+	/**  The document's bytes (with its inline values). */
+	document_bytes: number,
+	/**  The metadata's bytes. */
+	metadata_bytes: number,
+	/**  The blob rows it introduced: the versions no older checkpoint of its namespace names. */
+	blobs: Tally,
+	/**  Its pending writes. */
+	writes: Tally,
+	/**  Document + metadata + blobs + writes. */
+	total_bytes: number,
 };
 
 /**  A connection id. */
@@ -927,7 +969,9 @@ export type JobKind =
 /**  A search inside the threads' values. */
 "search" | 
 /**  A conversion between LangGraph's schema and the three-table store. */
-"convert";
+"convert" | 
+/**  A storage report (where the bytes are). */
+"storage";
 
 /**  Poll a job. */
 export type JobPollRequest = {
@@ -992,6 +1036,14 @@ export type KeySource =
 "keyring" | 
 /**  Typed in the app for this session. */
 "typed";
+
+/**  A thread's (or a namespace's) usage. */
+export type KeyedUsage = {
+	/**  The thread id (in `by_thread`) or the namespace (in `by_namespace`). */
+	key: string,
+	/**  What its rows take. */
+	usage: Usage,
+};
 
 /**  List changes since the fork point. */
 export type ListChanges = {
@@ -1062,6 +1114,17 @@ export type NamespaceInfo = {
 	collapsed: boolean,
 };
 
+/**  The writes of one node (the name in the write's `task_path`). */
+export type NodeUsage = {
+	/**
+	 *  `~__pregel_pull, NAME` → `NAME`; a Send task (`~__pregel_push, …`) → `Send`; an empty
+	 *  path (a database from before `task_path`) → `""`; else the path's first part.
+	 */
+	node: string,
+	/**  Its writes and their values. */
+	writes: Tally,
+};
+
 /**  Open a remembered connection. */
 export type OpenRecentRequest = {
 	/**  [`RecentConnection::id`]. */
@@ -1082,6 +1145,14 @@ export type OpenRequest = {
 	remember?: boolean,
 	/**  Keep the Postgres password in the OS keyring. */
 	save_password?: boolean,
+};
+
+/**  Rows nothing reaches. */
+export type Orphans = {
+	/**  Writes whose checkpoint row is missing. */
+	writes: Tally,
+	/**  Blob rows no checkpoint names (three-table: nor is the base of a delta one names). */
+	blobs: Tally,
 };
 
 /**  Prune threads. */
@@ -1116,6 +1187,22 @@ export type PruneSummary = {
 	blobs: number,
 	/**  Nothing was written. */
 	dry_run: boolean,
+};
+
+/**  A channel stored whole again at (nearly) every step while growing: O(n²) bytes. */
+export type QuadraticChannel = {
+	/**  Thread. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**  The channel. */
+	channel: string,
+	/**  How many times its value was stored (inline copies or blob versions). */
+	stores: number,
+	/**  Their bytes. */
+	stored_bytes: number,
+	/**  The last stored value's bytes (what storing it once would take). */
+	last_bytes: number,
 };
 
 /**  Rebuild a branch's channels from its writes. */
@@ -1177,6 +1264,20 @@ export type Reducer =
 "add_messages" | 
 /**  `{**old, **new}`. */
 "dict_merge";
+
+/**  A Postgres table's size on disk. */
+export type Relation = {
+	/**  The table. */
+	table: string,
+	/**  `pg_total_relation_size`: table, TOAST and indexes. */
+	total_bytes: number,
+	/**  `pg_relation_size`: the table's main fork. */
+	table_bytes: number,
+	/**  `pg_total_relation_size` of its TOAST table (with the TOAST index). */
+	toast_bytes: number,
+	/**  `pg_indexes_size`. */
+	index_bytes: number,
+};
 
 /**  What a repair found and did. */
 export type RepairReport = {
@@ -1288,6 +1389,26 @@ export type SkippedThread = {
 	reason: string,
 };
 
+/**  The database's files or relations. */
+export type Space = {
+	/**  SQLite: the file's pages. */
+	sqlite: SqliteFile | null,
+	/**  Postgres: the checkpoint tables. */
+	relations: Relation[],
+};
+
+/**  A SQLite file's pages. */
+export type SqliteFile = {
+	/**  `PRAGMA page_size`. */
+	page_size: number,
+	/**  `PRAGMA page_count`. */
+	page_count: number,
+	/**  `PRAGMA freelist_count`: pages a VACUUM would return. */
+	free_pages: number,
+	/**  `free_pages × page_size`. */
+	free_bytes: number,
+};
+
 /**  How a task of the step after a checkpoint went, as its writes tell. */
 export type StepMark = 
 /**  A task raised and has no output: the step failed. */
@@ -1311,6 +1432,63 @@ export type StepWrite = {
 	channel: string,
 	/**  JSON view of the value (secrets masked). */
 	value: Value,
+};
+
+/**  Where the bytes of a checkpoint database (or one thread) are. */
+export type StorageReport = {
+	/**  The thread reported on; `None`: the whole database. */
+	thread_id: string | null,
+	/**  The schema, as detected. */
+	schema: string,
+	/**
+	 *  `langgraph-sqlite`, `langgraph-postgres`, `three-table-sqlite` or
+	 *  `three-table-postgres`.
+	 */
+	layout: string,
+	/**  Lists are cut to this many rows (largest first). */
+	top: number,
+	/**  Everything in scope. */
+	totals: Usage,
+	/**  Threads with rows in scope. */
+	thread_count: number,
+	/**  The largest threads (all their namespaces). */
+	by_thread: KeyedUsage[],
+	/**  The largest namespaces (across threads). */
+	by_namespace: KeyedUsage[],
+	/**  The largest channels (inline + blobs + writes). */
+	by_channel: ChannelUsage[],
+	/**  The nodes whose writes take the most. */
+	by_node: NodeUsage[],
+	/**
+	 *  One thread: each checkpoint's size, oldest first per namespace (empty for the whole
+	 *  database).
+	 */
+	growth: CheckpointSize[],
+	/**  Channels stored whole again at every step, growing. */
+	quadratic: QuadraticChannel[],
+	/**  The largest checkpoints (by [`CheckpointSize::total_bytes`]). */
+	largest_checkpoints: CheckpointSize[],
+	/**  The largest stored values. */
+	largest_values: ValueSize[],
+	/**  Orphaned rows. */
+	orphans: Orphans,
+	/**  Free pages (SQLite) or relation sizes (Postgres). */
+	space: Space,
+	/**  Rows that could not be measured. */
+	unmeasured: Unmeasured,
+};
+
+/**  Where the bytes of an open database, or of one of its threads, are (`docs/storage.md`). */
+export type StorageRequest = {
+	/**  The database handle. */
+	db: string,
+	/**
+	 *  One thread (all its namespaces, with each checkpoint's size); `None`: the whole
+	 *  database.
+	 */
+	thread_id?: string | null,
+	/**  How many rows the lists keep (default 20). */
+	top?: number | null,
 };
 
 /**  Delete an item (or, with `dry_run`, show what would go). */
@@ -1458,6 +1636,14 @@ export type StoreVector = {
 	field: string,
 	/**  Its dimensions (`null` when unknown). */
 	dims: number | null,
+};
+
+/**  Rows and their bytes. */
+export type Tally = {
+	/**  Rows (or values). */
+	count: number,
+	/**  Their bytes as stored. */
+	bytes: number,
 };
 
 /**  A task of the checkpoint's next step (Python's `PregelTask`). */
@@ -1681,6 +1867,31 @@ export type UnlockRequest = {
 	remember?: boolean,
 };
 
+/**  Rows that could not be measured (counted, the rest reported). */
+export type Unmeasured = {
+	/**  How many. */
+	count: number,
+	/**  The first few, each `thread/ns/checkpoint: why`. */
+	examples: string[],
+};
+
+/**  What a set of rows takes, by kind of row. */
+export type Usage = {
+	/**
+	 *  Checkpoint rows and the bytes of their documents (`checkpoints.checkpoint`; on
+	 *  LangGraph's SQLite schema the channel values are inside them).
+	 */
+	checkpoints: Tally,
+	/**  The bytes of the checkpoints' metadata (`checkpoints.metadata`). */
+	metadata_bytes: number,
+	/**  Blob rows (`checkpoint_blobs`; none on LangGraph's SQLite schema) and their values. */
+	blobs: Tally,
+	/**  Pending writes and their values. */
+	writes: Tally,
+	/**  Documents + metadata + blobs + writes. */
+	total_bytes: number,
+};
+
 /**  Check an edited value without writing. */
 export type ValidateEditRequest = {
 	/**  Database handle. */
@@ -1707,6 +1918,15 @@ export type ValueHit = {
 	 */
 	snippet: string,
 };
+
+/**  Where a stored value lives. */
+export type ValueKind = 
+/**  Inside a checkpoint document. */
+"inline" | 
+/**  A blob row. */
+"blob" | 
+/**  A pending write. */
+"write";
 
 /**
  *  Search inside the threads' values (a job: one [`JobEvent::SearchHit`] per matching thread;
@@ -1737,6 +1957,29 @@ export type ValueSearchSummary = {
 	threads_locked: number,
 	/**  Threads skipped: their latest checkpoint could not be read. */
 	threads_unreadable: number,
+};
+
+/**  One stored value. */
+export type ValueSize = {
+	/**  Inline, blob or write. */
+	kind: ValueKind,
+	/**  Thread. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**
+	 *  The checkpoint holding it (a blob: the oldest checkpoint naming its version; `None`
+	 *  when none does).
+	 */
+	checkpoint_id: string | null,
+	/**  The channel. */
+	channel: string,
+	/**  A blob's version. */
+	version: string | null,
+	/**  A write's task path. */
+	task_path: string | null,
+	/**  Its bytes as stored. */
+	bytes: number,
 };
 
 /**  The outcome of [`verify`]. */

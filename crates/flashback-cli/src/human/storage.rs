@@ -1,0 +1,234 @@
+//! `flashback storage`: the storage report as tables for people.
+
+use super::{clip, ns_label, table};
+use flashback_api::storage_report::*;
+
+/// Bytes for people (decimal units).
+fn size(b: u64) -> String {
+    let f = b as f64;
+    if b < 1_000 {
+        format!("{b} B")
+    } else if b < 1_000_000 {
+        format!("{:.1} kB", f / 1e3)
+    } else if b < 1_000_000_000 {
+        format!("{:.1} MB", f / 1e6)
+    } else {
+        format!("{:.2} GB", f / 1e9)
+    }
+}
+
+fn tally(t: &Tally) -> String {
+    if t.count == 0 {
+        "-".into()
+    } else {
+        format!("{} ({})", size(t.bytes), t.count)
+    }
+}
+
+fn usage_row(key: String, u: &Usage) -> Vec<String> {
+    vec![
+        key,
+        size(u.total_bytes),
+        tally(&u.checkpoints),
+        size(u.metadata_bytes),
+        tally(&u.blobs),
+        tally(&u.writes),
+    ]
+}
+
+const USAGE: [&str; 6] = [
+    "",
+    "TOTAL",
+    "DOCUMENTS (N)",
+    "METADATA",
+    "BLOBS (N)",
+    "WRITES (N)",
+];
+
+fn section(out: &mut String, title: &str, headers: &[&str], rows: &[Vec<String>]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push('\n');
+    out.push_str(title);
+    out.push('\n');
+    out.push_str(&table(headers, rows));
+}
+
+fn keyed(out: &mut String, title: &str, first: &str, rows: &[KeyedUsage], ns: bool) {
+    let mut headers = USAGE;
+    headers[0] = first;
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|k| {
+            let key = if ns { ns_label(&k.key) } else { k.key.clone() };
+            usage_row(clip(&key, 40), &k.usage)
+        })
+        .collect();
+    section(out, title, &headers, &rows);
+}
+
+/// The report: totals, then each list.
+pub fn storage(r: &StorageReport) -> String {
+    let scope = match &r.thread_id {
+        Some(t) => format!("thread {t}"),
+        None => format!("{} threads", r.thread_count),
+    };
+    let mut out = format!(
+        "{scope}: {} as stored ({}; {})\n",
+        size(r.totals.total_bytes),
+        r.layout,
+        r.schema
+    );
+    out.push_str(&table(&USAGE, &[usage_row("all".into(), &r.totals)]));
+    if r.thread_id.is_none() {
+        keyed(&mut out, "largest threads", "THREAD", &r.by_thread, false);
+    }
+    keyed(
+        &mut out,
+        "largest namespaces",
+        "NAMESPACE",
+        &r.by_namespace,
+        true,
+    );
+    let channels: Vec<Vec<String>> = r
+        .by_channel
+        .iter()
+        .map(|c| {
+            vec![
+                clip(&c.channel, 40),
+                tally(&c.inline),
+                tally(&c.blobs),
+                tally(&c.writes),
+            ]
+        })
+        .collect();
+    section(
+        &mut out,
+        "by channel",
+        &["CHANNEL", "INLINE (N)", "BLOBS (N)", "WRITES (N)"],
+        &channels,
+    );
+    let nodes: Vec<Vec<String>> = r
+        .by_node
+        .iter()
+        .map(|n| vec![clip(&ns_label(&n.node), 40), tally(&n.writes)])
+        .collect();
+    section(&mut out, "writes by node", &["NODE", "WRITES (N)"], &nodes);
+    let sizes = |list: &[CheckpointSize]| -> Vec<Vec<String>> {
+        list.iter()
+            .map(|c| {
+                vec![
+                    clip(&c.thread_id, 24),
+                    clip(&ns_label(&c.checkpoint_ns), 24),
+                    c.checkpoint_id.clone(),
+                    size(c.total_bytes),
+                    size(c.document_bytes),
+                    tally(&c.blobs),
+                    tally(&c.writes),
+                ]
+            })
+            .collect()
+    };
+    let headers = [
+        "THREAD",
+        "NS",
+        "CHECKPOINT",
+        "TOTAL",
+        "DOCUMENT",
+        "BLOBS",
+        "WRITES",
+    ];
+    section(&mut out, "size per checkpoint", &headers, &sizes(&r.growth));
+    section(
+        &mut out,
+        "largest checkpoints",
+        &headers,
+        &sizes(&r.largest_checkpoints),
+    );
+    let values: Vec<Vec<String>> = r
+        .largest_values
+        .iter()
+        .map(|v| {
+            vec![
+                clip(&v.thread_id, 24),
+                clip(&ns_label(&v.checkpoint_ns), 24),
+                v.checkpoint_id.clone().unwrap_or_else(|| "-".into()),
+                clip(&v.channel, 24),
+                super::wire_name(&v.kind),
+                size(v.bytes),
+            ]
+        })
+        .collect();
+    section(
+        &mut out,
+        "largest values",
+        &["THREAD", "NS", "CHECKPOINT", "CHANNEL", "KIND", "BYTES"],
+        &values,
+    );
+    let growing: Vec<Vec<String>> = r
+        .quadratic
+        .iter()
+        .map(|q| {
+            vec![
+                clip(&q.thread_id, 24),
+                clip(&ns_label(&q.checkpoint_ns), 24),
+                clip(&q.channel, 24),
+                q.stores.to_string(),
+                size(q.stored_bytes),
+                size(q.last_bytes),
+            ]
+        })
+        .collect();
+    section(
+        &mut out,
+        "! stored whole again at every step, growing (quadratic)",
+        &["THREAD", "NS", "CHANNEL", "STORES", "STORED", "LAST"],
+        &growing,
+    );
+    out.push('\n');
+    out.push_str(&format!(
+        "orphaned writes (no checkpoint row): {}\norphaned blobs (no checkpoint names them): {}\n",
+        tally(&r.orphans.writes),
+        tally(&r.orphans.blobs)
+    ));
+    if let Some(f) = &r.space.sqlite {
+        out.push_str(&format!(
+            "file: {} pages of {} B; VACUUM would return {} free pages ({})\n",
+            f.page_count,
+            f.page_size,
+            f.free_pages,
+            size(f.free_bytes)
+        ));
+    }
+    let relations: Vec<Vec<String>> = r
+        .space
+        .relations
+        .iter()
+        .map(|t| {
+            vec![
+                t.table.clone(),
+                size(t.total_bytes),
+                size(t.table_bytes),
+                size(t.toast_bytes),
+                size(t.index_bytes),
+            ]
+        })
+        .collect();
+    section(
+        &mut out,
+        "tables on disk",
+        &["TABLE", "TOTAL", "TABLE", "TOAST", "INDEXES"],
+        &relations,
+    );
+    if r.unmeasured.count > 0 {
+        out.push_str(&format!(
+            "! {} checkpoint documents could not be measured inside (their bytes are counted):\n",
+            r.unmeasured.count
+        ));
+        for e in &r.unmeasured.examples {
+            out.push_str(&format!("  {e}\n"));
+        }
+    }
+    out
+}
