@@ -7,6 +7,9 @@
 //!   and single steps as the app takes them (`bench/delta.sh`, beside `get_state_history`).
 //! * `flashback-bench layout SHAPE N`: build and lay out a generated thread in process, with
 //!   the size of its JSON and text renderings and the peak RSS (`bench/layout.sh`).
+//! * `flashback-bench put SRC THREAD DST SCHEMA`: time writing a thread read from SRC into a
+//!   fresh DST through Flashback's saver for SCHEMA (`langgraph`, `three-table-a`,
+//!   `three-table-b`), one `put` and its `put_writes` per checkpoint (`bench/three_table.sh`).
 //! * `flashback-bench graph-db FILE SHAPE N`: write that thread (`t`) to a new SQLite file, for
 //!   timing `flashback graph` and `serve` end to end.
 //!
@@ -16,6 +19,7 @@
 mod jsonl;
 mod layout;
 mod load;
+mod put;
 
 // Decoding allocates many small values; mimalloc is markedly faster than glibc malloc here.
 #[global_allocator]
@@ -24,7 +28,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const USAGE: &str = "usage: flashback-bench DB THREAD [RUNS] [--out FILE]
        flashback-bench layout siblings|forked N
        flashback-bench graph-db FILE siblings|forked N
-       flashback-bench delta DB THREAD [RUNS]";
+       flashback-bench delta DB THREAD [RUNS]
+       flashback-bench put SRC THREAD DST langgraph|three-table-a|three-table-b";
 
 fn usage() -> ! {
     eprintln!("{USAGE}");
@@ -45,6 +50,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let shape = layout::Shape::parse(shape).unwrap_or_else(|| usage());
             layout::write_db(file, shape, count(n)).await
         }
+        ["put", src, thread, dst, schema] => put::run(src, thread, dst, schema).await,
         ["delta", db, thread] => load::delta(db, thread, 5).await,
         ["delta", db, thread, runs] => load::delta(db, thread, count(runs)).await,
         [db, thread] => load::run(db, thread, 5, None).await,

@@ -15,13 +15,17 @@ mod postgres_maint;
 #[cfg(feature = "postgres")]
 mod postgres_read;
 #[cfg(feature = "postgres")]
+mod postgres_thread;
+#[cfg(feature = "postgres")]
 mod postgres_write;
 pub mod repair;
 pub mod rows;
 pub mod sqlite;
 mod sqlite_maint;
 mod sqlite_read;
+mod sqlite_thread;
 mod sqlite_write;
+mod values;
 
 /// How `put` stores channel values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

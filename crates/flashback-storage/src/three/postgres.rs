@@ -4,8 +4,8 @@
 //! `postgres_maint.rs`). Connecting (URL, TLS, redacted errors) is the LangGraph Postgres
 //! store's.
 
-use super::rows::Memo;
-use super::{postgres_read as read, ThreeTableOptions};
+use super::values::ReadMemo;
+use super::{postgres_read as read, postgres_thread as thread_read, ThreeTableOptions};
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::postgres::sql::{Arg, Sql};
@@ -281,7 +281,7 @@ impl CheckpointStore for ThreeTablePg {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        in_read!(self, |tx| read::threads(&mut tx, self).await)
+        in_read!(self, |tx| thread_read::threads(&mut tx, self).await)
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
@@ -292,7 +292,10 @@ impl CheckpointStore for ThreeTablePg {
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         in_read!(self, |tx| {
             match read::rows(&mut tx, self, query).await {
-                Ok(rows) => read::tuples(&mut tx, self, rows, &mut Memo::new()).await,
+                Ok(rows) => {
+                    let mut memo = ReadMemo::new(self.decoding.key.clone());
+                    read::tuples(&mut tx, self, rows, &mut memo).await
+                }
                 Err(e) => Err(e),
             }
         })
@@ -316,8 +319,21 @@ impl CheckpointStore for ThreeTablePg {
     }
 
     async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        in_read!(self, |tx| read::thread_writes(&mut tx, self, thread_id)
-            .await)
+        in_read!(self, |tx| thread_read::thread_writes(
+            &mut tx, self, thread_id
+        )
+        .await)
+    }
+
+    async fn thread_writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+        in_read!(self, |tx| thread_read::thread_writes_mentioning(
+            &mut tx, self, thread_id, needle
+        )
+        .await)
     }
 }
 

@@ -5,25 +5,25 @@
 //! checkpoint (or channel), noted in the header's `problem`.
 
 use super::postgres::ThreeTablePg;
-use super::rows::{unversioned, version_text, Memo, StoredBlob};
-use super::sqlite_read::{assemble, values_from, Row, Unversioned};
-use crate::escape::joined;
+use super::rows::{unversioned, version_text, StoredBlob};
+use super::sqlite_read::{assemble, Row};
+use super::values::{values_from, ReadMemo, Unversioned};
 use crate::model::*;
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, Decoded};
 use sqlx::postgres::{PgConnection, PgRow};
 use sqlx::Row as _;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A blob row's key: `(thread, ns hash, channel, version)`.
 pub(super) type BlobKey = (String, String, String, String);
 
-fn text(r: &PgRow, i: usize) -> Option<String> {
+pub(super) fn text(r: &PgRow, i: usize) -> Option<String> {
     r.try_get::<Option<String>, _>(i).ok().flatten()
 }
 
-fn bytes(r: &PgRow, i: usize) -> Option<Vec<u8>> {
+pub(super) fn bytes(r: &PgRow, i: usize) -> Option<Vec<u8>> {
     r.try_get::<Option<Vec<u8>>, _>(i).ok().flatten()
 }
 
@@ -99,63 +99,65 @@ pub(super) async fn rows(
         .collect())
 }
 
-/// The blob rows `wanted` names and every row their delta chains reach, in a few batched
-/// queries (one per chain step still missing; a chain is at most 65 rows).
+/// The blob rows `wanted` names and every row their delta chains reach, in one query: a
+/// recursive walk along `base_version` over the key columns (`UNION` keeps each row once, so
+/// a damaged chain that loops ends), then the rows it found.
 pub(super) async fn load_blobs(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     wanted: impl IntoIterator<Item = BlobKey>,
 ) -> Result<HashMap<BlobKey, StoredBlob>, StoreError> {
-    let mut found: HashMap<BlobKey, StoredBlob> = HashMap::new();
-    let mut asked: HashSet<BlobKey> = HashSet::new();
-    let mut next: Vec<BlobKey> = wanted.into_iter().collect();
-    for _ in 0..=(super::delta::MAX_DEPTH as usize + 1) {
-        next.retain(|k| asked.insert(k.clone()));
-        if next.is_empty() {
-            break;
-        }
-        let mut cols: [Vec<String>; 4] = Default::default();
-        for (t, h, c, v) in next.drain(..) {
-            cols[0].push(t);
-            cols[1].push(h);
-            cols[2].push(c);
-            cols[3].push(v);
-        }
-        let [t, h, c, v] = cols;
-        let rows = Sql::new(
-            "SELECT b.thread_id, b.checkpoint_ns_hash, b.channel, b.version, b.type, b.kind, \
-             b.base_version, b.depth::int8, b.blob_data FROM checkpoint_blobs b \
-             JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS k(t, h, c, v) \
-             ON b.thread_id = k.t AND b.checkpoint_ns_hash = k.h AND b.channel = k.c \
-             AND b.version = k.v",
-        )
-        .with(Arg::TextArray(t))
-        .with(Arg::TextArray(h))
-        .with(Arg::TextArray(c))
-        .with(Arg::TextArray(v))
-        .query()
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| s.err(e))?;
-        for r in &rows {
-            let key: BlobKey = (
-                text(r, 0).unwrap_or_default(),
-                text(r, 1).unwrap_or_default(),
-                text(r, 2).unwrap_or_default(),
-                text(r, 3).unwrap_or_default(),
-            );
-            let blob = StoredBlob {
-                type_tag: text(r, 4).unwrap_or_else(|| "msgpack".into()),
-                kind: text(r, 5).unwrap_or_else(|| "full".into()),
-                base_version: text(r, 6),
-                depth: r.try_get::<Option<i64>, _>(7).ok().flatten().unwrap_or(0),
-                data: bytes(r, 8),
-            };
-            if let Some(base) = &blob.base_version {
-                next.push((key.0.clone(), key.1.clone(), key.2.clone(), base.clone()));
-            }
-            found.insert(key, blob);
-        }
+    let mut cols: [Vec<String>; 4] = Default::default();
+    for (t, h, c, v) in wanted {
+        cols[0].push(t);
+        cols[1].push(h);
+        cols[2].push(c);
+        cols[3].push(v);
+    }
+    if cols[0].is_empty() {
+        return Ok(HashMap::new());
+    }
+    let [t, h, c, v] = cols;
+    let rows = Sql::new(
+        "WITH RECURSIVE chain(t, h, c, v, base) AS ( \
+           SELECT b.thread_id, b.checkpoint_ns_hash, b.channel, b.version, b.base_version \
+           FROM checkpoint_blobs b \
+           JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS k(t, h, c, v) \
+           ON b.thread_id = k.t AND b.checkpoint_ns_hash = k.h AND b.channel = k.c \
+           AND b.version = k.v \
+         UNION \
+           SELECT b.thread_id, b.checkpoint_ns_hash, b.channel, b.version, b.base_version \
+           FROM chain JOIN checkpoint_blobs b ON b.thread_id = chain.t \
+           AND b.checkpoint_ns_hash = chain.h AND b.channel = chain.c AND b.version = chain.base) \
+         SELECT b.thread_id, b.checkpoint_ns_hash, b.channel, b.version, b.type, b.kind, \
+         b.base_version, b.depth::int8, b.blob_data FROM chain JOIN checkpoint_blobs b \
+         ON b.thread_id = chain.t AND b.checkpoint_ns_hash = chain.h AND b.channel = chain.c \
+         AND b.version = chain.v",
+    )
+    .with(Arg::TextArray(t))
+    .with(Arg::TextArray(h))
+    .with(Arg::TextArray(c))
+    .with(Arg::TextArray(v))
+    .query()
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(|e| s.err(e))?;
+    let mut found = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        let key: BlobKey = (
+            text(r, 0).unwrap_or_default(),
+            text(r, 1).unwrap_or_default(),
+            text(r, 2).unwrap_or_default(),
+            text(r, 3).unwrap_or_default(),
+        );
+        let blob = StoredBlob {
+            type_tag: text(r, 4).unwrap_or_else(|| "msgpack".into()),
+            kind: text(r, 5).unwrap_or_else(|| "full".into()),
+            base_version: text(r, 6),
+            depth: r.try_get::<Option<i64>, _>(7).ok().flatten().unwrap_or(0),
+            data: bytes(r, 8),
+        };
+        found.insert(key, blob);
     }
     Ok(found)
 }
@@ -177,7 +179,7 @@ pub(super) async fn tuples(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     rows: Vec<Row>,
-    memo: &mut Memo,
+    memo: &mut ReadMemo,
 ) -> Result<Vec<CheckpointTuple>, StoreError> {
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -296,100 +298,4 @@ pub(super) async fn tuples(
         out.push(assemble(row, pending, &mut cache, &mut vals)?);
     }
     Ok(out)
-}
-
-/// Every thread: its namespaces, checkpoint count and latest root checkpoint.
-pub(super) async fn threads(
-    conn: &mut PgConnection,
-    s: &ThreeTablePg,
-) -> Result<Vec<ThreadInfo>, StoreError> {
-    let rows = Sql::new(
-        "SELECT thread_id, checkpoint_ns, COUNT(*)::int8, MAX(checkpoint_id) FROM checkpoints \
-         GROUP BY thread_id, checkpoint_ns",
-    )
-    .query()
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
-    let mut groups: Vec<(String, String, i64, Option<String>)> = rows
-        .iter()
-        .map(|r| {
-            (
-                text(r, 0).unwrap_or_default(),
-                text(r, 1).unwrap_or_default(),
-                r.try_get::<Option<i64>, _>(2).ok().flatten().unwrap_or(0),
-                text(r, 3),
-            )
-        })
-        .collect();
-    // Byte order, as the SQLite store gives them (not the database's collation).
-    groups.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-    let mut out: Vec<ThreadInfo> = Vec::new();
-    for (thread_id, ns, count, latest) in groups {
-        if out.last().map(|t| &t.thread_id) != Some(&thread_id) {
-            out.push(ThreadInfo {
-                thread_id,
-                namespaces: Vec::new(),
-                checkpoint_count: 0,
-                latest_checkpoint_id: None,
-                problem: joined(Vec::new()),
-            });
-        }
-        if let Some(t) = out.last_mut() {
-            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
-            if ns.is_empty() {
-                t.latest_checkpoint_id = latest;
-            }
-            t.namespaces.push(ns);
-        }
-    }
-    Ok(out)
-}
-
-/// Every pending write of a thread, without values (namespaces from the thread's checkpoints).
-pub(super) async fn thread_writes(
-    conn: &mut PgConnection,
-    s: &ThreeTablePg,
-    thread: &str,
-) -> Result<Vec<WriteInfo>, StoreError> {
-    let names = Sql::new(
-        "SELECT DISTINCT checkpoint_ns_hash, checkpoint_ns FROM checkpoints WHERE thread_id = $1",
-    )
-    .with(Arg::Text(thread.to_owned()))
-    .query()
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
-    let names: HashMap<String, String> = names
-        .iter()
-        .map(|r| {
-            (
-                text(r, 0).unwrap_or_default(),
-                text(r, 1).unwrap_or_default(),
-            )
-        })
-        .collect();
-    let rows = Sql::new(
-        "SELECT checkpoint_ns_hash, checkpoint_id, task_id, task_path, channel \
-         FROM checkpoint_writes WHERE thread_id = $1 \
-         ORDER BY checkpoint_ns_hash, checkpoint_id, task_id, idx",
-    )
-    .with(Arg::Text(thread.to_owned()))
-    .query()
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let hash = text(r, 0).unwrap_or_default();
-            WriteInfo {
-                checkpoint_ns: names.get(&hash).cloned().unwrap_or(hash),
-                checkpoint_id: text(r, 1).unwrap_or_default(),
-                task_id: text(r, 2).unwrap_or_default(),
-                task_path: text(r, 3).unwrap_or_default(),
-                channel: text(r, 4).unwrap_or_default(),
-            }
-        })
-        .collect())
 }

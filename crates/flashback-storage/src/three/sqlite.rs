@@ -2,8 +2,9 @@
 //! created beside it, as [`crate::sqlite::SqliteStore`]), [`ThreeTableSaver`] writes it
 //! (`sqlite_write.rs`).
 
-use super::rows::Memo;
 use super::sqlite_read as read;
+use super::sqlite_thread as thread_read;
+use super::values::ReadMemo;
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::sqlite::access::Source;
@@ -137,7 +138,7 @@ impl CheckpointStore for ThreeTableStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.with_conn(|conn, err, _| read::threads(conn, err))
+        self.with_conn(|conn, err, _| thread_read::threads(conn, err))
             .await
     }
 
@@ -155,11 +156,12 @@ impl CheckpointStore for ThreeTableStore {
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
         let q = query.clone();
         self.with_conn(move |conn, err, dec| {
-            let mut memo = Memo::new();
+            let mut memo = ReadMemo::new(dec.key.clone());
             let mut cache = dec.cache();
-            read::rows(conn, &q, err)?
-                .into_iter()
-                .map(|row| read::tuple(conn, row, &mut memo, &mut cache, err))
+            let rows = read::rows(conn, &q, err)?;
+            let mut extras = read::Extras::for_rows(conn, &rows)?;
+            rows.into_iter()
+                .map(|row| read::tuple(conn, row, &mut memo, &mut extras, &mut cache, err))
                 .collect()
         })
         .await
@@ -186,7 +188,20 @@ impl CheckpointStore for ThreeTableStore {
 
     async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
         let thread = thread_id.to_owned();
-        self.with_conn(move |conn, err, _| read::thread_writes(conn, &thread, err))
+        self.with_conn(move |conn, err, _| thread_read::thread_writes(conn, &thread, err))
             .await
+    }
+
+    async fn thread_writes_mentioning(
+        &self,
+        thread_id: &str,
+        needle: &str,
+    ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
+        let (thread, needle) = (thread_id.to_owned(), needle.to_owned());
+        self.with_conn(move |conn, err, dec| {
+            let mut cache = dec.cache();
+            thread_read::thread_writes_mentioning(conn, &thread, &needle, &mut cache, err)
+        })
+        .await
     }
 }

@@ -3,7 +3,8 @@
 //! writes. Anything unreadable in a row or blob damages only that checkpoint (or channel),
 //! noted in its header's `problem`.
 
-use super::rows::{materialise, ns_hash, unversioned, Memo, StoredBlob, EMPTY};
+use super::rows::{ns_hash, unversioned, StoredBlob};
+use super::values::{values_from, ReadMemo, Unversioned};
 use crate::decode::{checkpoint_from_msgpack, empty, unreadable_document, Decoding};
 use crate::escape::{joined, key_or_note, key_text};
 use crate::model::*;
@@ -13,6 +14,7 @@ use flashback_codec::cipher::is_encrypted;
 use flashback_codec::{decode_typed_cached, DecodeCache, Decoded};
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A checkpoint row as read.
@@ -176,103 +178,86 @@ fn fetch_blob(
     }))
 }
 
-/// Reads one blob row by `(channel, version)` (`None`: no row; `Err`: why not).
-pub(super) type FetchBlob<'a> = dyn FnMut(&str, &str) -> Result<Option<StoredBlob>, String> + 'a;
-
-/// A value stored without a channel version: `(channel, type, blob_data)` as read.
-pub(super) type Unversioned = (Option<String>, Option<String>, Option<Vec<u8>>);
-
-/// The channel values a checkpoint's versions name, materialised from the blob rows `fetch`
-/// reads by `(channel, version)`, then `extra` (values without a version), with the
-/// problems met. Backend-neutral.
-pub(super) fn values_from(
-    row: &Row,
-    cp: &Checkpoint,
-    memo: &mut Memo,
-    cache: &mut DecodeCache,
-    sealing: &mut Sealing,
-    fetch: &mut FetchBlob<'_>,
-    extra: Vec<Unversioned>,
-) -> (ChannelValues, Vec<String>) {
-    let mut out = Vec::with_capacity(cp.channel_versions.len());
-    let mut problems = Vec::new();
-    let mut put = |channel: &str, m: super::rows::Materialised, out: &mut Vec<_>| {
-        if m.type_tag == EMPTY {
-            return;
-        }
-        if is_encrypted(&m.type_tag) {
-            sealing.encrypted.push(channel.to_owned());
-        } else {
-            sealing.plaintext.push(channel.to_owned());
-        }
-        let v = decode_typed_cached(&m.type_tag, Some(&m.bytes), cache);
-        if matches!(v, Decoded::Encrypted { .. }) {
-            sealing.locked = true;
-        }
-        out.push((channel.to_owned(), Arc::new(v)));
+/// One `(channel, type, blob_data)` of a value stored without a version, from column `i`.
+fn unversioned_at(r: &rusqlite::Row<'_>, i: usize) -> Unversioned {
+    let channel = match r.get_ref(i) {
+        Ok(ValueRef::Text(c)) => Some(String::from_utf8_lossy(c).into_owned()),
+        _ => None,
     };
-    for (channel, version) in &cp.channel_versions {
-        let version = super::rows::version_text(version);
-        let key = (row.thread_id.as_str(), row.hash.as_str(), channel.as_str());
-        let mut by_version = |v: &str| fetch(channel, v);
-        match materialise(key, &version, memo, &mut by_version) {
-            Ok(Some(m)) => put(channel, m, &mut out),
-            Ok(None) => problems.push(format!(
-                "channel {channel:?}: no blob row for its version {version:?}"
-            )),
-            Err(e) => problems.push(format!("channel {channel:?}: {e}")),
-        }
-    }
-    for (channel, tag, data) in extra {
-        let Some(channel) = channel else {
-            problems.push("a value without a version has no channel name".into());
-            continue;
-        };
-        let m = super::rows::Materialised {
-            type_tag: tag.unwrap_or_else(|| "msgpack".into()),
-            bytes: Arc::new(data.unwrap_or_default()),
-            depth: 0,
-        };
-        put(&channel, m, &mut out);
-    }
-    (out, problems)
+    let tag = r
+        .get_ref(i + 1)
+        .ok()
+        .and_then(|t| t.as_str().ok().map(str::to_owned));
+    (channel, tag, r.get_ref(i + 2).ok().and_then(bytes_of))
 }
 
-/// The channel values of a checkpoint read from a SQLite file.
-fn values(
-    conn: &Connection,
-    row: &Row,
-    cp: &Checkpoint,
-    memo: &mut Memo,
-    cache: &mut DecodeCache,
-    sealing: &mut Sealing,
-) -> Result<(ChannelValues, Vec<String>), StoreError> {
-    // Values stored without a channel version, for this checkpoint alone.
-    let mut extra = Vec::new();
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT channel, type, blob_data FROM checkpoint_blobs \
-             WHERE thread_id = ? AND checkpoint_ns_hash = ? AND version = ? ORDER BY rowid",
-        )
-        .map_err(|e| StoreError::Query(e.to_string()))?;
-    let mut rows = stmt
-        .query([&row.thread_id, &row.hash, &unversioned(&row.id)])
-        .map_err(|e| StoreError::Query(e.to_string()))?;
-    while let Some(r) = rows.next().map_err(|e| StoreError::Query(e.to_string()))? {
-        let channel = match r.get_ref(0) {
-            Ok(ValueRef::Text(c)) => Some(String::from_utf8_lossy(c).into_owned()),
-            _ => None,
-        };
-        let tag = r
-            .get_ref(1)
-            .ok()
-            .and_then(|t| t.as_str().ok().map(str::to_owned));
-        extra.push((channel, tag, r.get_ref(2).ok().and_then(bytes_of)));
+/// Lists longer than this read the values stored without a version once per thread.
+const BULK: usize = 16;
+
+/// The values stored without a channel version (`~<checkpoint id>` rows), by `(thread, ns
+/// hash, version)`. The version is not a prefix of the primary key, so finding a checkpoint's
+/// scans its thread's blob rows: a long list reads them for its threads at once.
+pub(super) struct Extras(Option<HashMap<(String, String, String), Vec<Unversioned>>>);
+
+impl Extras {
+    /// For reading `rows`.
+    pub(super) fn for_rows(conn: &Connection, rows: &[Row]) -> Result<Extras, StoreError> {
+        if rows.len() <= BULK {
+            return Ok(Extras(None));
+        }
+        let q = |e: rusqlite::Error| StoreError::Query(e.to_string());
+        let mut threads: Vec<&str> = rows.iter().map(|r| r.thread_id.as_str()).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT checkpoint_ns_hash, version, channel, type, blob_data FROM checkpoint_blobs \
+                 WHERE thread_id = ? AND substr(version, 1, 1) = '~' ORDER BY rowid",
+            )
+            .map_err(q)?;
+        let mut map: HashMap<_, Vec<Unversioned>> = HashMap::new();
+        for thread in threads {
+            let mut found = stmt.query([thread]).map_err(q)?;
+            while let Some(r) = found.next().map_err(q)? {
+                let text = |i: usize| {
+                    r.get_ref(i)
+                        .ok()
+                        .and_then(|t| t.as_str().ok().map(str::to_owned))
+                };
+                let (Some(hash), Some(version)) = (text(0), text(1)) else {
+                    continue;
+                };
+                map.entry((thread.to_owned(), hash, version))
+                    .or_default()
+                    .push(unversioned_at(r, 2));
+            }
+        }
+        Ok(Extras(Some(map)))
     }
-    let mut fetch = |channel: &str, v: &str| fetch_blob(conn, row, channel, v);
-    Ok(values_from(
-        row, cp, memo, cache, sealing, &mut fetch, extra,
-    ))
+
+    /// Those of `row`'s checkpoint.
+    fn of(&mut self, conn: &Connection, row: &Row) -> Result<Vec<Unversioned>, StoreError> {
+        let version = unversioned(&row.id);
+        if let Some(map) = &mut self.0 {
+            let key = (row.thread_id.clone(), row.hash.clone(), version);
+            return Ok(map.remove(&key).unwrap_or_default());
+        }
+        let q = |e: rusqlite::Error| StoreError::Query(e.to_string());
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT channel, type, blob_data FROM checkpoint_blobs \
+                 WHERE thread_id = ? AND checkpoint_ns_hash = ? AND version = ? ORDER BY rowid",
+            )
+            .map_err(q)?;
+        let mut found = stmt
+            .query([&row.thread_id, &row.hash, &version])
+            .map_err(q)?;
+        let mut out = Vec::new();
+        while let Some(r) = found.next().map_err(q)? {
+            out.push(unversioned_at(r, 0));
+        }
+        Ok(out)
+    }
 }
 
 /// A checkpoint's pending writes, sorted as Python sorts them.
@@ -333,13 +318,16 @@ fn writes(
 pub(super) fn tuple(
     conn: &Connection,
     row: Row,
-    memo: &mut Memo,
+    memo: &mut ReadMemo,
+    extras: &mut Extras,
     cache: &mut DecodeCache,
     err: Err<'_>,
 ) -> Result<CheckpointTuple, StoreError> {
     let pending_writes = writes(conn, &row, cache, err)?;
     let mut vals = |row: &Row, cp: &Checkpoint, cache: &mut DecodeCache, s: &mut Sealing| {
-        values(conn, row, cp, memo, cache, s)
+        let extra = extras.of(conn, row)?;
+        let mut fetch = |channel: &str, v: &str| fetch_blob(conn, row, channel, v);
+        Ok(values_from(row, cp, memo, cache, s, &mut fetch, extra))
     };
     assemble(row, pending_writes, cache, &mut vals)
 }
@@ -392,100 +380,4 @@ pub(super) fn assemble(
         pending_writes,
         sealing,
     })
-}
-
-/// Every thread: its namespaces, checkpoint count and latest root checkpoint.
-pub(super) fn threads(conn: &Connection, err: Err<'_>) -> Result<Vec<ThreadInfo>, StoreError> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
-        )
-        .map_err(err)?;
-    let mut rows = stmt.query([]).map_err(err)?;
-    let mut out: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
-    while let Some(r) = rows.next().map_err(err)? {
-        let get = |i: usize| r.get_ref(i).map_err(err);
-        let mut notes = Vec::new();
-        let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
-        let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
-        let count = get(2)?.as_i64().unwrap_or(0);
-        let latest = match get(3)? {
-            ValueRef::Null => None,
-            v => Some(key_or_note("checkpoint_id", v.into(), &mut notes)),
-        };
-        if out.last().map(|(t, _)| &t.thread_id) != Some(&thread_id) {
-            let info = ThreadInfo {
-                thread_id,
-                namespaces: Vec::new(),
-                checkpoint_count: 0,
-                latest_checkpoint_id: None,
-                problem: None,
-            };
-            out.push((info, Vec::new()));
-        }
-        if let Some((t, problems)) = out.last_mut() {
-            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
-            if ns.is_empty() {
-                t.latest_checkpoint_id = latest;
-            }
-            t.namespaces.push(ns);
-            problems.extend(notes);
-        }
-    }
-    Ok(out
-        .into_iter()
-        .map(|(mut t, mut p)| {
-            p.dedup();
-            t.problem = joined(p);
-            t
-        })
-        .collect())
-}
-
-/// Every pending write of a thread, without values (namespaces from the thread's checkpoints).
-pub(super) fn thread_writes(
-    conn: &Connection,
-    thread: &str,
-    err: Err<'_>,
-) -> Result<Vec<WriteInfo>, StoreError> {
-    let mut names = std::collections::HashMap::new();
-    {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT DISTINCT checkpoint_ns_hash, checkpoint_ns FROM checkpoints WHERE thread_id = ?",
-            )
-            .map_err(err)?;
-        let mut rows = stmt.query([thread]).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            let h = key_text("hash", r.get_ref(0).map_err(err)?.into()).unwrap_or_default();
-            let n = key_text("ns", r.get_ref(1).map_err(err)?.into()).unwrap_or_default();
-            names.insert(h, n);
-        }
-    }
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT checkpoint_ns_hash, checkpoint_id, task_id, task_path, channel \
-             FROM checkpoint_writes WHERE thread_id = ?",
-        )
-        .map_err(err)?;
-    let mut rows = stmt.query([thread]).map_err(err)?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next().map_err(err)? {
-        let text = |i: usize| -> Result<String, StoreError> {
-            Ok(match r.get_ref(i).map_err(err)? {
-                ValueRef::Null => String::new(),
-                v => key_text("column", v.into()).unwrap_or_else(|b| b.shown),
-            })
-        };
-        let hash = text(0)?;
-        out.push(WriteInfo {
-            checkpoint_ns: names.get(&hash).cloned().unwrap_or(hash),
-            checkpoint_id: text(1)?,
-            task_id: text(2)?,
-            task_path: text(3)?,
-            channel: text(4)?,
-        });
-    }
-    Ok(out)
 }

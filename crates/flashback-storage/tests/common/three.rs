@@ -141,6 +141,26 @@ pub fn assert_same(want: Vec<CheckpointTuple>, got: Vec<CheckpointTuple>, what: 
     }
 }
 
+/// A write's key columns, tag and bytes.
+pub type Mention = (String, String, String, String, String, String, Vec<u8>);
+
+/// `thread_writes_mentioning`, sorted, each value as `(tag, bytes)`.
+pub async fn mentioning(store: &dyn CheckpointStore, thread: &str, needle: &str) -> Vec<Mention> {
+    let mut out: Vec<_> = store
+        .thread_writes_mentioning(thread, needle)
+        .await
+        .expect("mentioning")
+        .into_iter()
+        .map(|(w, v)| {
+            let (tag, bytes) = flashback_codec::encode_typed(&v);
+            let (ns, id, task) = (w.checkpoint_ns, w.checkpoint_id, w.task_id);
+            (ns, id, task, w.task_path, w.channel, tag, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Everything `three` reads — threads, each thread's tuples, headers, namespaces, write keys,
 /// latest tuples and a filtered `list` — equals what `source` (LangGraph's store) reads.
 pub async fn assert_reads_equal(
@@ -152,6 +172,8 @@ pub async fn assert_reads_equal(
         source.list_threads().await.expect("threads"),
         three.list_threads().await.expect("threads")
     );
+    // The fixture's writes that carry token usage (searched in the stored bytes).
+    let mut usage_writes = 0;
     for thread in source.list_threads().await.expect("threads") {
         let t = thread.thread_id.as_str();
         let q = ListQuery::thread(t);
@@ -183,6 +205,17 @@ pub async fn assert_reads_equal(
         w1.sort_by_key(key);
         w2.sort_by_key(key);
         assert_eq!(w1, w2, "{what} thread_writes");
+        for needle in ["usage_metadata", "content", "no such text"] {
+            let found = mentioning(three, t, needle).await;
+            assert_eq!(
+                mentioning(source, t, needle).await,
+                found,
+                "{what} thread_writes_mentioning {needle:?}"
+            );
+            if needle == "usage_metadata" {
+                usage_writes += found.len();
+            }
+        }
         for ns in source.thread_namespaces(t).await.expect("ns") {
             let a = source.get_tuple(t, &ns, None).await.expect("get");
             let b = three.get_tuple(t, &ns, None).await.expect("get");
@@ -212,4 +245,8 @@ pub async fn assert_reads_equal(
             );
         }
     }
+    assert!(
+        usage_writes > 0,
+        "the fixture has writes with usage_metadata"
+    );
 }
