@@ -36,6 +36,7 @@ import * as threadActions from "./browser/thread-actions.mjs";
 import * as optional from "./browser/optional.mjs";
 import * as routes from "./browser/routes.mjs";
 import * as valueSearch from "./browser/value-search.mjs";
+import * as storage from "./browser/storage.mjs";
 import * as stateView from "./browser/state-view.mjs";
 import * as watch from "./browser/watch.mjs";
 import * as interrupts from "./browser/interrupts.mjs";
@@ -54,6 +55,7 @@ const checks = [
   open.tokenInCookie,
   threadList.inbox,
   valueSearch.valueSearch,
+  storage.storage,
   threadDetail.lanes,
   threadDetail.keyboardStepping,
   threadDetail.dialogFocus,

@@ -9,6 +9,7 @@ export type Screen =
   | { name: "open" }
   | { name: "threads" }
   | { name: "memory" }
+  | { name: "storage" }
   | { name: "thread"; threadId: string };
 
 export type Theme = "system" | "light" | "dark";

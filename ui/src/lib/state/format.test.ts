@@ -28,6 +28,8 @@ describe("format", () => {
     expect(ago("2026-11-20T07:00:00+00:00", now)).toBe("2d ago");
     expect(formatBytes(512)).toBe("512 B");
     expect(formatBytes(1536)).toBe("1.5 KB");
+    expect(formatBytes(135 * 1024 ** 3)).toBe("135.0 GB");
+    expect(formatBytes(2 * 1024 ** 4)).toBe("2.0 TB");
     expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
   });
 

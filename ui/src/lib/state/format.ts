@@ -21,11 +21,17 @@ export function ago(ts: string | null | undefined, now: number): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/** 1536 → `1.5 KB`. */
+/** 1536 → `1.5 KB` (up to TB: databases reach hundreds of GB). */
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
 }
 
 export type StatusFilter = "all" | ThreadStatus;

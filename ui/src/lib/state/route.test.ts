@@ -7,6 +7,8 @@ describe("route", () => {
       { screen: "open" },
       { screen: "threads", db: "/data/agents.sqlite" },
       { screen: "memory", db: "postgresql://app@db.example:5432/agents" },
+      { screen: "storage", db: "/data/agents.sqlite" },
+      { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "", id: "1f0-cc" }, tab: "storage" },
       { screen: "thread", db: "/data/a b.sqlite", thread: "chat/42 é?&#" },
       { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "", id: "1f0-aa" }, tab: "writes" },
       { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "mid:9|inner:3", id: "1f0-bb" } },

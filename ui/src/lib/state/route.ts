@@ -4,13 +4,14 @@
 //
 //   #/threads?db=LOCATION
 //   #/memory?db=LOCATION
+//   #/storage?db=LOCATION
 //   #/thread/THREAD?db=LOCATION&checkpoint=ID&ns=NS&tab=writes
 //   #/open
 //
 // LOCATION is the database's public location (a path, or a Postgres URL without its password:
 // DbInfo.location), so a link never carries a secret.
 
-export type RouteScreen = "open" | "threads" | "memory" | "thread";
+export type RouteScreen = "open" | "threads" | "memory" | "storage" | "thread";
 
 export interface Route {
   screen: RouteScreen;
@@ -24,7 +25,7 @@ export interface Route {
   tab?: string;
 }
 
-const TABS = new Set(["state", "writes", "tasks", "meta"]);
+const TABS = new Set(["state", "writes", "tasks", "meta", "storage"]);
 
 /** The route in a URL fragment (`#/…`); null when the fragment is not one (empty, `#token=…`). */
 export function parseRoute(hash: string): Route | null {
@@ -44,6 +45,7 @@ export function parseRoute(hash: string): Route | null {
       return { screen: "open" };
     case "threads":
     case "memory":
+    case "storage":
       return { screen: parts[0], db };
     case "thread": {
       const thread = parts.slice(1).join("/");

@@ -83,6 +83,8 @@ class Router {
       }
     } else if (r.screen === "memory" && app.db.store) {
       app.screen = { name: "memory" };
+    } else if (r.screen === "storage" && app.db.holds !== "store") {
+      app.screen = { name: "storage" };
     } else if (r.screen === "threads" && app.db.holds !== "store") {
       app.screen = { name: "threads" };
     }

@@ -33,7 +33,7 @@ import { deltaControls, type DeltaControls } from "./detail";
 export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help" | "repair";
 
 /** The tabs of the selected checkpoint's detail. */
-export type DetailTab = "state" | "writes" | "tasks" | "meta";
+export type DetailTab = "state" | "writes" | "tasks" | "meta" | "storage";
 
 /** A checkpoint: its namespace and id. */
 export type CheckpointKey = { ns: string; id: string };

@@ -1,0 +1,217 @@
+// The storage report (issue 15: where the bytes are): the pure parts of the Storage screen and
+// the thread's Storage tab. The backend's job (`start_storage_report`) ends with a
+// `StorageReport` (docs/storage.md); these turn it into chart series, table rows, labels and
+// the places a bar or a row opens.
+
+import type { CheckpointSize, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
+import { formatBytes } from "./format";
+import type { Route } from "./route";
+
+/** One stacked part of a bar (a dataset of the chart). */
+export interface Series {
+  label: string;
+  values: number[];
+}
+
+/** A chart's data: one bar per label, each split into the series' parts (stacked). */
+export interface Bars {
+  labels: string[];
+  series: Series[];
+  /** Where each bar opens (same order as `labels`; null: nowhere). */
+  opens: (Route | null)[];
+  /** Each bar's whole (the sum of its parts), for tooltips and the accessible list. */
+  totals: number[];
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** A whole bar per label from its parts. */
+function withTotals(labels: string[], series: Series[], opens: (Route | null)[]): Bars {
+  const totals = labels.map((_, i) => sum(series.map((s) => s.values[i] ?? 0)));
+  return { labels, series, opens, totals };
+}
+
+/** A round step for a byte axis reaching `max` (1, 2 or 5 × a power of 1024's units), about
+ * `ticks` steps: 341 KB → 100 KB, so the ticks read 0, 100 KB, 200 KB, 300 KB. */
+export function byteStep(max: number, ticks = 5): number {
+  if (!(max > 0)) return 1;
+  const unit = max < 1024 ? 1 : 1024 ** Math.min(4, Math.floor(Math.log(max) / Math.log(1024)));
+  const raw = max / unit / ticks;
+  const pow = 10 ** Math.floor(Math.log10(raw));
+  const nice = [1, 2, 5, 10].find((m) => m * pow >= raw) ?? 10;
+  return Math.max(1, nice * pow * unit);
+}
+
+/** The parts of a usage, as the report counts them. */
+export function usageParts(u: Usage): { label: string; bytes: number; count: number | null }[] {
+  return [
+    { label: "Documents", bytes: u.checkpoints.bytes, count: u.checkpoints.count },
+    { label: "Metadata", bytes: u.metadata_bytes, count: null },
+    { label: "Blobs", bytes: u.blobs.bytes, count: u.blobs.count },
+    { label: "Writes", bytes: u.writes.bytes, count: u.writes.count },
+  ];
+}
+
+const USAGE_LABELS = ["Documents", "Metadata", "Blobs", "Writes"];
+
+/** Stacked usage series for keyed rows (by thread, by namespace). */
+function usageSeries(rows: readonly Usage[]): Series[] {
+  return USAGE_LABELS.map((label, k) => ({
+    label,
+    values: rows.map((u) => usageParts(u)[k].bytes),
+  })).filter((s) => s.values.some((v) => v > 0));
+}
+
+/** Where a thread opens: its screen at its head. */
+export function threadRoute(threadId: string): Route {
+  return { screen: "thread", thread: threadId };
+}
+
+/** Where a checkpoint opens (on the state tab, or the writes tab for a write). */
+export function checkpointRoute(threadId: string, ns: string, id: string, tab = "state"): Route {
+  return { screen: "thread", thread: threadId, checkpoint: { ns, id }, tab };
+}
+
+/** Bytes by thread (largest first, as the report lists them); a bar opens its thread. */
+export function threadBars(r: StorageReport): Bars {
+  return withTotals(
+    r.by_thread.map((t) => t.key),
+    usageSeries(r.by_thread.map((t) => t.usage)),
+    r.by_thread.map((t) => threadRoute(t.key)),
+  );
+}
+
+/** Bytes by channel: inside documents, in blob rows, in pending writes. */
+export function channelBars(r: StorageReport): Bars {
+  const rows = r.by_channel;
+  const series = [
+    { label: "Inline (documents)", values: rows.map((c) => c.inline.bytes) },
+    { label: "Blobs", values: rows.map((c) => c.blobs.bytes) },
+    { label: "Writes", values: rows.map((c) => c.writes.bytes) },
+  ].filter((s) => s.values.some((v) => v > 0));
+  // A channel opens its largest value, when the report lists one.
+  const opens = rows.map((c) => {
+    const v = r.largest_values.find((x) => x.channel === c.channel && x.checkpoint_id !== null);
+    return v ? valueRoute(v) : null;
+  });
+  return withTotals(rows.map((c) => c.channel), series, opens);
+}
+
+/** How a node is named ("" is a database from before task paths). */
+export function nodeLabel(node: string): string {
+  return node === "" ? "(no task path)" : node;
+}
+
+/** Bytes written by each node (task). */
+export function nodeBars(r: StorageReport): Bars {
+  const rows = r.by_node;
+  const opens = rows.map(() => null);
+  return withTotals(rows.map((n) => nodeLabel(n.node)), [{ label: "Writes", values: rows.map((n) => n.writes.bytes) }], opens);
+}
+
+/** The namespaces of a thread's growth curve, root first. */
+export function growthNamespaces(r: StorageReport): string[] {
+  const seen = [...new Set(r.growth.map((c) => c.checkpoint_ns))];
+  return seen.sort((a, b) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b)));
+}
+
+/** The size of each checkpoint of one namespace along the thread (oldest first), stacked by
+ * part; a bar opens its checkpoint. */
+export function growthBars(r: StorageReport, ns: string): Bars {
+  const rows = r.growth.filter((c) => c.checkpoint_ns === ns);
+  const series = [
+    { label: "Document", values: rows.map((c) => c.document_bytes) },
+    { label: "Metadata", values: rows.map((c) => c.metadata_bytes) },
+    { label: "Blobs introduced", values: rows.map((c) => c.blobs.bytes) },
+    { label: "Writes", values: rows.map((c) => c.writes.bytes) },
+  ].filter((s) => s.values.some((v) => v > 0));
+  return withTotals(
+    rows.map((c, i) => `${i + 1}`),
+    series,
+    rows.map((c) => checkpointRoute(c.thread_id, c.checkpoint_ns, c.checkpoint_id)),
+  );
+}
+
+/** What a growth bar is, for its tooltip: `#3 1f1e…-8002: 12.0 KB`. */
+export function growthTitle(c: CheckpointSize, i: number): string {
+  return `#${i + 1} ${c.checkpoint_id}: ${formatBytes(c.total_bytes)}`;
+}
+
+/** Where a stored value opens: its checkpoint (writes: the writes tab); null when no
+ * checkpoint holds it (an orphaned blob). */
+export function valueRoute(v: ValueSize): Route | null {
+  if (v.checkpoint_id === null) return null;
+  return checkpointRoute(v.thread_id, v.checkpoint_ns, v.checkpoint_id, v.kind === "write" ? "writes" : "state");
+}
+
+/** How a value is stored, in words. */
+export function valueKind(v: ValueSize): string {
+  if (v.kind === "inline") return "inline";
+  if (v.kind === "blob") return v.version ? `blob v${v.version}` : "blob";
+  return v.task_path ? `write by ${taskName(v.task_path)}` : "write";
+}
+
+/** `~__pregel_pull, agent` → `agent`; a Send → `Send`; anything else its first part. */
+export function taskName(path: string): string {
+  if (path === "") return nodeLabel("");
+  const parts = path.split(",").map((p) => p.trim());
+  if (parts[0] === "~__pregel_pull" && parts[1]) return parts[1];
+  if (parts[0] === "~__pregel_push") return "Send";
+  return parts[0].replace(/^~/, "");
+}
+
+/** A namespace as shown ("" is the root graph). */
+export function nsLabel(ns: string): string {
+  return ns === "" ? "(root)" : ns;
+}
+
+/** The totals as label/value lines, with what a VACUUM would return or the relations' sizes. */
+export function totalsLines(r: StorageReport): { label: string; value: string }[] {
+  const u = r.totals;
+  const n = (x: number) => x.toLocaleString("en-US");
+  const lines = [
+    { label: "Total", value: formatBytes(u.total_bytes) },
+    { label: "Checkpoints", value: `${n(u.checkpoints.count)} · ${formatBytes(u.checkpoints.bytes)}` },
+    { label: "Metadata", value: formatBytes(u.metadata_bytes) },
+    { label: "Blobs", value: `${n(u.blobs.count)} · ${formatBytes(u.blobs.bytes)}` },
+    { label: "Writes", value: `${n(u.writes.count)} · ${formatBytes(u.writes.bytes)}` },
+  ];
+  if (r.thread_id === null) lines.splice(1, 0, { label: "Threads", value: n(r.thread_count) });
+  const f = r.space.sqlite;
+  if (f) lines.push({ label: "File", value: `${formatBytes(f.page_count * f.page_size)} · ${formatBytes(f.free_bytes)} free (a VACUUM returns it)` });
+  for (const rel of r.space.relations)
+    lines.push({
+      label: rel.table,
+      value: `${formatBytes(rel.total_bytes)} on disk (table ${formatBytes(rel.table_bytes)}, TOAST ${formatBytes(rel.toast_bytes)}, indexes ${formatBytes(rel.index_bytes)})`,
+    });
+  return lines;
+}
+
+/** Orphaned rows in words (null: none). */
+export function orphansText(r: StorageReport): string | null {
+  const { writes, blobs } = r.orphans;
+  if (writes.count === 0 && blobs.count === 0) return null;
+  const parts = [];
+  if (writes.count) parts.push(`${writes.count.toLocaleString("en-US")} writes (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
+  if (blobs.count) parts.push(`${blobs.count.toLocaleString("en-US")} blobs (${formatBytes(blobs.bytes)}) no checkpoint names`);
+  return `Orphaned: ${parts.join("; ")}.`;
+}
+
+/** A quadratic flag in words: stored N times, X in all, Y if stored once. */
+export function quadraticText(q: StorageReport["quadratic"][number]): string {
+  return `stored whole ${q.stores} times: ${formatBytes(q.stored_bytes)} in all, ${formatBytes(q.last_bytes)} stored once`;
+}
+
+/** "Measuring 12 of 300 threads…" while the job runs. */
+export function storageProgressText(p: JobProgress | null): string {
+  if (!p || p.total === 0) return p?.label ? `${p.label}…` : "Measuring…";
+  return `Measuring ${p.done.toLocaleString("en-US")} of ${p.total.toLocaleString("en-US")} threads…`;
+}
+
+/** A finished job's result as a report (null when it is not one). */
+export function reportOf(result: Value | null): StorageReport | null {
+  if (!result || typeof result !== "object" || Array.isArray(result)) return null;
+  const r = result as Record<string, Value>;
+  if (typeof r.layout !== "string" || !r.totals || typeof r.totals !== "object") return null;
+  return result as unknown as StorageReport;
+}
