@@ -18,7 +18,7 @@ pub(crate) mod read;
 mod rows;
 mod schema;
 pub(crate) use schema::THREE_TABLE;
-mod threads;
+pub(crate) mod threads;
 mod write;
 
 pub(crate) use access::BUSY_TIMEOUT;

@@ -36,9 +36,25 @@ pub(super) fn list_threads_blocking(
         stmt.query([])
     }
     .map_err(&err)?;
+    let mut threads = fold_threads(&mut rows, &err)?;
+    match recent {
+        Some(_) => crate::newest_first(&mut threads),
+        // Escaped ids sort where their text does.
+        None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
+    }
+    Ok(threads)
+}
+
+/// Rows of `(thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id))` ordered by thread and
+/// namespace, folded into threads (keys that are not text are shown escaped, with a problem):
+/// the thread list of LangGraph's SQLite schema and of the three-table store alike.
+pub(crate) fn fold_threads(
+    rows: &mut rusqlite::Rows<'_>,
+    err: &dyn Fn(rusqlite::Error) -> StoreError,
+) -> Result<Vec<ThreadInfo>, StoreError> {
     let mut threads: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
-    while let Some(r) = rows.next().map_err(&err)? {
-        let get = |i: usize| r.get_ref(i).map_err(&err);
+    while let Some(r) = rows.next().map_err(err)? {
+        let get = |i: usize| r.get_ref(i).map_err(err);
         let mut notes = Vec::new();
         let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
         let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
@@ -73,19 +89,13 @@ pub(super) fn list_threads_blocking(
             }
         }
     }
-    let mut threads: Vec<ThreadInfo> = threads
+    Ok(threads
         .into_iter()
         .map(|(mut t, problems)| {
             t.problem = joined(problems);
             t
         })
-        .collect();
-    match recent {
-        Some(_) => crate::newest_first(&mut threads),
-        // Escaped ids sort where their text does.
-        None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
-    }
-    Ok(threads)
+        .collect())
 }
 
 /// The rows of `sql` (which selects [`key_columns`] first, then anything `each` reads from

@@ -3,7 +3,7 @@
 //! SQLite, as the LangGraph store does). Namespaces come from the thread's checkpoints
 //! (`checkpoint_writes` holds only their hash).
 
-use crate::escape::{joined, key_or_note, key_text};
+use crate::escape::key_text;
 use crate::model::*;
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, DecodeCache, Decoded};
@@ -22,44 +22,10 @@ pub(super) fn threads(conn: &Connection, err: Err<'_>) -> Result<Vec<ThreadInfo>
         )
         .map_err(err)?;
     let mut rows = stmt.query([]).map_err(err)?;
-    let mut out: Vec<(ThreadInfo, Vec<String>)> = Vec::new();
-    while let Some(r) = rows.next().map_err(err)? {
-        let get = |i: usize| r.get_ref(i).map_err(err);
-        let mut notes = Vec::new();
-        let thread_id = key_or_note("thread_id", get(0)?.into(), &mut notes);
-        let ns = key_or_note("checkpoint_ns", get(1)?.into(), &mut notes);
-        let count = get(2)?.as_i64().unwrap_or(0);
-        let latest = match get(3)? {
-            ValueRef::Null => None,
-            v => Some(key_or_note("checkpoint_id", v.into(), &mut notes)),
-        };
-        if out.last().map(|(t, _)| &t.thread_id) != Some(&thread_id) {
-            let info = ThreadInfo {
-                thread_id,
-                namespaces: Vec::new(),
-                checkpoint_count: 0,
-                latest_checkpoint_id: None,
-                problem: None,
-            };
-            out.push((info, Vec::new()));
-        }
-        if let Some((t, problems)) = out.last_mut() {
-            t.checkpoint_count += u64::try_from(count).unwrap_or(0);
-            if ns.is_empty() {
-                t.latest_checkpoint_id = latest;
-            }
-            t.namespaces.push(ns);
-            problems.extend(notes);
-        }
-    }
-    Ok(out
-        .into_iter()
-        .map(|(mut t, mut p)| {
-            p.dedup();
-            t.problem = joined(p);
-            t
-        })
-        .collect())
+    let mut threads = crate::sqlite::threads::fold_threads(&mut rows, err)?;
+    // Escaped ids sort where their text does, as in LangGraph's schema.
+    threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    Ok(threads)
 }
 
 /// The namespace of each hash in a thread (from its checkpoints).
