@@ -4,7 +4,7 @@
 
 mod common;
 use common::space::report;
-use common::three::convert;
+use common::three::converted_to_pg;
 use common::*;
 use flashback_api::storage_report::*;
 use flashback_api::*;
@@ -201,13 +201,9 @@ async fn the_postgres_fixture_is_measured_as_sql_measures_it() {
 #[tokio::test]
 async fn a_postgres_three_table_copy_is_measured_by_its_blob_rows() {
     let pg = flashback_testkit::pg_or_skip!();
-    let OpenedFixture {
-        dir: _dir, api, db, ..
-    } = opened_fixture().await;
-    let target = std::path::PathBuf::from(pg.url());
-    let done = convert(&api, &db.db, &target, ConvertTo::ThreeTable, false).await;
-    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
-    let three = open(&api, pg.url()).await;
+    let f = opened_fixture().await;
+    let three = converted_to_pg(&f, pg.url()).await;
+    let OpenedFixture { dir: _dir, api, .. } = f;
     let r = report(&api, &three.db, None, 1000).await;
     assert_eq!(r.layout, "three-table-postgres");
     let pool = pg.pool().await.expect("pool");

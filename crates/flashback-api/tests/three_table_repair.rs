@@ -4,7 +4,7 @@
 //! stays as it is; a dry run writes nothing; LangGraph's schema is refused with one line.
 
 mod common;
-use common::three::{checkpoints, convert};
+use common::three::{checkpoints, convert, converted_to_pg};
 use common::*;
 use flashback_api::*;
 use rusqlite::params;
@@ -230,13 +230,9 @@ async fn damaged_rows_are_rebuilt_from_the_writes_and_read_as_before() {
 #[tokio::test]
 async fn a_postgres_three_table_store_is_repaired_the_same_way() {
     let pg = flashback_testkit::pg_or_skip!();
-    let OpenedFixture {
-        dir: _dir, api, db, ..
-    } = opened_fixture().await;
-    let target = std::path::PathBuf::from(pg.url());
-    let done = convert(&api, &db.db, &target, ConvertTo::ThreeTable, false).await;
-    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
-    let three = open(&api, pg.url()).await;
+    let f = opened_fixture().await;
+    let three = converted_to_pg(&f, pg.url()).await;
+    let OpenedFixture { dir: _dir, api, .. } = f;
     let head = versions(&api, &three, "chat-tools").await;
     let (id, _, vs) = head.last().expect("a head");
     let before = detail(&api, &three, "chat-tools", "", id).await.values;

@@ -82,3 +82,12 @@ pub async fn checkpoints(api: &Api, db: &str) -> Vec<(String, String, Json)> {
     }
     out
 }
+
+/// The fixture (opened in `f`) converted into the three-table store at the Postgres `url`,
+/// opened there.
+pub async fn converted_to_pg(f: &super::OpenedFixture, url: &str) -> DbInfo {
+    let target = std::path::PathBuf::from(url);
+    let done = convert(&f.api, &f.db.db, &target, ConvertTo::ThreeTable, false).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    super::open(&f.api, url).await
+}
