@@ -78,3 +78,31 @@ fn storage_prints_tables_and_fails_in_one_line() {
     let out = flashback(&["storage", &sqlite(), "--top", "0"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_names_repeats_files_and_sends() {
+    let db = fixture("storage.sqlite").to_string_lossy().into_owned();
+    let cli = json_ok(&["storage", &db, "--json"]);
+    assert_eq!(cli, app_report(&db, None, 20).await);
+    assert_eq!(cli["sends"]["writes"]["count"], 5);
+    assert_eq!(
+        cli["embedded_files"]["by_type"][0]["media_type"],
+        "image/png"
+    );
+
+    let out = flashback(&["storage", &db]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "repeated payloads of 1.0 kB or more",
+        "strings inside values: ",
+        "files stored as base64 text: ",
+        "image/png",
+        "application/pdf",
+        "data URL",
+        "Send payloads (__pregel_tasks): writes 103.6 kB (5)",
+        "work",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+}

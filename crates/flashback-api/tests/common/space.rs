@@ -81,8 +81,8 @@ fn map_at(b: &[u8], p: usize) -> Vec<((usize, usize), (usize, usize))> {
     out
 }
 
-/// Each channel value's encoded length in a checkpoint document.
-pub fn inline_lengths(doc: &[u8]) -> BTreeMap<String, u64> {
+/// Each channel value's stored bytes in a checkpoint document.
+pub fn inline_values(doc: &[u8]) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for ((ks, ke), (vs, _)) in map_at(doc, 0) {
         if doc[ks + 1..ke] != *b"channel_values" {
@@ -91,10 +91,18 @@ pub fn inline_lengths(doc: &[u8]) -> BTreeMap<String, u64> {
         for ((ks, ke), (vs, ve)) in map_at(doc, vs) {
             let head = if doc[ks] == 0xd9 { 2 } else { 1 };
             let name = String::from_utf8_lossy(&doc[ks + head..ke]).into_owned();
-            out.insert(name, (ve - vs) as u64);
+            out.insert(name, doc[vs..ve].to_vec());
         }
     }
     out
+}
+
+/// Each channel value's encoded length in a checkpoint document.
+pub fn inline_lengths(doc: &[u8]) -> BTreeMap<String, u64> {
+    inline_values(doc)
+        .into_iter()
+        .map(|(k, v)| (k, v.len() as u64))
+        .collect()
 }
 
 /// The node of a task path, as `docs/storage.md` defines it.

@@ -186,6 +186,7 @@ pub fn storage(r: &StorageReport) -> String {
         &["THREAD", "NS", "CHANNEL", "STORES", "STORED", "LAST"],
         &growing,
     );
+    payloads(&mut out, r);
     out.push('\n');
     out.push_str(&format!(
         "orphaned writes (no checkpoint row): {}\norphaned blobs (no checkpoint names them): {}\n",
@@ -231,4 +232,116 @@ pub fn storage(r: &StorageReport) -> String {
         }
     }
     out
+}
+
+fn place(p: &PayloadPlace) -> String {
+    let at = match p.path.chars().next() {
+        None => p.channel.clone(),
+        Some('[') => format!("{}{}", p.channel, p.path),
+        Some(_) => format!("{}.{}", p.channel, p.path),
+    };
+    format!(
+        "{} {} {}",
+        clip(&p.thread_id, 24),
+        p.checkpoint_id.as_deref().unwrap_or("-"),
+        clip(&at, 48)
+    )
+}
+
+fn repeats(t: &RepeatTotals) -> String {
+    format!(
+        "{} stored in {} copies ({}); storing each once saves {}",
+        t.payloads,
+        t.copies,
+        size(t.stored_bytes),
+        size(t.saved_bytes)
+    )
+}
+
+/// Repeated payloads, files in values, Sends.
+fn payloads(out: &mut String, r: &StorageReport) {
+    let d = &r.duplicates;
+    out.push_str(&format!(
+        "\nrepeated payloads of {} or more{}\n  whole values: {}\n  strings inside values: {}\n",
+        size(d.min_bytes),
+        if d.approximate {
+            " (a lower bound: too many to remember them all)"
+        } else {
+            ""
+        },
+        repeats(&d.values),
+        repeats(&d.strings)
+    ));
+    let rows: Vec<Vec<String>> = d
+        .largest
+        .iter()
+        .map(|p| {
+            vec![
+                super::wire_name(&p.payload),
+                size(p.bytes),
+                p.copies.to_string(),
+                size(p.saved_bytes),
+                place(&p.place),
+                clip(&p.preview, 40),
+            ]
+        })
+        .collect();
+    section(
+        out,
+        "largest repeats",
+        &["KIND", "SIZE", "COPIES", "SAVED", "WHERE", "PREVIEW"],
+        &rows,
+    );
+    let f = &r.embedded_files;
+    if f.total.count > 0 {
+        let rows: Vec<Vec<String>> = f
+            .by_type
+            .iter()
+            .map(|t| vec![t.media_type.clone(), t.count.to_string(), size(t.bytes)])
+            .collect();
+        section(
+            out,
+            &format!("files stored as base64 text: {}", tally(&f.total)),
+            &["TYPE", "COPIES", "BYTES"],
+            &rows,
+        );
+        let rows: Vec<Vec<String>> = f
+            .largest
+            .iter()
+            .map(|e| {
+                vec![
+                    e.media_type.clone(),
+                    size(e.decoded_bytes),
+                    size(e.bytes),
+                    e.copies.to_string(),
+                    if e.data_url { "data URL" } else { "base64" }.into(),
+                    place(&e.place),
+                ]
+            })
+            .collect();
+        section(
+            out,
+            "largest files",
+            &["TYPE", "FILE", "TEXT", "COPIES", "FORM", "WHERE"],
+            &rows,
+        );
+    }
+    let s = &r.sends;
+    if s.writes.count + s.stored.count > 0 {
+        let rows: Vec<Vec<String>> = s
+            .by_node
+            .iter()
+            .map(|n| vec![clip(&n.node, 40), tally(&n.writes), tally(&n.stored)])
+            .collect();
+        section(
+            out,
+            &format!(
+                "Send payloads (__pregel_tasks): writes {}, stored {}",
+                tally(&s.writes),
+                tally(&s.stored)
+            ),
+            &["NODE", "WRITES (N)", "STORED (N)"],
+            &rows,
+        );
+    }
 }

@@ -6,6 +6,7 @@
 
 mod ext;
 mod reader;
+pub mod scan;
 #[cfg(test)]
 mod tests;
 mod writer;

@@ -20,8 +20,11 @@ fn field<'a>(doc: &'a [u8], name: &str) -> Result<Option<&'a [u8]>, String> {
         .map(|(_, v)| v))
 }
 
-/// Each channel value's encoded length in the document (`type` must be plain msgpack).
-pub(crate) fn inline_values(tag: &str, doc: &[u8]) -> Result<Vec<(String, u64)>, String> {
+/// Each channel value's stored bytes in the document (`type` must be plain msgpack).
+pub(crate) fn inline_values<'a>(
+    tag: &str,
+    doc: &'a [u8],
+) -> Result<Vec<(String, &'a [u8])>, String> {
     if tag != "msgpack" {
         return Err(format!("the document is stored as {tag:?}, not msgpack"));
     }
@@ -33,7 +36,7 @@ pub(crate) fn inline_values(tag: &str, doc: &[u8]) -> Result<Vec<(String, u64)>,
             .into_iter()
             .map(|(k, v)| {
                 let name = key(k).unwrap_or_else(|| "?".into());
-                (name, v.len() as u64)
+                (name, v)
             })
             .collect()),
         _ => Err("channel_values is not a map".into()),

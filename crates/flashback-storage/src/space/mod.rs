@@ -14,8 +14,10 @@
 //! ```
 
 mod doc;
+mod embedded;
 pub mod model;
 mod pass;
+mod payload;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod sql;
@@ -27,6 +29,7 @@ use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
 use async_trait::async_trait;
 use pass::{Acc, BlobRow, CpRow, ThreadPass};
+use payload::{At, Payloads};
 use sql::Layout;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -269,14 +272,19 @@ impl Job {
             .unwrap_or_default();
 
         let mut acc = Acc::new(l, one, top);
+        let mut payloads = Payloads::new(top);
         match &thread {
             Some(t) => {
                 self.progress.step(0, 1, &format!("thread {t}"));
-                self.thread(db, &mut acc, t).await?;
+                self.thread(db, &mut acc, &mut payloads, t).await?;
                 self.progress.step(1, 1, "done");
             }
-            None => self.every_thread(db, &mut acc, thread_count).await?,
+            None => {
+                self.every_thread(db, &mut acc, &mut payloads, thread_count)
+                    .await?
+            }
         }
+        let (duplicates, embedded_files, sends) = payloads.finish(top);
 
         let mut channels: HashMap<String, ChannelUsage> = HashMap::new();
         if let Some(sql) = l.blobs_by_channel(one) {
@@ -342,6 +350,9 @@ impl Job {
             quadratic: acc.quadratic.into_vec(),
             largest_checkpoints: acc.largest_checkpoints.into_vec(),
             largest_values,
+            duplicates,
+            embedded_files,
+            sends,
             orphans: Orphans {
                 writes: orphan_writes,
                 blobs: acc.orphan_blobs,
@@ -355,6 +366,7 @@ impl Job {
         &self,
         db: &mut dyn Reader,
         acc: &mut Acc,
+        payloads: &mut Payloads,
         total: u64,
     ) -> Result<(), StoreError> {
         let mut after = String::new();
@@ -372,7 +384,7 @@ impl Job {
                 }
                 let t = r[0].text();
                 self.progress.step(done, total, &format!("thread {t}"));
-                self.thread(db, acc, &t).await?;
+                self.thread(db, acc, payloads, &t).await?;
                 done += 1;
             }
         }
@@ -380,8 +392,14 @@ impl Job {
         Ok(())
     }
 
-    /// One thread's pass (see `pass.rs`).
-    async fn thread(&self, db: &mut dyn Reader, acc: &mut Acc, t: &str) -> Result<(), StoreError> {
+    /// One thread's pass (see `pass.rs`), then its values (`payload.rs`).
+    async fn thread(
+        &self,
+        db: &mut dyn Reader,
+        acc: &mut Acc,
+        payloads: &mut Payloads,
+        t: &str,
+    ) -> Result<(), StoreError> {
         let l = self.layout;
         let mut blobs = Vec::new();
         if let Some(sql) = l.thread_blobs() {
@@ -410,10 +428,56 @@ impl Job {
             .collect();
         let mut pass = ThreadPass::new(acc, t, blobs, writes);
         db.each(&l.thread_checkpoints(), Some(t), &mut |r| {
-            pass.checkpoint(checkpoint_row(l, r));
+            pass.checkpoint(checkpoint_row(l, r, &mut |ns, id, channel, value| {
+                let at = At {
+                    kind: ValueKind::Inline,
+                    thread: t,
+                    ns,
+                    checkpoint: Some(id),
+                    channel,
+                    task_path: None,
+                };
+                payloads.value(&at, "msgpack", value);
+            }));
         })
         .await?;
-        pass.finish();
+        let placed = pass.finish();
+        let ns_of = |key: &str| placed.names.get(key).map_or(key, String::as_str).to_owned();
+        if let Some(sql) = l.thread_blob_values() {
+            db.each(&sql, Some(t), &mut |r| {
+                let key = (r[0].text(), r[1].text(), r[2].text());
+                let ns = ns_of(&key.0);
+                let at = At {
+                    kind: ValueKind::Blob,
+                    thread: t,
+                    ns: &ns,
+                    checkpoint: placed.first.get(&key).map(String::as_str),
+                    channel: &key.1,
+                    task_path: None,
+                };
+                if let Cell::Bytes(b) = &r[4] {
+                    payloads.value(&at, &r[3].text(), b);
+                }
+            })
+            .await?;
+        }
+        let has_path = self.schema.has_task_path || l.three();
+        db.each(&l.thread_write_values(has_path), Some(t), &mut |r| {
+            let (ns, id, channel, path) =
+                (ns_of(&r[0].text()), r[1].text(), r[2].text(), r[3].text());
+            let at = At {
+                kind: ValueKind::Write,
+                thread: t,
+                ns: &ns,
+                checkpoint: Some(&id),
+                channel: &channel,
+                task_path: Some(&path),
+            };
+            if let Cell::Bytes(b) = &r[5] {
+                payloads.value(&at, &r[4].text(), b);
+            }
+        })
+        .await?;
         Ok(())
     }
 }
@@ -436,8 +500,12 @@ fn keyed(rows: Vec<Vec<Cell>>) -> Vec<KeyedUsage> {
         .collect()
 }
 
-/// A row of [`Layout::thread_checkpoints`], measured.
-fn checkpoint_row(l: Layout, r: &[Cell]) -> CpRow {
+/// Where LangGraph SQLite's inline values go: `ns, checkpoint id, channel, stored bytes`.
+type InlineSink<'a> = dyn FnMut(&str, &str, &str, &[u8]) + 'a;
+
+/// A row of [`Layout::thread_checkpoints`], measured; LangGraph SQLite's inline values go to
+/// `inline` (`ns, checkpoint id, channel, stored bytes`).
+fn checkpoint_row(l: Layout, r: &[Cell], inline: &mut InlineSink<'_>) -> CpRow {
     let mut row = CpRow {
         ns_key: r[0].text(),
         ns: r[1].text(),
@@ -474,7 +542,12 @@ fn checkpoint_row(l: Layout, r: &[Cell]) -> CpRow {
         (_, Cell::Bytes(doc)) => {
             row.doc_bytes = doc.len() as u64;
             if l == Layout::LanggraphSqlite {
-                doc::inline_values(&tag, doc).map(|v| row.inline = v)
+                doc::inline_values(&tag, doc).map(|v| {
+                    for (channel, value) in &v {
+                        inline(&row.ns, &row.id, channel, value);
+                    }
+                    row.inline = v.into_iter().map(|(c, b)| (c, b.len() as u64)).collect();
+                })
             } else {
                 doc::versions(&tag, doc).map(|v| row.versions = v)
             }

@@ -220,6 +220,160 @@ pub struct Unmeasured {
     pub examples: Vec<String>,
 }
 
+/// What a repeated payload is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum PayloadKind {
+    /// A whole stored value (an inline value, a blob row or a write's value).
+    Value,
+    /// A string inside a value.
+    String,
+    /// A byte string (`bytes`) inside a value.
+    Bytes,
+}
+
+/// Where a payload is stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct PayloadPlace {
+    /// In a document, a blob row or a write.
+    pub kind: ValueKind,
+    /// Thread.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// The checkpoint holding it (a blob: the oldest checkpoint naming its version; `None`
+    /// when none does).
+    pub checkpoint_id: Option<String>,
+    /// The channel.
+    pub channel: String,
+    /// The path inside the value (`messages[3].content[1].image_url.url`; empty: the value).
+    pub path: String,
+}
+
+/// Repeated payloads of one kind, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RepeatTotals {
+    /// Distinct payloads stored more than once.
+    pub payloads: u64,
+    /// Their copies, all of them.
+    pub copies: u64,
+    /// The copies' bytes.
+    pub stored_bytes: u64,
+    /// What storing each payload once would save: `(copies − 1) × size`, summed.
+    pub saved_bytes: u64,
+}
+
+/// One payload stored more than once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct RepeatedPayload {
+    /// A whole value, a string or bytes.
+    pub payload: PayloadKind,
+    /// One copy's bytes.
+    pub bytes: u64,
+    /// How many times it is stored.
+    pub copies: u64,
+    /// `(copies − 1) × bytes`.
+    pub saved_bytes: u64,
+    /// The start of a string (80 characters at most); the first bytes of `bytes` in hex;
+    /// empty for a whole value.
+    pub preview: String,
+    /// Where one of its copies is (the first met).
+    pub place: PayloadPlace,
+}
+
+/// Identical payloads stored again and again (docs/storage.md "Duplicated payloads").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Duplicates {
+    /// Payloads smaller than this are not compared.
+    pub min_bytes: u64,
+    /// Whole values stored byte for byte more than once.
+    pub values: RepeatTotals,
+    /// Strings and byte strings inside values stored more than once (a message's text in every
+    /// checkpoint's copy of the list; a system prompt in every thread). Overlaps `values`.
+    pub strings: RepeatTotals,
+    /// The repeated payloads that cost the most (by `saved_bytes`).
+    pub largest: Vec<RepeatedPayload>,
+    /// The comparison had to forget payloads met only once to stay within its memory bound:
+    /// the figures are a lower bound.
+    pub approximate: bool,
+}
+
+/// Files of one media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EmbeddedType {
+    /// `image/png`, `application/pdf`, …; `application/octet-stream`: base64 of binary of no
+    /// known format.
+    pub media_type: String,
+    /// Strings (every stored copy counts).
+    pub count: u64,
+    /// Their bytes as text.
+    pub bytes: u64,
+}
+
+/// One file stored as base64 text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EmbeddedFile {
+    /// Its media type.
+    pub media_type: String,
+    /// The string's bytes.
+    pub bytes: u64,
+    /// The file's size.
+    pub decoded_bytes: u64,
+    /// A `data:` URL (else bare base64).
+    pub data_url: bool,
+    /// How many times this file is stored (identical text).
+    pub copies: u64,
+    /// Where one copy is (the first met).
+    pub place: PayloadPlace,
+}
+
+/// Files (images, PDFs, audio…) stored as base64 strings inside values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct EmbeddedFiles {
+    /// Strings at least this long are looked at.
+    pub min_bytes: u64,
+    /// Every stored copy, and the bytes of their text.
+    pub total: Tally,
+    /// By media type, largest first.
+    pub by_type: Vec<EmbeddedType>,
+    /// The files that take the most (`bytes × copies`), each once.
+    pub largest: Vec<EmbeddedFile>,
+}
+
+/// The Sends to one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct SendTarget {
+    /// The node a `Send` goes to (`?`: a packet that is not a readable `Send`).
+    pub node: String,
+    /// Pending writes to `__pregel_tasks` carrying a Send to it.
+    pub writes: Tally,
+    /// Sends to it inside stored `__pregel_tasks` values (each item's encoded bytes).
+    pub stored: Tally,
+}
+
+/// `__pregel_tasks`: the Send packets of map-reduce fan-outs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Sends {
+    /// Pending writes to `__pregel_tasks`.
+    pub writes: Tally,
+    /// Stored `__pregel_tasks` values (inline or blob rows).
+    pub stored: Tally,
+    /// By target node, largest first.
+    pub by_node: Vec<SendTarget>,
+    /// The largest Send writes.
+    pub largest: Vec<ValueSize>,
+}
+
 /// Where the bytes of a checkpoint database (or one thread) are.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -254,6 +408,12 @@ pub struct StorageReport {
     pub largest_checkpoints: Vec<CheckpointSize>,
     /// The largest stored values.
     pub largest_values: Vec<ValueSize>,
+    /// Identical payloads stored more than once.
+    pub duplicates: Duplicates,
+    /// Files stored as base64 text.
+    pub embedded_files: EmbeddedFiles,
+    /// Send packets (`__pregel_tasks`).
+    pub sends: Sends,
     /// Orphaned rows.
     pub orphans: Orphans,
     /// Free pages (SQLite) or relation sizes (Postgres).

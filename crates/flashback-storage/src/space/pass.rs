@@ -148,14 +148,22 @@ impl Acc {
 }
 
 /// A blob row's key: namespace key, channel, version.
-type BlobKey = (String, String, String);
+pub(crate) type BlobKey = (String, String, String);
+
+/// Where a thread's rows are, once its checkpoints are read.
+pub(crate) struct Placed {
+    /// The oldest checkpoint naming each blob row.
+    pub(crate) first: HashMap<BlobKey, String>,
+    /// Namespace text per namespace key.
+    pub(crate) names: HashMap<String, String>,
+}
 
 /// One thread being measured: feed its checkpoints in `(ns key, id)` order, then finish.
 pub(crate) struct ThreadPass<'a> {
     acc: &'a mut Acc,
     thread: String,
-    /// `(ns key, channel, version)` → bytes, base version, named by a checkpoint yet.
-    blobs: HashMap<BlobKey, (u64, Option<String>, bool)>,
+    /// `(ns key, channel, version)` → bytes, base version, the oldest checkpoint naming it.
+    blobs: HashMap<BlobKey, (u64, Option<String>, Option<String>)>,
     /// Unversioned three-table values (`~<checkpoint id>`): `(ns key, version)` → channels.
     unversioned: HashMap<(String, String), Vec<String>>,
     writes: HashMap<(String, String), Tally>,
@@ -180,7 +188,7 @@ impl<'a> ThreadPass<'a> {
                     .or_default()
                     .push(b.channel.clone());
             }
-            map.insert((b.ns_key, b.channel, b.version), (b.bytes, b.base, false));
+            map.insert((b.ns_key, b.channel, b.version), (b.bytes, b.base, None));
         }
         ThreadPass {
             acc,
@@ -219,10 +227,10 @@ impl<'a> ThreadPass<'a> {
             let Some((bytes, _, seen)) = self.blobs.get_mut(&key) else {
                 continue;
             };
-            if *seen {
+            if seen.is_some() {
                 continue;
             }
-            *seen = true;
+            *seen = Some(row.id.clone());
             let bytes = *bytes;
             let (_, channel, version) = key;
             size.blobs.add(bytes);
@@ -275,13 +283,13 @@ impl<'a> ThreadPass<'a> {
         self.acc.largest_checkpoints.push(size);
     }
 
-    /// The thread's orphaned blobs and growing channels.
-    pub(crate) fn finish(self) {
+    /// The thread's orphaned blobs and growing channels; then where its rows are.
+    pub(crate) fn finish(self) -> Placed {
         // A delta's base is needed by whatever needs the delta.
         let mut needed: HashSet<BlobKey> = HashSet::new();
         for (key, (_, _, seen)) in &self.blobs {
             let mut at = key.clone();
-            if !*seen {
+            if seen.is_none() {
                 continue;
             }
             while needed.insert(at.clone()) {
@@ -318,6 +326,14 @@ impl<'a> ThreadPass<'a> {
         });
         for q in flagged {
             self.acc.quadratic.push(q);
+        }
+        Placed {
+            first: self
+                .blobs
+                .into_iter()
+                .filter_map(|(k, (_, _, first))| Some((k, first?)))
+                .collect(),
+            names: self.names,
         }
     }
 }

@@ -351,6 +351,29 @@ impl Layout {
         ))
     }
 
+    /// One thread's blob values: `ns key, channel, version, type, value`.
+    pub(crate) fn thread_blob_values(self) -> Option<String> {
+        let t = self.blobs()?;
+        Some(format!(
+            "SELECT {}, channel, version, type, {} FROM {t} WHERE thread_id = {}",
+            self.ns(),
+            self.blob_value(),
+            self.p1()
+        ))
+    }
+
+    /// One thread's write values: `ns key, checkpoint id, channel, task path, type, value`.
+    pub(crate) fn thread_write_values(self, has_task_path: bool) -> String {
+        let path = if has_task_path { "task_path" } else { "''" };
+        format!(
+            "SELECT {}, checkpoint_id, channel, {path}, type, {} FROM {} WHERE thread_id = {}",
+            self.ns(),
+            self.write_value(),
+            self.writes(),
+            self.p1()
+        )
+    }
+
     /// One thread's writes per checkpoint: `ns key, checkpoint id, count, bytes`.
     pub(crate) fn thread_writes(self) -> String {
         format!(
