@@ -1,7 +1,8 @@
 //! The codec on any stored bytes: the first byte picks a serde tag, the rest is the payload.
 //! Decoding, the JSON view, the one-line description and re-encoding must never panic; the
 //! streamed JSON view must write the collected view's bytes; and a msgpack value must re-encode
-//! to bytes that decode to the same value.
+//! to bytes that decode to the same value; the walk for large strings (`msgpack::scan`) stays
+//! inside the payload and walks whatever decodes.
 #![no_main]
 
 use flashback_codec::{
@@ -55,4 +56,15 @@ fuzz_target!(|data: &[u8]| {
         max_request_bytes: 256,
     });
     let _ = flashback_codec::decode_typed_cached(tag, Some(payload), &mut cache);
+    // The storage report's walk for large strings: what it finds lies inside the payload, and a
+    // document the decoder reads whole is walked to its end.
+    let range = payload.as_ptr_range();
+    let walked = msgpack::scan::scan_large(payload, 1, &mut |path, found| {
+        let r = found.bytes.as_ptr_range();
+        assert!(r.start >= range.start && r.end <= range.end, "a slice of the payload");
+        let _ = msgpack::scan::path_text(path);
+    });
+    if msgpack::decode(payload).is_ok() {
+        assert!(walked.is_ok(), "a document that decodes is walked: {walked:?}");
+    }
 });
