@@ -84,6 +84,10 @@ macro_rules! for_each_command {
             delete_thread($crate::DeleteRequest) -> $crate::DeleteReport;
             /// Prune threads (or preview it). One transaction.
             prune_threads($crate::PruneRequest) -> $crate::PruneSummary;
+            /// Prune across the database: threads chosen by id, age and status, keeping the
+            /// latest checkpoints or deleting them (or preview it); one transaction, then an
+            /// optional VACUUM.
+            prune_database($crate::RetentionRequest) -> $crate::RetentionReport;
             /// Delete a branch (a checkpoint and its descendants), or preview it. One transaction.
             delete_branch($crate::DeleteBranchRequest) -> $crate::PruneSummary;
             /// Rebuild a three-table thread's damaged blob rows from the writes (or preview it).

@@ -33,6 +33,7 @@ mod location;
 mod policy;
 mod reads;
 pub mod rerun;
+mod retention;
 mod sealed;
 pub mod secrets;
 mod settings;

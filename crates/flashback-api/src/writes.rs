@@ -18,7 +18,7 @@ use serde_json::Value as Json;
 use std::sync::Arc;
 
 impl Api {
-    async fn writable(&self, db: &str) -> ApiResult<Box<dyn SaverMaintenance>> {
+    pub(crate) async fn writable(&self, db: &str) -> ApiResult<Box<dyn SaverMaintenance>> {
         let s = self.session(db)?;
         Ok(flashback_storage::open_writable_with(&s.connect, s.write_key()).await?)
     }

@@ -372,17 +372,33 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Prune threads: keep only each namespace's latest checkpoint (`keep_latest`) or delete
-    /// them (`delete`), as LangGraph's `prune` does. Shows what would go unless `--yes`.
+    /// Prune threads: keep only each namespace's latest checkpoints (`keep_latest`) or delete
+    /// them (`delete`), as LangGraph's `prune` does — the threads named, or across the
+    /// database those whose latest checkpoint is older than `--older-than` and/or whose status
+    /// is one of `--status` (all conditions hold). Shows what would go unless `--yes`.
     Prune {
         /// A `.sqlite` file or a `postgres://` URL.
         db: String,
-        /// Thread ids.
-        #[arg(required = true)]
+        /// Thread ids (with --older-than/--status: only these, if they also match).
         threads: Vec<String>,
+        /// Only threads whose latest checkpoint is older than AGE: a number and a unit (s, m,
+        /// h, d, w), e.g. 90m, 12h, 30d, 2w.
+        #[arg(long, value_name = "AGE")]
+        older_than: Option<String>,
+        /// Only threads with this status (repeatable): finished, failed, interrupted, pending.
+        #[arg(long, value_name = "STATUS", value_parser = ["finished", "failed", "interrupted", "pending"])]
+        status: Vec<String>,
+        /// With keep_latest: keep the N latest checkpoints of each namespace along its head's
+        /// lineage (default 1).
+        #[arg(long, value_name = "N")]
+        keep_last: Option<u32>,
         /// `keep_latest` or `delete`.
         #[arg(long, default_value = "keep_latest", value_parser = ["keep_latest", "delete"])]
         strategy: String,
+        /// After pruning, give the space back: SQLite `VACUUM`, Postgres `VACUUM ANALYZE`
+        /// (only with --yes).
+        #[arg(long)]
+        vacuum: bool,
         /// Really prune (without it, a dry run).
         #[arg(long)]
         yes: bool,

@@ -444,6 +444,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("start_storage_report", "storage"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
+        ("prune_database", "prune"),
         ("delete_branch", "delete-branch"),
         ("copy_thread", "copy"),
         ("store_list", "store"),

@@ -205,3 +205,133 @@ pub struct RepairRequest {
     /// Only say what would be written.
     pub dry_run: bool,
 }
+
+/// A thread status to prune (`--status`), one per [`flashback_engine::ThreadStatus`]: the
+/// status the thread list shows, from the latest root checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusFilter {
+    /// Nothing left to run.
+    Finished,
+    /// A task raised and nothing recovered.
+    Failed,
+    /// Waiting at an interrupt.
+    Interrupted,
+    /// Tasks are due but nothing waits for input (a crash, `interrupt_before`).
+    Pending,
+}
+
+/// Prune across the whole database: the threads chosen by id, by the age of their latest
+/// checkpoint and by status (all given conditions hold; at least one is required).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RetentionRequest {
+    /// Database handle.
+    pub db: String,
+    /// Only these threads (empty: any thread).
+    #[serde(default)]
+    pub thread_ids: Vec<String>,
+    /// Only threads whose latest checkpoint is older than this: a number and a unit, `s`,
+    /// `m`, `h`, `d` or `w` (`90m`, `12h`, `30d`, `2w`).
+    #[serde(default)]
+    pub older_than: Option<String>,
+    /// Only threads with one of these statuses (empty: any).
+    #[serde(default)]
+    pub statuses: Vec<StatusFilter>,
+    /// `keep_latest` (keep the latest checkpoints of each namespace) or `delete` (whole
+    /// threads).
+    pub strategy: flashback_storage::maintenance::PruneStrategy,
+    /// With `keep_latest`: how many checkpoints of each namespace stay, along its head's
+    /// lineage (default 1; at least 1).
+    #[serde(default)]
+    pub keep_last: Option<u32>,
+    /// After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`);
+    /// only with a real run.
+    #[serde(default)]
+    pub vacuum: bool,
+    /// Only say what would go (a read-only transaction; nothing is written).
+    pub dry_run: bool,
+}
+
+/// What a retention prune was asked to choose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RetentionFilters {
+    /// The thread ids given (empty: any thread).
+    pub thread_ids: Vec<String>,
+    /// The age given (`30d`), if any.
+    pub older_than: Option<String>,
+    /// The statuses given (empty: any).
+    pub statuses: Vec<StatusFilter>,
+    /// The strategy.
+    pub strategy: flashback_storage::maintenance::PruneStrategy,
+    /// Checkpoints kept per namespace (`keep_latest`; 0 with `delete`).
+    pub keep_last: u32,
+}
+
+/// One thread a retention prune chose, and what goes from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct RetentionThread {
+    /// Thread id.
+    pub thread_id: String,
+    /// Its status, as the thread list shows it (`None`: not derivable — no root checkpoint,
+    /// encrypted without a key, or unreadable).
+    pub status: Option<flashback_engine::ThreadStatus>,
+    /// The time of its latest root checkpoint (`checkpoint.ts`, as stored).
+    pub last_checkpoint_ts: Option<String>,
+    /// Checkpoints that go (all namespaces).
+    pub checkpoints: u64,
+    /// Checkpoints that stay.
+    pub kept: u64,
+    /// Pending writes that go.
+    pub writes: u64,
+    /// Blob rows that go.
+    pub blobs: u64,
+    /// Their bytes as stored (documents, metadata, write and blob values).
+    pub bytes: u64,
+}
+
+/// The sums over a retention prune's threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct RetentionTotals {
+    /// Threads chosen.
+    pub threads: u64,
+    /// Checkpoints that go.
+    pub checkpoints: u64,
+    /// Checkpoints that stay (in the threads chosen).
+    pub kept: u64,
+    /// Pending writes that go.
+    pub writes: u64,
+    /// Blob rows that go.
+    pub blobs: u64,
+    /// Bytes that go, as stored.
+    pub bytes: u64,
+}
+
+/// What a VACUUM gave back: SQLite `page_count × page_size` (the file), Postgres the summed
+/// `pg_total_relation_size` of the saver's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+pub struct VacuumSummary {
+    /// Before the VACUUM (after the prune).
+    pub bytes_before: u64,
+    /// After it.
+    pub bytes_after: u64,
+    /// `bytes_before - bytes_after` (0 when it grew).
+    pub bytes_returned: u64,
+}
+
+/// What a retention prune removes (dry run) or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+pub struct RetentionReport {
+    /// The cutoff used for `older_than` (ISO 8601, UTC): threads whose latest checkpoint is
+    /// earlier were chosen. `None` without `older_than`.
+    pub cutoff: Option<String>,
+    /// What was asked.
+    pub filters: RetentionFilters,
+    /// The threads chosen, by id.
+    pub threads: Vec<RetentionThread>,
+    /// Their sums.
+    pub totals: RetentionTotals,
+    /// The VACUUM's outcome (`None` without `vacuum`).
+    pub vacuum: Option<VacuumSummary>,
+    /// Nothing was written.
+    pub dry_run: bool,
+}

@@ -99,19 +99,51 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         Command::Prune {
             db,
             threads,
+            older_than,
+            status,
+            keep_last,
             strategy,
+            vacuum,
             yes,
             json,
         } => {
+            let strategy = strategy.parse::<PruneStrategy>().map_err(ApiError::from)?;
+            let across = older_than.is_some() || !status.is_empty() || keep_last.is_some();
+            if !across && !vacuum {
+                if threads.is_empty() {
+                    return Err(ApiError::invalid(
+                        "choose what to prune: thread ids, --older-than AGE or --status STATUS \
+                         (nothing is pruned by default)",
+                    ));
+                }
+                let (api, db) = open(&db).await?;
+                let req = PruneRequest {
+                    db,
+                    thread_ids: threads,
+                    strategy,
+                    dry_run: !yes,
+                };
+                let summary = api.prune_threads(req).await?;
+                return done(render(json, &summary, human::pruned));
+            }
+            let statuses = status
+                .iter()
+                .map(|s| serde_json::from_value(serde_json::Value::from(s.as_str())))
+                .collect::<Result<Vec<StatusFilter>, _>>()
+                .map_err(|e| ApiError::invalid(format!("--status: {e}")))?;
             let (api, db) = open(&db).await?;
-            let req = PruneRequest {
+            let req = RetentionRequest {
                 db,
                 thread_ids: threads,
-                strategy: strategy.parse::<PruneStrategy>().map_err(ApiError::from)?,
+                older_than,
+                statuses,
+                strategy,
+                keep_last,
+                vacuum,
                 dry_run: !yes,
             };
-            let summary = api.prune_threads(req).await?;
-            done(render(json, &summary, human::pruned))
+            let report = api.prune_database(req).await?;
+            done(render(json, &report, human::retention))
         }
         Command::Copy {
             db,

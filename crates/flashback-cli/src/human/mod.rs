@@ -7,12 +7,14 @@ use serde_json::Value as Json;
 
 mod lists;
 mod repair;
+mod retention;
 mod search;
 mod state;
 mod storage;
 mod watch;
 pub use lists::{history, threads, Width};
 pub use repair::repaired;
+pub use retention::retention;
 pub use search::{search_header, search_hit, searched};
 pub use state::state;
 pub use storage::storage;

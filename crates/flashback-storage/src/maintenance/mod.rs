@@ -20,6 +20,13 @@
 //!                                          where every DeltaChannel has a stored value
 //!                                          (Python 3.2.0 refuses such threads)
 //!                            dry_run: the same report, computed in a read-only transaction
+//!  prune_measured(threads,  prune's plan, with KeepLatest keeping `keep_last` checkpoints per
+//!    strategy, keep_last)    namespace along the head's lineage (and what DeltaChannels and
+//!                            pre-v4 sends need of the oldest kept one); one transaction,
+//!                            planned 500 threads at a time; reports per thread what goes,
+//!                            with the stored bytes (`retain.rs`)
+//!  vacuum()                  after a commit, outside any transaction: SQLite `VACUUM`,
+//!                            Postgres `VACUUM ANALYZE` of the saver's three tables
 //!  delete_branch(t, ns, id)  one transaction: the checkpoint, its descendants, their writes,
 //!                            the subgraph calls started from them and the blobs left
 //!                            unreferenced (a failed re-run's fork); dry_run as for prune
@@ -36,10 +43,12 @@ use async_trait::async_trait;
 
 mod copy;
 pub(crate) mod plan;
+pub(crate) mod retain;
 
 pub use crate::three::repair::{BlobFix, DamagedBlob};
 pub use copy::copy_thread_between;
 pub use plan::Job;
+pub use retain::{ThreadPrune, VacuumReport};
 
 /// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
 /// writes to it.
@@ -147,6 +156,23 @@ pub trait SaverMaintenance: CheckpointSaver {
         }
         self.run_job(Job::Prune(threads, strategy), dry_run).await
     }
+
+    /// Prune `thread_ids` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
+    /// `keep_last` (≥ 1) latest checkpoints of each namespace along its head's lineage, in one
+    /// transaction (planned [`retain::RETAIN_CHUNK`] threads at a time). Returns per thread,
+    /// in the order given, what goes and what stays, with the bytes as stored. With `dry_run`,
+    /// nothing is written (a read-only transaction).
+    async fn prune_measured(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        keep_last: usize,
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError>;
+
+    /// Give the space freed back: SQLite `VACUUM` of the file, Postgres `VACUUM ANALYZE` of
+    /// the saver's tables. Never inside a transaction; run it after a prune committed.
+    async fn vacuum(&self) -> Result<VacuumReport, StoreError>;
 
     /// Delete the checkpoint `checkpoint_id` of namespace `checkpoint_ns` and every checkpoint
     /// descending from it (a branch: a fork and what ran on it), their writes, the subgraph

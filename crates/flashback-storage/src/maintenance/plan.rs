@@ -30,6 +30,8 @@ pub(crate) struct CpRow {
 pub(crate) type WriteCounts = HashMap<(String, String, String), (u64, bool)>;
 /// Blob keys `(thread, ns, channel, version)`.
 pub(crate) type BlobKey = (String, String, String, String);
+/// A checkpoint's key `(thread, ns, checkpoint_id)`.
+pub(crate) type CpKey = (String, String, String);
 
 /// Everything read about the threads concerned.
 #[derive(Debug, Default)]
@@ -37,12 +39,19 @@ pub(crate) struct Snapshot {
     pub(crate) rows: Vec<CpRow>,
     pub(crate) writes: WriteCounts,
     pub(crate) blobs: HashSet<BlobKey>,
+    /// The bytes of each checkpoint row as stored (document + metadata), when measured.
+    pub(crate) cp_bytes: HashMap<CpKey, u64>,
+    /// The bytes of the write values per checkpoint key, when measured.
+    pub(crate) write_bytes: HashMap<CpKey, u64>,
+    /// The bytes of each blob row's value, when measured.
+    pub(crate) blob_bytes: HashMap<BlobKey, u64>,
 }
 
 /// What to select for deletion.
 pub(crate) enum Select<'a> {
     Delete,
-    KeepLatest,
+    /// Per namespace the `n` (≥ 1) latest checkpoints along the head's lineage.
+    KeepLatest(usize),
     Runs(&'a HashSet<String>),
     /// A checkpoint of namespace `ns` and every checkpoint descending from it, with the
     /// subgraph calls started from any of them.
@@ -91,7 +100,7 @@ impl Job {
         match self {
             Job::Runs(runs) => Select::Runs(runs),
             Job::Prune(_, PruneStrategy::Delete) => Select::Delete,
-            Job::Prune(_, PruneStrategy::KeepLatest) => Select::KeepLatest,
+            Job::Prune(_, PruneStrategy::KeepLatest) => Select::KeepLatest(1),
             Job::Branch { ns, id, .. } => Select::Branch { ns, id },
         }
     }
@@ -205,10 +214,14 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
                 let Some(head) = rows.iter().max_by(|a, b| a.id.cmp(&b.id)) else {
                     continue;
                 };
-                let mut stay = HashSet::from([head.id.as_str()]);
-                keep_delta_history(rows, head, &mut stay);
-                if head.v.is_some_and(|v| v < 4) {
-                    if let Some(p) = head.parent.as_deref() {
+                let n = match select {
+                    Select::KeepLatest(n) => *n,
+                    _ => 1,
+                };
+                let (mut stay, oldest) = keep_lineage(rows, head, n);
+                keep_delta_history(rows, oldest, &mut stay);
+                if oldest.v.is_some_and(|v| v < 4) {
+                    if let Some(p) = oldest.parent.as_deref() {
                         let wkey = ((*thread).to_owned(), (*ns).to_owned(), p.to_owned());
                         if snap.writes.get(&wkey).is_some_and(|(_, sends)| *sends) {
                             stay.insert(p);
@@ -257,7 +270,7 @@ pub(crate) fn plan(snap: &Snapshot, threads: &[String], select: &Select<'_>) -> 
         let stay = kept.get(key).cloned().unwrap_or_default();
         let (gone, remain): (Vec<&CpRow>, Vec<&CpRow>) =
             rows.iter().partition(|r| !stay.contains(r.id.as_str()));
-        if matches!(select, Select::Delete | Select::KeepLatest) {
+        if matches!(select, Select::Delete | Select::KeepLatest(_)) {
             for r in &remain {
                 if r.parent.as_deref().is_some_and(|p| !stay.contains(p)) {
                     plan.parents
@@ -322,6 +335,25 @@ fn descendants<'a>(rows: &[&'a CpRow], id: &str) -> HashSet<&'a str> {
         }
     }
     gone
+}
+
+/// The head and its ancestors, `n` in all (fewer when the lineage is shorter), with the
+/// oldest of them.
+fn keep_lineage<'a>(
+    rows: &[&'a CpRow],
+    head: &'a CpRow,
+    n: usize,
+) -> (HashSet<&'a str>, &'a CpRow) {
+    let by_id: HashMap<&str, &CpRow> = rows.iter().map(|r| (r.id.as_str(), *r)).collect();
+    let mut stay = HashSet::from([head.id.as_str()]);
+    let mut oldest = head;
+    while stay.len() < n {
+        match oldest.parent.as_deref().and_then(|p| by_id.get(p).copied()) {
+            Some(p) if stay.insert(p.id.as_str()) => oldest = p,
+            _ => break,
+        }
+    }
+    (stay, oldest)
 }
 
 /// DeltaChannel-safe `keep_latest`: a DeltaChannel's value at the head is rebuilt from the
@@ -407,156 +439,5 @@ pub(crate) fn metadata_fields(metadata: &serde_json::Value) -> (Option<String>, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(ns: &str, id: &str, parent: Option<&str>, root: Option<&str>) -> CpRow {
-        CpRow {
-            thread: "t".into(),
-            ns: ns.into(),
-            id: id.into(),
-            parent: parent.map(Into::into),
-            v: Some(4),
-            root: root.map(Into::into),
-            run_id: None,
-            versions: vec![("a".into(), format!("v{id}"))],
-            stored: Vec::new(),
-            delta: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn keep_latest_plan() {
-        let mut snap = Snapshot {
-            rows: vec![
-                row("", "1", None, None),
-                row("", "2", Some("1"), None),
-                row("", "3", Some("2"), None),
-                // A call started from root checkpoint 2 (deleted): goes entirely.
-                row("sub:x", "5", None, Some("2")),
-                // A call started from the kept head: keeps its latest.
-                row("sub:y", "6", None, Some("3")),
-                row("sub:y", "7", Some("6"), Some("3")),
-                // A persistent subgraph (no ':'): keeps its latest.
-                row("persist", "8", None, Some("1")),
-                row("persist", "9", Some("8"), Some("2")),
-            ],
-            ..Default::default()
-        };
-        snap.writes
-            .insert(("t".into(), "".into(), "1".into()), (3, false));
-        snap.writes
-            .insert(("t".into(), "".into(), "3".into()), (2, false));
-        snap.writes
-            .insert(("t".into(), "sub:x".into(), "zz".into()), (4, false));
-        for (ns, id) in [
-            ("", "1"),
-            ("", "2"),
-            ("", "3"),
-            ("sub:x", "5"),
-            ("persist", "8"),
-        ] {
-            snap.blobs
-                .insert(("t".into(), ns.into(), "a".into(), format!("v{id}")));
-        }
-        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
-        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(ids, ["1", "2", "8", "5", "6"]);
-        assert_eq!(p.namespaces, [("t".to_string(), "sub:x".to_string())]);
-        assert_eq!(p.report.writes, 3 + 4);
-        assert_eq!(p.report.blobs, 4); // v1, v2, v5 (whole ns), v8
-        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(cleared, ["3", "9", "7"]);
-    }
-
-    #[test]
-    fn branch_plan_takes_the_checkpoint_its_descendants_and_their_calls() {
-        // 1 ← 2 ← 3 (head); the fork 4 off 2, then 5 ← 6 after it; a call started from 5.
-        let mut snap = Snapshot {
-            rows: vec![
-                row("", "1", None, None),
-                row("", "2", Some("1"), None),
-                row("", "3", Some("2"), None),
-                row("", "4", Some("2"), None),
-                row("", "5", Some("4"), None),
-                row("", "6", Some("5"), None),
-                row("sub:x", "7", None, Some("5")),
-                row("sub:y", "8", None, Some("3")),
-            ],
-            ..Default::default()
-        };
-        snap.writes
-            .insert(("t".into(), "".into(), "4".into()), (2, false));
-        snap.writes
-            .insert(("t".into(), "".into(), "2".into()), (5, false));
-        for id in ["2", "4", "6"] {
-            snap.blobs
-                .insert(("t".into(), "".into(), "a".into(), format!("v{id}")));
-        }
-        let p = plan(&snap, &["t".into()], &Select::Branch { ns: "", id: "4" });
-        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(ids, ["4", "5", "6", "7"]);
-        assert_eq!(p.namespaces, [("t".to_string(), "sub:x".to_string())]);
-        assert_eq!(p.report.writes, 2);
-        assert_eq!(p.report.blobs, 2); // v4, v6
-        assert!(p.parents.is_empty());
-        // An id that is not there deletes nothing.
-        let p = plan(&snap, &["t".into()], &Select::Branch { ns: "", id: "9" });
-        assert!(p.is_empty());
-    }
-
-    #[test]
-    fn keep_latest_keeps_what_a_delta_channel_needs() {
-        // 1 ← 2 (snapshot of m) ← 3 ← 4 (head); a side branch 25 off 2.
-        let mut rows: Vec<CpRow> = [
-            ("1", None),
-            ("2", Some("1")),
-            ("3", Some("2")),
-            ("4", Some("3")),
-            ("25", Some("2")),
-        ]
-        .into_iter()
-        .map(|(id, p)| row("", id, p, None))
-        .collect();
-        for r in &mut rows {
-            r.delta = vec!["m".into()];
-        }
-        rows[1].stored = vec!["m".into()];
-        let snap = Snapshot {
-            rows,
-            ..Default::default()
-        };
-        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
-        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(ids, ["1", "25"]);
-        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(cleared, ["2"]);
-        // Never stored: the whole line stays.
-        let mut snap = snap;
-        snap.rows[1].stored.clear();
-        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
-        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(ids, ["25"]);
-    }
-
-    #[test]
-    fn pre_v4_head_keeps_parent_with_sends() {
-        let mut head = row("", "2", Some("1"), None);
-        head.v = Some(3);
-        let mut snap = Snapshot {
-            rows: vec![
-                row("", "0", None, None),
-                row("", "1", Some("0"), None),
-                head,
-            ],
-            ..Default::default()
-        };
-        snap.writes
-            .insert(("t".into(), "".into(), "1".into()), (1, true));
-        let p = plan(&snap, &["t".into()], &Select::KeepLatest);
-        let ids: Vec<&str> = p.report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(ids, ["0"]);
-        let cleared: Vec<&str> = p.parents.iter().map(|c| c.2.as_str()).collect();
-        assert_eq!(cleared, ["1"]);
-    }
-}
+#[path = "plan_tests.rs"]
+mod tests;

@@ -2,8 +2,11 @@
 //! each in one `REPEATABLE READ` transaction.
 
 use super::PostgresStore;
-use crate::maintenance::plan::{copy_args, not_empty, plan, CpRow, Job, Plan, Select, Snapshot};
-use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::maintenance::plan::{
+    check_threads, copy_args, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
+};
+use crate::maintenance::{retain, ThreadPrune, VacuumReport};
+use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
@@ -39,6 +42,88 @@ impl SaverMaintenance for PostgresStore {
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
         maintain(self.pool(), self.schema(), job, dry_run).await
     }
+    async fn prune_measured(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        keep_last: usize,
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        let threads = check_threads(thread_ids);
+        if threads.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.schema().shallow {
+            return Err(shallow_error(self.schema()));
+        }
+        let select = retain::select(strategy, keep_last);
+        let mut tx = self
+            .pool()
+            .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
+            .await
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(threads.len());
+        for chunk in threads.chunks(retain::RETAIN_CHUNK) {
+            let step = async {
+                let versions = !matches!(select, Select::Delete);
+                let snap = snapshot(&mut tx, chunk, versions).await?;
+                let plan = plan(&snap, chunk, &select);
+                out.extend(retain::tally(&snap, &plan, chunk));
+                if !dry_run && !plan.is_empty() {
+                    apply(&mut tx, &plan).await?;
+                }
+                Ok::<_, StoreError>(())
+            };
+            if let Err(e) = step.await {
+                let _ = tx.rollback().await;
+                return Err(e);
+            }
+        }
+        if dry_run {
+            tx.rollback().await.map_err(err)?;
+        } else {
+            tx.commit().await.map_err(err)?;
+        }
+        Ok(out)
+    }
+    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+        vacuum_tables(self.pool()).await
+    }
+}
+
+/// The saver's tables, as the connection's `search_path` finds them (LangGraph's and the
+/// three-table store's alike).
+const SAVER_TABLES: [&str; 3] = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
+
+/// `pg_total_relation_size` of [`SAVER_TABLES`], summed.
+async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
+    let mut total = 0u64;
+    for table in SAVER_TABLES {
+        let row = query("SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)::int8")
+            .bind(table)
+            .fetch_one(&mut *conn)
+            .await
+            .map_err(err)?;
+        let n: i64 = row.try_get(0).map_err(err)?;
+        total += n.max(0) as u64;
+    }
+    Ok(total)
+}
+
+/// `VACUUM ANALYZE` of the saver's tables (outside any transaction: the simple protocol on
+/// one connection), with their total size before and after. Shared with the three-table
+/// store on Postgres.
+pub(crate) async fn vacuum_tables(pool: &PgPool) -> Result<VacuumReport, StoreError> {
+    let mut conn = pool.acquire().await.map_err(err)?;
+    let bytes_before = tables_size(&mut conn).await?;
+    sqlx::raw_sql("VACUUM ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
+        .execute(&mut *conn)
+        .await
+        .map_err(err)?;
+    Ok(VacuumReport {
+        bytes_before,
+        bytes_after: tables_size(&mut conn).await?,
+    })
 }
 
 async fn copy(
@@ -211,7 +296,8 @@ async fn snapshot(
            WHERE v.value = 'true'::jsonb \
            UNION SELECT k FROM jsonb_object_keys(CASE WHEN jsonb_typeof( \
              metadata -> 'counters_since_delta_snapshot') = 'object' \
-             THEN metadata -> 'counters_since_delta_snapshot' ELSE '{}'::jsonb END) AS k) \
+             THEN metadata -> 'counters_since_delta_snapshot' ELSE '{}'::jsonb END) AS k), \
+         (coalesce(octet_length(checkpoint::text), 0) + coalesce(octet_length(metadata::text), 0))::int8 \
          FROM checkpoints WHERE thread_id = ANY($1)",
     )
     .bind(threads)
@@ -233,6 +319,11 @@ async fn snapshot(
             stored: r.try_get(7).map_err(err)?,
             delta: r.try_get(8).map_err(err)?,
         };
+        let bytes: i64 = r.try_get(9).map_err(err)?;
+        snap.cp_bytes.insert(
+            (row.thread.clone(), row.ns.clone(), row.id.clone()),
+            bytes.max(0) as u64,
+        );
         index.insert(
             (row.thread.clone(), row.ns.clone(), row.id.clone()),
             snap.rows.len(),
@@ -264,8 +355,8 @@ async fn snapshot(
         }
     }
     let rows = query(
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, count(*), bool_or(channel = $2) \
-         FROM checkpoint_writes WHERE thread_id = ANY($1) \
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, count(*), bool_or(channel = $2), \
+         coalesce(sum(octet_length(blob)), 0)::int8 FROM checkpoint_writes WHERE thread_id = ANY($1) \
          GROUP BY thread_id, checkpoint_ns, checkpoint_id",
     )
     .bind(threads)
@@ -276,30 +367,34 @@ async fn snapshot(
     for r in &rows {
         let n: i64 = r.try_get(3).map_err(err)?;
         let sends: Option<bool> = r.try_get(4).map_err(err)?;
-        snap.writes.insert(
-            (
-                r.try_get(0).map_err(err)?,
-                r.try_get(1).map_err(err)?,
-                r.try_get(2).map_err(err)?,
-            ),
-            (n.max(0) as u64, sends.unwrap_or(false)),
+        let bytes: i64 = r.try_get(5).map_err(err)?;
+        let key: (String, String, String) = (
+            r.try_get(0).map_err(err)?,
+            r.try_get(1).map_err(err)?,
+            r.try_get(2).map_err(err)?,
         );
+        snap.write_bytes.insert(key.clone(), bytes.max(0) as u64);
+        snap.writes
+            .insert(key, (n.max(0) as u64, sends.unwrap_or(false)));
     }
     let rows = query(
-        "SELECT thread_id, checkpoint_ns, channel, version FROM checkpoint_blobs \
-         WHERE thread_id = ANY($1)",
+        "SELECT thread_id, checkpoint_ns, channel, version, \
+         coalesce(octet_length(blob), 0)::int8 FROM checkpoint_blobs WHERE thread_id = ANY($1)",
     )
     .bind(threads)
     .fetch_all(&mut **tx)
     .await
     .map_err(err)?;
     for r in &rows {
-        snap.blobs.insert((
+        let key: BlobKey = (
             r.try_get(0).map_err(err)?,
             r.try_get(1).map_err(err)?,
             r.try_get(2).map_err(err)?,
             r.try_get(3).map_err(err)?,
-        ));
+        );
+        let bytes: i64 = r.try_get(4).map_err(err)?;
+        snap.blob_bytes.insert(key.clone(), bytes.max(0) as u64);
+        snap.blobs.insert(key);
     }
     Ok(snap)
 }

@@ -41,7 +41,7 @@ use target::Target;
 
 mod assemble;
 mod blobs;
-mod maintenance;
+pub(crate) mod maintenance;
 mod read;
 mod rows;
 mod schema;

@@ -5,9 +5,11 @@ use super::access::Source;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
-    copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan, Snapshot,
+    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
+    Snapshot,
 };
-use crate::maintenance::{CopyReport, PruneReport, SaverMaintenance, TASKS};
+use crate::maintenance::{retain, ThreadPrune, VacuumReport};
+use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{Decoded, Value};
@@ -110,13 +112,15 @@ fn snapshot(
     let mut snap = Snapshot::default();
     let mut cps = tx
         .prepare(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata, \
+             coalesce(length(CAST(checkpoint AS BLOB)), 0) + coalesce(length(CAST(metadata AS BLOB)), 0) \
              FROM checkpoints WHERE thread_id = ?",
         )
         .map_err(err)?;
     let mut writes = tx
         .prepare(
-            "SELECT checkpoint_ns, checkpoint_id, count(*), max(channel = ?2) \
+            "SELECT checkpoint_ns, checkpoint_id, count(*), max(channel = ?2), \
+             coalesce(sum(length(CAST(value AS BLOB))), 0) \
              FROM writes WHERE thread_id = ?1 GROUP BY checkpoint_ns, checkpoint_id",
         )
         .map_err(err)?;
@@ -129,6 +133,9 @@ fn snapshot(
             let tag: Option<String> = r.get(3).map_err(err)?;
             let doc: Option<Vec<u8>> = r.get(4).map_err(err)?;
             let metadata: Option<Vec<u8>> = r.get(5).map_err(err)?;
+            let bytes: i64 = r.get(6).map_err(err)?;
+            let cp_key = (thread.clone(), ns.clone(), id.clone());
+            snap.cp_bytes.insert(cp_key, bytes.max(0) as u64);
             let metadata = metadata
                 .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
                 .unwrap_or(serde_json::Value::Null);
@@ -154,10 +161,11 @@ fn snapshot(
             let id: String = r.get(1).map_err(err)?;
             let n: i64 = r.get(2).map_err(err)?;
             let sends: Option<i64> = r.get(3).map_err(err)?;
-            snap.writes.insert(
-                (thread.clone(), ns, id),
-                (n.max(0) as u64, sends.unwrap_or(0) != 0),
-            );
+            let bytes: i64 = r.get(4).map_err(err)?;
+            let key = (thread.clone(), ns, id);
+            snap.write_bytes.insert(key.clone(), bytes.max(0) as u64);
+            snap.writes
+                .insert(key, (n.max(0) as u64, sends.unwrap_or(0) != 0));
         }
     }
     Ok(snap)
@@ -314,8 +322,74 @@ async fn sqlite_maintain(
     .await
 }
 
+/// [`SaverMaintenance::prune_measured`]: one transaction, a chunk of threads at a time.
+async fn sqlite_retain(
+    saver: &SqliteSaver,
+    threads: Vec<String>,
+    strategy: PruneStrategy,
+    keep_last: usize,
+    dry_run: bool,
+) -> Result<Vec<ThreadPrune>, StoreError> {
+    let key = saver.key();
+    run(saver.path(), !dry_run, move |tx| {
+        let select = retain::select(strategy, keep_last);
+        let mut out = Vec::with_capacity(threads.len());
+        for chunk in threads.chunks(retain::RETAIN_CHUNK) {
+            let snap = snapshot(tx, chunk, key.as_deref())?;
+            let plan = plan(&snap, chunk, &select);
+            out.extend(retain::tally(&snap, &plan, chunk));
+            if !dry_run && !plan.is_empty() {
+                apply(tx, &plan)?;
+            }
+        }
+        Ok(out)
+    })
+    .await
+}
+
+/// `VACUUM` on a connection of its own (no transaction), with `page_count × page_size`
+/// before and after. Shared with the three-table store on SQLite.
+pub(crate) async fn vacuum_file(path: &str) -> Result<VacuumReport, StoreError> {
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (conn, _source) = open(&path, true)?;
+        let size = |conn: &Connection| -> Result<u64, StoreError> {
+            let pages: i64 = conn
+                .query_row("PRAGMA page_count", [], |r| r.get(0))
+                .map_err(err)?;
+            let page: i64 = conn
+                .query_row("PRAGMA page_size", [], |r| r.get(0))
+                .map_err(err)?;
+            Ok((pages.max(0) as u64) * (page.max(0) as u64))
+        };
+        let bytes_before = size(&conn)?;
+        conn.execute_batch("VACUUM").map_err(err)?;
+        Ok(VacuumReport {
+            bytes_before,
+            bytes_after: size(&conn)?,
+        })
+    })
+    .await
+    .map_err(|e| StoreError::Query(format!("vacuum task failed: {e}")))?
+}
+
 #[async_trait]
 impl SaverMaintenance for SqliteSaver {
+    async fn prune_measured(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        keep_last: usize,
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        let threads = check_threads(thread_ids);
+        sqlite_retain(self, threads, strategy, keep_last, dry_run).await
+    }
+
+    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+        vacuum_file(self.path()).await
+    }
+
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
         copy_args(source, target)?;
         let (source, target) = (source.to_owned(), target.to_owned());

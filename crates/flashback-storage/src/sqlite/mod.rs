@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) mod access;
 mod batch;
-mod maintenance;
+pub(crate) mod maintenance;
 pub(crate) mod read;
 mod rows;
 mod schema;

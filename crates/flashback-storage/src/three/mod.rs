@@ -15,6 +15,8 @@ mod postgres_maint;
 #[cfg(feature = "postgres")]
 mod postgres_read;
 #[cfg(feature = "postgres")]
+mod postgres_retain;
+#[cfg(feature = "postgres")]
 mod postgres_thread;
 #[cfg(feature = "postgres")]
 mod postgres_write;

@@ -8,6 +8,7 @@ use super::repair::{damaged, fix_row, BlobMap};
 use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS};
 use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
+use crate::maintenance::{PruneStrategy, ThreadPrune, VacuumReport};
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use async_trait::async_trait;
@@ -95,7 +96,7 @@ async fn copy(
 }
 
 /// The checkpoint rows of `threads` as planning needs them.
-async fn snapshot(
+pub(super) async fn snapshot(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     threads: &[String],
@@ -125,7 +126,9 @@ async fn snapshot(
             conn,
             s,
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, \
-             metadata::text FROM checkpoints WHERE thread_id = $1",
+             metadata::text, (coalesce(octet_length(checkpoint), 0) \
+             + coalesce(octet_length(metadata::text), 0))::int8 \
+             FROM checkpoints WHERE thread_id = $1",
             vec![t(thread)],
         )
         .await?;
@@ -140,14 +143,17 @@ async fn snapshot(
                     .and_then(|m| serde_json::from_str(&m).ok())
                     .unwrap_or(serde_json::Value::Null),
             };
-            snap.rows
-                .push(plan_row(thread, columns, key, &valued, &mut names));
+            let bytes = r.try_get::<Option<i64>, _>(6).ok().flatten().unwrap_or(0);
+            let row = plan_row(thread, columns, key, &valued, &mut names);
+            let cp_key = (row.thread.clone(), row.ns.clone(), row.id.clone());
+            snap.cp_bytes.insert(cp_key, bytes.max(0) as u64);
+            snap.rows.push(row);
         }
         let writes = fetch(
             conn,
             s,
-            "SELECT checkpoint_ns_hash, checkpoint_id, count(*)::int8, bool_or(channel = $2) \
-             FROM checkpoint_writes WHERE thread_id = $1 GROUP BY checkpoint_ns_hash, checkpoint_id",
+            "SELECT checkpoint_ns_hash, checkpoint_id, count(*)::int8, bool_or(channel = $2), \
+             coalesce(sum(octet_length(blob_data)), 0)::int8 FROM checkpoint_writes WHERE thread_id = $1 GROUP BY checkpoint_ns_hash, checkpoint_id",
             vec![t(thread), t(TASKS)],
         )
         .await?;
@@ -160,24 +166,27 @@ async fn snapshot(
                 .ok()
                 .flatten()
                 .unwrap_or(false);
-            snap.writes.insert(
-                (thread.clone(), ns, text(r, 1).unwrap_or_default()),
-                (n.max(0) as u64, sends),
-            );
+            let bytes = r.try_get::<Option<i64>, _>(4).ok().flatten().unwrap_or(0);
+            let key = (thread.clone(), ns, text(r, 1).unwrap_or_default());
+            snap.write_bytes.insert(key.clone(), bytes.max(0) as u64);
+            snap.writes.insert(key, (n.max(0) as u64, sends));
         }
     }
     Ok(snap)
 }
 
-/// The blob rows `(thread, hash, channel, version)` of `threads` that the checkpoints left
-/// after `plan` no longer reach, directly or as the base of a delta they reach.
-async fn orphan_blobs(
+/// A blob row that goes: its thread, `(hash, channel, version)` and stored bytes.
+pub(super) type Orphan = (String, Key3, u64);
+
+/// The blob rows of `threads` that the checkpoints left after `plan` no longer reach,
+/// directly or as the base of a delta they reach.
+pub(super) async fn orphan_blobs(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     snap: &Snapshot,
     plan: &Plan,
     threads: &[String],
-) -> Result<Vec<(String, Key3)>, StoreError> {
+) -> Result<Vec<Orphan>, StoreError> {
     let gone_threads: HashSet<&String> = plan.threads.iter().collect();
     let gone_ns: HashSet<(&String, &String)> =
         plan.namespaces.iter().map(|(t, n)| (t, n)).collect();
@@ -203,12 +212,12 @@ async fn orphan_blobs(
         let rows = fetch(
             conn,
             s,
-            "SELECT checkpoint_ns_hash, channel, version, base_version \
-             FROM checkpoint_blobs WHERE thread_id = $1",
+            "SELECT checkpoint_ns_hash, channel, version, base_version, \
+             coalesce(octet_length(blob_data), 0)::int8 FROM checkpoint_blobs WHERE thread_id = $1",
             vec![t(thread)],
         )
         .await?;
-        let blobs: HashMap<Key3, Option<String>> = rows
+        let blobs: HashMap<Key3, (Option<String>, i64)> = rows
             .iter()
             .map(|r| {
                 (
@@ -217,7 +226,10 @@ async fn orphan_blobs(
                         text(r, 1).unwrap_or_default(),
                         text(r, 2).unwrap_or_default(),
                     ),
-                    text(r, 3),
+                    (
+                        text(r, 3),
+                        r.try_get::<Option<i64>, _>(4).ok().flatten().unwrap_or(0),
+                    ),
                 )
             })
             .collect();
@@ -226,24 +238,24 @@ async fn orphan_blobs(
             if !kept.insert(k.clone()) {
                 continue;
             }
-            if let Some(Some(base)) = blobs.get(&k) {
+            if let Some((Some(base), _)) = blobs.get(&k) {
                 reached.push((k.0.clone(), k.1.clone(), base.clone()));
             }
         }
-        for k in blobs.keys() {
+        for (k, (_, bytes)) in &blobs {
             if !kept.contains(k) && !own.contains(&(k.0.clone(), k.2.clone())) {
-                out.push((thread.clone(), k.clone()));
+                out.push((thread.clone(), k.clone(), (*bytes).max(0) as u64));
             }
         }
     }
     Ok(out)
 }
 
-async fn apply(
+pub(super) async fn apply(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     plan: &Plan,
-    orphans: &[(String, Key3)],
+    orphans: &[Orphan],
 ) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
         checkpoints: plan.report.checkpoints.clone(),
@@ -313,7 +325,7 @@ async fn apply(
         .await?;
     }
     if !orphans.is_empty() {
-        let col = |f: fn(&(String, Key3)) -> &String| {
+        let col = |f: fn(&Orphan) -> &String| {
             Arg::TextArray(orphans.iter().map(|o| f(o).clone()).collect())
         };
         exec(
@@ -478,6 +490,20 @@ impl SaverMaintenance for ThreeTablePg {
         let report = copy(&mut tx, self, source, target).await?;
         tx.commit().await.map_err(|e| self.err(e))?;
         Ok(report)
+    }
+
+    async fn prune_measured(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        keep_last: usize,
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        super::postgres_retain::prune_measured(self, thread_ids, strategy, keep_last, dry_run).await
+    }
+
+    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+        crate::postgres::maintenance::vacuum_tables(&self.pool).await
     }
 
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {

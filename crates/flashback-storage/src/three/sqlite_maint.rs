@@ -8,7 +8,10 @@ use super::rows::{
     now_iso, ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS,
 };
 use super::sqlite::ThreeTableSaver;
-use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
+use crate::maintenance::plan::{
+    check_threads, copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
+};
+use crate::maintenance::{retain, PruneStrategy, ThreadPrune, VacuumReport};
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::sqlite::write_err as err;
 use crate::StoreError;
@@ -58,13 +61,15 @@ fn snapshot(
     let mut snap = Snapshot::default();
     let mut cps = tx
         .prepare(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata, \
+             coalesce(length(CAST(checkpoint AS BLOB)), 0) + coalesce(length(CAST(metadata AS BLOB)), 0) \
              FROM checkpoints WHERE thread_id = ?",
         )
         .map_err(err)?;
     let mut writes = tx
         .prepare(
-            "SELECT checkpoint_ns_hash, checkpoint_id, count(*), max(channel = ?2) \
+            "SELECT checkpoint_ns_hash, checkpoint_id, count(*), max(channel = ?2), \
+             coalesce(sum(length(CAST(blob_data AS BLOB))), 0) \
              FROM checkpoint_writes WHERE thread_id = ?1 GROUP BY checkpoint_ns_hash, checkpoint_id",
         )
         .map_err(err)?;
@@ -98,8 +103,11 @@ fn snapshot(
                     .and_then(|m| serde_json::from_slice(&m).ok())
                     .unwrap_or(serde_json::Value::Null),
             };
-            snap.rows
-                .push(plan_row(thread, columns, key, &has_value, &mut names));
+            let bytes: i64 = r.get(6).map_err(err)?;
+            let row = plan_row(thread, columns, key, &has_value, &mut names);
+            let cp_key = (row.thread.clone(), row.ns.clone(), row.id.clone());
+            snap.cp_bytes.insert(cp_key, bytes.max(0) as u64);
+            snap.rows.push(row);
         }
         let mut rows = writes.query(params![thread, TASKS]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
@@ -107,23 +115,27 @@ fn snapshot(
             let ns = names.get(&hash).cloned().unwrap_or(hash);
             let n: i64 = r.get(2).map_err(err)?;
             let sends: Option<i64> = r.get(3).map_err(err)?;
-            snap.writes.insert(
-                (thread.clone(), ns, r.get(1).map_err(err)?),
-                (n.max(0) as u64, sends.unwrap_or(0) != 0),
-            );
+            let bytes: i64 = r.get(4).map_err(err)?;
+            let key = (thread.clone(), ns, r.get(1).map_err(err)?);
+            snap.write_bytes.insert(key.clone(), bytes.max(0) as u64);
+            snap.writes
+                .insert(key, (n.max(0) as u64, sends.unwrap_or(0) != 0));
         }
     }
     Ok(snap)
 }
 
-/// The blob rows (rowids) of `threads` that the checkpoints left after `plan` no longer
-/// reach, directly or as the base of a delta they reach.
+/// A blob row that goes: its rowid, thread and stored bytes.
+type Orphan = (i64, String, u64);
+
+/// The blob rows of `threads` that the checkpoints left after `plan` no longer reach,
+/// directly or as the base of a delta they reach.
 fn orphan_blobs(
     tx: &Transaction<'_>,
     snap: &Snapshot,
     plan: &Plan,
     threads: &[String],
-) -> Result<Vec<i64>, StoreError> {
+) -> Result<Vec<Orphan>, StoreError> {
     let gone_threads: HashSet<&String> = plan.threads.iter().collect();
     let gone_ns: HashSet<(&String, &String)> =
         plan.namespaces.iter().map(|(t, n)| (t, n)).collect();
@@ -132,8 +144,8 @@ fn orphan_blobs(
     let mut out = Vec::new();
     let mut stmt = tx
         .prepare(
-            "SELECT rowid, checkpoint_ns_hash, channel, version, base_version \
-             FROM checkpoint_blobs WHERE thread_id = ?",
+            "SELECT rowid, checkpoint_ns_hash, channel, version, base_version, \
+             coalesce(length(CAST(blob_data AS BLOB)), 0) FROM checkpoint_blobs WHERE thread_id = ?",
         )
         .map_err(err)?;
     for thread in threads {
@@ -152,7 +164,7 @@ fn orphan_blobs(
                 reached.push((hash.clone(), c.clone(), v.clone()));
             }
         }
-        type Blob = (i64, Option<String>);
+        type Blob = (i64, Option<String>, i64);
         let mut blobs: HashMap<(String, String, String), Blob> = HashMap::new();
         let mut rows = stmt.query([thread]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
@@ -161,27 +173,32 @@ fn orphan_blobs(
                 r.get(2).map_err(err)?,
                 r.get(3).map_err(err)?,
             );
-            blobs.insert(k, (r.get(0).map_err(err)?, r.get(4).map_err(err)?));
+            let blob = (
+                r.get(0).map_err(err)?,
+                r.get(4).map_err(err)?,
+                r.get(5).map_err(err)?,
+            );
+            blobs.insert(k, blob);
         }
         let mut kept: HashSet<(String, String, String)> = HashSet::new();
         while let Some(k) = reached.pop() {
             if !kept.insert(k.clone()) {
                 continue;
             }
-            if let Some((_, Some(base))) = blobs.get(&k) {
+            if let Some((_, Some(base), _)) = blobs.get(&k) {
                 reached.push((k.0.clone(), k.1.clone(), base.clone()));
             }
         }
-        for (k, (rowid, _)) in &blobs {
+        for (k, (rowid, _, bytes)) in &blobs {
             if !kept.contains(k) && !own.contains(&(k.0.clone(), k.2.clone())) {
-                out.push(*rowid);
+                out.push((*rowid, thread.clone(), (*bytes).max(0) as u64));
             }
         }
     }
     Ok(out)
 }
 
-fn apply(tx: &Transaction<'_>, plan: &Plan, orphans: &[i64]) -> Result<PruneReport, StoreError> {
+fn apply(tx: &Transaction<'_>, plan: &Plan, orphans: &[Orphan]) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
         checkpoints: plan.report.checkpoints.clone(),
         blobs: orphans.len() as u64,
@@ -232,7 +249,7 @@ fn apply(tx: &Transaction<'_>, plan: &Plan, orphans: &[i64]) -> Result<PruneRepo
             )
             .map_err(err)? as u64;
     }
-    for rowid in orphans {
+    for (rowid, ..) in orphans {
         tx.execute("DELETE FROM checkpoint_blobs WHERE rowid = ?", [rowid])
             .map_err(err)?;
     }
@@ -364,8 +381,62 @@ async fn maintain(
         .await
 }
 
+/// [`SaverMaintenance::prune_measured`]: one transaction, a chunk of threads at a time.
+async fn retain_measured(
+    saver: &ThreeTableSaver,
+    threads: Vec<String>,
+    strategy: PruneStrategy,
+    keep_last: usize,
+    dry_run: bool,
+) -> Result<Vec<ThreadPrune>, StoreError> {
+    let key = saver.key();
+    saver
+        .write_or_rollback(!dry_run, move |tx| {
+            let select = retain::select(strategy, keep_last);
+            let mut out = Vec::with_capacity(threads.len());
+            for chunk in threads.chunks(retain::RETAIN_CHUNK) {
+                let snap = snapshot(tx, chunk, key.as_deref())?;
+                let plan = plan(&snap, chunk, &select);
+                let orphans = orphan_blobs(tx, &snap, &plan, chunk)?;
+                let mut tally = retain::tally(&snap, &plan, chunk);
+                let at: HashMap<String, usize> = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.clone(), i))
+                    .collect();
+                for (_, thread, bytes) in &orphans {
+                    if let Some(e) = at.get(thread).and_then(|i| tally.get_mut(*i)) {
+                        e.blobs += 1;
+                        e.bytes += bytes;
+                    }
+                }
+                out.extend(tally);
+                if !dry_run && (!plan.is_empty() || !orphans.is_empty()) {
+                    apply(tx, &plan, &orphans)?;
+                }
+            }
+            Ok(out)
+        })
+        .await
+}
+
 #[async_trait]
 impl SaverMaintenance for ThreeTableSaver {
+    async fn prune_measured(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+        keep_last: usize,
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        let threads = check_threads(thread_ids);
+        retain_measured(self, threads, strategy, keep_last, dry_run).await
+    }
+
+    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+        crate::sqlite::maintenance::vacuum_file(self.path()).await
+    }
+
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
         copy_args(source, target)?;
         let (source, target) = (source.to_owned(), target.to_owned());

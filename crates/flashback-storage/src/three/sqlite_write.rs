@@ -188,8 +188,14 @@ impl ThreeTableSaver {
             let mut guard = conn
                 .lock()
                 .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+            // A rolled-back run only reads: a deferred transaction takes no write lock.
+            let behavior = if commit {
+                TransactionBehavior::Immediate
+            } else {
+                TransactionBehavior::Deferred
+            };
             let tx = guard
-                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .transaction_with_behavior(behavior)
                 .map_err(write_err)?;
             let out = f(&tx)?;
             if commit {

@@ -75,6 +75,12 @@ export const commands = {
 	deleteThread: (req: DeleteRequest) => typedError<DeleteReport, ApiError>(__TAURI_INVOKE("delete_thread", { req })),
 	/**  Prune threads (or preview it). One transaction. */
 	pruneThreads: (req: PruneRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("prune_threads", { req })),
+	/**
+	 *  Prune across the database: threads chosen by id, age and status, keeping the
+	 *  latest checkpoints or deleting them (or preview it); one transaction, then an
+	 *  optional VACUUM.
+	 */
+	pruneDatabase: (req: RetentionRequest) => typedError<RetentionReport, ApiError>(__TAURI_INVOKE("prune_database", { req })),
 	/**  Delete a branch (a checkpoint and its descendants), or preview it. One transaction. */
 	deleteBranch: (req: DeleteBranchRequest) => typedError<PruneSummary, ApiError>(__TAURI_INVOKE("delete_branch", { req })),
 	/**
@@ -620,6 +626,26 @@ export type DiffSummary = {
 	unchanged: number,
 };
 
+/**  Identical payloads stored again and again (docs/storage.md "Duplicated payloads"). */
+export type Duplicates = {
+	/**  Payloads smaller than this are not compared. */
+	min_bytes: number,
+	/**  Whole values stored byte for byte more than once. */
+	values: RepeatTotals,
+	/**
+	 *  Strings and byte strings inside values stored more than once (a message's text in every
+	 *  checkpoint's copy of the list; a system prompt in every thread). Overlaps `values`.
+	 */
+	strings: RepeatTotals,
+	/**  The repeated payloads that cost the most (by `saved_bytes`). */
+	largest: RepeatedPayload[],
+	/**
+	 *  The comparison had to forget payloads met only once to stay within its memory bound:
+	 *  the figures are a lower bound.
+	 */
+	approximate: boolean,
+};
+
 /**  What an edge of the DAG means. */
 export type EdgeKind = 
 /**  `parent_checkpoint_id` link (parent → child, same namespace). */
@@ -635,6 +661,47 @@ export type EditCheck = {
 	message: string | null,
 	/**  Where (JSON path such as `values.messages[1].tool_calls`). */
 	path: string | null,
+};
+
+/**  One file stored as base64 text. */
+export type EmbeddedFile = {
+	/**  Its media type. */
+	media_type: string,
+	/**  The string's bytes. */
+	bytes: number,
+	/**  The file's size. */
+	decoded_bytes: number,
+	/**  A `data:` URL (else bare base64). */
+	data_url: boolean,
+	/**  How many times this file is stored (identical text). */
+	copies: number,
+	/**  Where one copy is (the first met). */
+	place: PayloadPlace,
+};
+
+/**  Files (images, PDFs, audio…) stored as base64 strings inside values. */
+export type EmbeddedFiles = {
+	/**  Strings at least this long are looked at. */
+	min_bytes: number,
+	/**  Every stored copy, and the bytes of their text. */
+	total: Tally,
+	/**  By media type, largest first. */
+	by_type: EmbeddedType[],
+	/**  The files that take the most (`bytes × copies`), each once. */
+	largest: EmbeddedFile[],
+};
+
+/**  Files of one media type. */
+export type EmbeddedType = {
+	/**
+	 *  `image/png`, `application/pdf`, …; `application/octet-stream`: base64 of binary of no
+	 *  known format.
+	 */
+	media_type: string,
+	/**  Strings (every stored copy counts). */
+	count: number,
+	/**  Their bytes as text. */
+	bytes: number,
 };
 
 /**  A database written with LangGraph's `EncryptedSerializer` (absent for a plaintext one). */
@@ -1155,6 +1222,34 @@ export type Orphans = {
 	blobs: Tally,
 };
 
+/**  What a repeated payload is. */
+export type PayloadKind = 
+/**  A whole stored value (an inline value, a blob row or a write's value). */
+"value" | 
+/**  A string inside a value. */
+"string" | 
+/**  A byte string (`bytes`) inside a value. */
+"bytes";
+
+/**  Where a payload is stored. */
+export type PayloadPlace = {
+	/**  In a document, a blob row or a write. */
+	kind: ValueKind,
+	/**  Thread. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**
+	 *  The checkpoint holding it (a blob: the oldest checkpoint naming its version; `None`
+	 *  when none does).
+	 */
+	checkpoint_id: string | null,
+	/**  The channel. */
+	channel: string,
+	/**  The path inside the value (`messages[3].content[1].image_url.url`; empty: the value). */
+	path: string,
+};
+
 /**  Prune threads. */
 export type PruneRequest = {
 	/**  Database handle. */
@@ -1303,6 +1398,37 @@ export type RepairRequest = {
 	dry_run: boolean,
 };
 
+/**  Repeated payloads of one kind, summed. */
+export type RepeatTotals = {
+	/**  Distinct payloads stored more than once. */
+	payloads: number,
+	/**  Their copies, all of them. */
+	copies: number,
+	/**  The copies' bytes. */
+	stored_bytes: number,
+	/**  What storing each payload once would save: `(copies − 1) × size`, summed. */
+	saved_bytes: number,
+};
+
+/**  One payload stored more than once. */
+export type RepeatedPayload = {
+	/**  A whole value, a string or bytes. */
+	payload: PayloadKind,
+	/**  One copy's bytes. */
+	bytes: number,
+	/**  How many times it is stored. */
+	copies: number,
+	/**  `(copies − 1) × bytes`. */
+	saved_bytes: number,
+	/**
+	 *  The start of a string (80 characters at most); the first bytes of `bytes` in hex;
+	 *  empty for a whole value.
+	 */
+	preview: string,
+	/**  Where one of its copies is (the first met). */
+	place: PayloadPlace,
+};
+
 /**  The steps of a branch. */
 export type ReplayRequest = {
 	/**  Database handle. */
@@ -1365,6 +1491,135 @@ export type RerunRequest = {
 	resume?: Value | null,
 };
 
+/**  What a retention prune was asked to choose. */
+export type RetentionFilters = {
+	/**  The thread ids given (empty: any thread). */
+	thread_ids: string[],
+	/**  The age given (`30d`), if any. */
+	older_than: string | null,
+	/**  The statuses given (empty: any). */
+	statuses: StatusFilter[],
+	/**  The strategy. */
+	strategy: PruneStrategy,
+	/**  Checkpoints kept per namespace (`keep_latest`; 0 with `delete`). */
+	keep_last: number,
+};
+
+/**  What a retention prune removes (dry run) or removed. */
+export type RetentionReport = {
+	/**
+	 *  The cutoff used for `older_than` (ISO 8601, UTC): threads whose latest checkpoint is
+	 *  earlier were chosen. `None` without `older_than`.
+	 */
+	cutoff: string | null,
+	/**  What was asked. */
+	filters: RetentionFilters,
+	/**  The threads chosen, by id. */
+	threads: RetentionThread[],
+	/**  Their sums. */
+	totals: RetentionTotals,
+	/**  The VACUUM's outcome (`None` without `vacuum`). */
+	vacuum: VacuumSummary | null,
+	/**  Nothing was written. */
+	dry_run: boolean,
+};
+
+/**
+ *  Prune across the whole database: the threads chosen by id, by the age of their latest
+ *  checkpoint and by status (all given conditions hold; at least one is required).
+ */
+export type RetentionRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Only these threads (empty: any thread). */
+	thread_ids?: string[],
+	/**
+	 *  Only threads whose latest checkpoint is older than this: a number and a unit, `s`,
+	 *  `m`, `h`, `d` or `w` (`90m`, `12h`, `30d`, `2w`).
+	 */
+	older_than?: string | null,
+	/**  Only threads with one of these statuses (empty: any). */
+	statuses?: StatusFilter[],
+	/**
+	 *  `keep_latest` (keep the latest checkpoints of each namespace) or `delete` (whole
+	 *  threads).
+	 */
+	strategy: PruneStrategy,
+	/**
+	 *  With `keep_latest`: how many checkpoints of each namespace stay, along its head's
+	 *  lineage (default 1; at least 1).
+	 */
+	keep_last?: number | null,
+	/**
+	 *  After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`);
+	 *  only with a real run.
+	 */
+	vacuum?: boolean,
+	/**  Only say what would go (a read-only transaction; nothing is written). */
+	dry_run: boolean,
+};
+
+/**  One thread a retention prune chose, and what goes from it. */
+export type RetentionThread = {
+	/**  Thread id. */
+	thread_id: string,
+	/**
+	 *  Its status, as the thread list shows it (`None`: not derivable — no root checkpoint,
+	 *  encrypted without a key, or unreadable).
+	 */
+	status: ThreadStatus | null,
+	/**  The time of its latest root checkpoint (`checkpoint.ts`, as stored). */
+	last_checkpoint_ts: string | null,
+	/**  Checkpoints that go (all namespaces). */
+	checkpoints: number,
+	/**  Checkpoints that stay. */
+	kept: number,
+	/**  Pending writes that go. */
+	writes: number,
+	/**  Blob rows that go. */
+	blobs: number,
+	/**  Their bytes as stored (documents, metadata, write and blob values). */
+	bytes: number,
+};
+
+/**  The sums over a retention prune's threads. */
+export type RetentionTotals = {
+	/**  Threads chosen. */
+	threads: number,
+	/**  Checkpoints that go. */
+	checkpoints: number,
+	/**  Checkpoints that stay (in the threads chosen). */
+	kept: number,
+	/**  Pending writes that go. */
+	writes: number,
+	/**  Blob rows that go. */
+	blobs: number,
+	/**  Bytes that go, as stored. */
+	bytes: number,
+};
+
+/**  The Sends to one node. */
+export type SendTarget = {
+	/**  The node a `Send` goes to (`?`: a packet that is not a readable `Send`). */
+	node: string,
+	/**  Pending writes to `__pregel_tasks` carrying a Send to it. */
+	writes: Tally,
+	/**  Sends to it inside stored `__pregel_tasks` values (each item's encoded bytes). */
+	stored: Tally,
+};
+
+/**  `__pregel_tasks`: the Send packets of map-reduce fan-outs. */
+export type Sends = {
+	/**  Pending writes to `__pregel_tasks`. */
+	writes: Tally,
+	/**  Stored `__pregel_tasks` values (inline or blob rows). */
+	stored: Tally,
+	/**  By target node, largest first. */
+	by_node: SendTarget[],
+	/**  The largest Send writes. */
+	largest: ValueSize[],
+};
+
 /**  Save a setting. */
 export type SetSettingRequest = {
 	/**  `theme` or `runner:<location>`. */
@@ -1408,6 +1663,20 @@ export type SqliteFile = {
 	/**  `free_pages × page_size`. */
 	free_bytes: number,
 };
+
+/**
+ *  A thread status to prune (`--status`), one per [`flashback_engine::ThreadStatus`]: the
+ *  status the thread list shows, from the latest root checkpoint.
+ */
+export type StatusFilter = 
+/**  Nothing left to run. */
+"finished" | 
+/**  A task raised and nothing recovered. */
+"failed" | 
+/**  Waiting at an interrupt. */
+"interrupted" | 
+/**  Tasks are due but nothing waits for input (a crash, `interrupt_before`). */
+"pending";
 
 /**  How a task of the step after a checkpoint went, as its writes tell. */
 export type StepMark = 
@@ -1470,6 +1739,12 @@ export type StorageReport = {
 	largest_checkpoints: CheckpointSize[],
 	/**  The largest stored values. */
 	largest_values: ValueSize[],
+	/**  Identical payloads stored more than once. */
+	duplicates: Duplicates,
+	/**  Files stored as base64 text. */
+	embedded_files: EmbeddedFiles,
+	/**  Send packets (`__pregel_tasks`). */
+	sends: Sends,
 	/**  Orphaned rows. */
 	orphans: Orphans,
 	/**  Free pages (SQLite) or relation sizes (Postgres). */
@@ -1890,6 +2165,19 @@ export type Usage = {
 	writes: Tally,
 	/**  Documents + metadata + blobs + writes. */
 	total_bytes: number,
+};
+
+/**
+ *  What a VACUUM gave back: SQLite `page_count × page_size` (the file), Postgres the summed
+ *  `pg_total_relation_size` of the saver's tables.
+ */
+export type VacuumSummary = {
+	/**  Before the VACUUM (after the prune). */
+	bytes_before: number,
+	/**  After it. */
+	bytes_after: number,
+	/**  `bytes_before - bytes_after` (0 when it grew). */
+	bytes_returned: number,
 };
 
 /**  Check an edited value without writing. */

@@ -1,0 +1,312 @@
+//! Retention across the whole database (`prune_database`): choose threads by id, by the age of
+//! their latest checkpoint and by status, prune them in one transaction (the storage's
+//! measured prune: `keep_latest` with `keep_last`, or `delete`), and optionally VACUUM.
+//!
+//! The choice reads what the thread list reads: every thread's keys (one aggregate), then a
+//! chunk of threads at a time their latest root checkpoint with the task channels only, giving
+//! `checkpoint.ts` (the age) and the status. Only the chosen threads are kept in memory. The
+//! choice is read before the prune's transaction; `keep_latest` always keeps each namespace's
+//! head, so a thread written to in between keeps its new checkpoint.
+
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::types::{
+    RetentionFilters, RetentionReport, RetentionRequest, RetentionThread, RetentionTotals,
+    StatusFilter, VacuumSummary,
+};
+use crate::Api;
+use flashback_engine::tasks::{derive_tasks, reads_value_of};
+use flashback_engine::ThreadStatus;
+use flashback_storage::maintenance::PruneStrategy;
+use flashback_storage::memory::Stamp;
+use flashback_storage::{ChannelFilter, CheckpointStore, CheckpointTuple, StoreError, ThreadInfo};
+use std::collections::{HashMap, HashSet};
+
+/// Threads whose latest checkpoint is read per batch while choosing.
+const CHOOSE_CHUNK: usize = 1_000;
+
+impl Api {
+    /// Prune the threads chosen by id, age and status (or preview it): one transaction, then
+    /// an optional VACUUM outside it.
+    pub async fn prune_database(&self, req: RetentionRequest) -> ApiResult<RetentionReport> {
+        let age = req.older_than.as_deref().map(parse_age).transpose()?;
+        if req.thread_ids.is_empty() && age.is_none() && req.statuses.is_empty() {
+            return Err(ApiError::invalid(
+                "choose what to prune: thread ids, an age (--older-than 30d) or statuses \
+                 (--status failed); nothing is pruned by default",
+            ));
+        }
+        let keep_last =
+            match (req.strategy, req.keep_last) {
+                (_, Some(0)) => {
+                    return Err(ApiError::invalid(
+                        "keep_last must be at least 1 (the head of each namespace stays)",
+                    ))
+                }
+                (PruneStrategy::Delete, Some(_)) => return Err(ApiError::invalid(
+                    "keep_last goes with the keep_latest strategy; delete removes whole threads",
+                )),
+                (PruneStrategy::Delete, None) => 0,
+                (PruneStrategy::KeepLatest, n) => n.unwrap_or(1),
+            };
+        if req.vacuum && req.dry_run {
+            return Err(ApiError::invalid(
+                "vacuum runs after a real prune (--yes); a preview writes nothing",
+            ));
+        }
+        let session = self.session(&req.db)?;
+        let cutoff = age.map(|a| Stamp::now_micros().saturating_sub(a));
+        let chosen = choose(
+            session.store.as_ref(),
+            &req.thread_ids,
+            cutoff,
+            &req.statuses,
+        )
+        .await?;
+        let saver = self.writable(&req.db).await?;
+        let ids: Vec<String> = chosen.iter().map(|c| c.thread_id.clone()).collect();
+        let pruned = saver
+            .prune_measured(&ids, req.strategy, keep_last as usize, req.dry_run)
+            .await?;
+        let mut by_id: HashMap<String, _> = pruned
+            .into_iter()
+            .map(|p| (p.thread_id.clone(), p))
+            .collect();
+        let mut totals = RetentionTotals::default();
+        let threads: Vec<RetentionThread> = chosen
+            .into_iter()
+            .map(|c| {
+                let p = by_id.remove(&c.thread_id).unwrap_or_default();
+                totals.threads += 1;
+                totals.checkpoints += p.checkpoints;
+                totals.kept += p.kept;
+                totals.writes += p.writes;
+                totals.blobs += p.blobs;
+                totals.bytes += p.bytes;
+                RetentionThread {
+                    thread_id: c.thread_id,
+                    status: c.status,
+                    last_checkpoint_ts: c.ts,
+                    checkpoints: p.checkpoints,
+                    kept: p.kept,
+                    writes: p.writes,
+                    blobs: p.blobs,
+                    bytes: p.bytes,
+                }
+            })
+            .collect();
+        let vacuum = if req.vacuum {
+            let v = saver.vacuum().await?;
+            Some(VacuumSummary {
+                bytes_before: v.bytes_before,
+                bytes_after: v.bytes_after,
+                bytes_returned: v.bytes_before.saturating_sub(v.bytes_after),
+            })
+        } else {
+            None
+        };
+        Ok(RetentionReport {
+            cutoff: cutoff.map(iso),
+            filters: RetentionFilters {
+                thread_ids: req.thread_ids,
+                older_than: req.older_than,
+                statuses: req.statuses,
+                strategy: req.strategy,
+                keep_last,
+            },
+            threads,
+            totals,
+            vacuum,
+            dry_run: req.dry_run,
+        })
+    }
+}
+
+/// An age (`90m`, `12h`, `30d`, `2w`, `45s`) in microseconds.
+pub(crate) fn parse_age(text: &str) -> ApiResult<i64> {
+    let bad = || {
+        ApiError::invalid(format!(
+            "older than {text:?} is not an age: give a whole number and a unit (s, m, h, d or \
+             w), e.g. 90m, 12h, 30d or 2w"
+        ))
+    };
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (digits, unit) = t.split_at(split);
+    let n: i64 = digits.parse().map_err(|_| bad())?;
+    let seconds: i64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3_600,
+        "d" => 86_400,
+        "w" => 604_800,
+        _ => return Err(bad()),
+    };
+    if n == 0 {
+        return Err(ApiError::invalid(format!(
+            "older than {text:?} would choose every thread: give an age above zero"
+        )));
+    }
+    n.checked_mul(seconds)
+        .and_then(|s| s.checked_mul(1_000_000))
+        .ok_or_else(bad)
+}
+
+/// Microseconds since the epoch as ISO 8601 in UTC.
+fn iso(micros: i64) -> String {
+    let secs = micros.div_euclid(1_000_000);
+    let sub = u32::try_from(micros.rem_euclid(1_000_000)).unwrap_or(0);
+    flashback_storage::pyfmt::isoformat_utc(secs, sub)
+}
+
+/// A thread chosen, with what the report shows of it.
+struct Chosen {
+    thread_id: String,
+    status: Option<ThreadStatus>,
+    ts: Option<String>,
+}
+
+fn matches(filter: StatusFilter, status: ThreadStatus) -> bool {
+    matches!(
+        (filter, status),
+        (StatusFilter::Finished, ThreadStatus::Finished)
+            | (StatusFilter::Failed, ThreadStatus::Failed)
+            | (StatusFilter::Interrupted, ThreadStatus::Interrupted)
+            | (StatusFilter::Pending, ThreadStatus::Pending)
+    )
+}
+
+/// The threads that pass every condition given, by id.
+async fn choose(
+    store: &dyn CheckpointStore,
+    ids: &[String],
+    cutoff: Option<i64>,
+    statuses: &[StatusFilter],
+) -> ApiResult<Vec<Chosen>> {
+    let mut threads = store.list_threads().await?;
+    if !ids.is_empty() {
+        let want: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        threads.retain(|t| want.contains(t.thread_id.as_str()));
+        let found: HashSet<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+        let missing: Vec<&str> = ids
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !found.contains(t))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ApiError::not_found(format!(
+                "no such thread: {}",
+                missing.join(", ")
+            )));
+        }
+    }
+    let statuses: Vec<StatusFilter> = statuses.to_vec();
+    let mut out = Vec::new();
+    for chunk in threads.chunks(CHOOSE_CHUNK) {
+        let latest = latest_tuples(store, chunk).await?;
+        let chunk: Vec<String> = chunk.iter().map(|t| t.thread_id.clone()).collect();
+        let statuses = statuses.clone();
+        let picked = tokio::task::spawn_blocking(move || {
+            chunk
+                .into_iter()
+                .zip(latest)
+                .filter_map(|(thread_id, tuple)| {
+                    let (status, ts) = tuple.as_ref().map_or((None, None), facts);
+                    let old = cutoff.is_none_or(|cut| {
+                        ts.as_deref().is_some_and(
+                            |ts| matches!(Stamp::parse(ts), Stamp::At { micros } if micros < cut),
+                        )
+                    });
+                    let wanted = statuses.is_empty()
+                        || status.is_some_and(|s| statuses.iter().any(|f| matches(*f, s)));
+                    (old && wanted).then_some(Chosen {
+                        thread_id,
+                        status,
+                        ts,
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("choosing threads failed: {e}")))?;
+        out.extend(picked);
+    }
+    Ok(out)
+}
+
+/// The status and time of a latest checkpoint, as the thread list derives them.
+fn facts(tuple: &CheckpointTuple) -> (Option<ThreadStatus>, Option<String>) {
+    let ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
+    let locked = tuple.sealing.locked && tuple.checkpoint.channel_versions.is_empty();
+    if locked || tuple.header.problem.is_some() {
+        return (None, ts);
+    }
+    (Some(derive_tasks(tuple).status()), ts)
+}
+
+/// Each thread's latest root checkpoint (task channels only), in the chunk's order; `None`
+/// where there is none or it cannot be read (then the thread has no age and no status).
+async fn latest_tuples(
+    store: &dyn CheckpointStore,
+    chunk: &[ThreadInfo],
+) -> ApiResult<Vec<Option<CheckpointTuple>>> {
+    let keys: Vec<(&str, &str, Option<&str>)> = chunk
+        .iter()
+        .filter_map(|t| {
+            t.latest_checkpoint_id
+                .as_deref()
+                .map(|id| (t.thread_id.as_str(), "", Some(id)))
+        })
+        .collect();
+    let keep: ChannelFilter = std::sync::Arc::new(reads_value_of);
+    let local = |e: &StoreError| matches!(e, StoreError::Query(_) | StoreError::Corrupt { .. });
+    let read = match store.get_tuples_selecting(&keys, keep).await {
+        Ok(all) => all,
+        Err(e) if local(&e) => {
+            let mut out = Vec::with_capacity(keys.len());
+            for (thread_id, ns, id) in &keys {
+                match store.get_tuple(thread_id, ns, *id).await {
+                    Err(e) if !local(&e) => return Err(e.into()),
+                    other => out.push(other.ok().flatten()),
+                }
+            }
+            out
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut read = read.into_iter();
+    Ok(chunk
+        .iter()
+        .map(|t| match t.latest_checkpoint_id {
+            Some(_) => read.next().flatten(),
+            None => None,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_parse_and_bad_ones_say_why_in_one_line() {
+        assert_eq!(parse_age("90m").unwrap(), 90 * 60 * 1_000_000);
+        assert_eq!(parse_age("12h").unwrap(), 12 * 3_600 * 1_000_000);
+        assert_eq!(parse_age("30d").unwrap(), 30 * 86_400 * 1_000_000);
+        assert_eq!(parse_age("2w").unwrap(), 14 * 86_400 * 1_000_000);
+        for bad in [
+            "",
+            "30",
+            "d",
+            "30x",
+            "3.5d",
+            "-1d",
+            "30 d",
+            "99999999999999999999w",
+            "0d",
+        ] {
+            let e = parse_age(bad).expect_err(bad);
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad}");
+            assert!(!e.message.contains('\n'), "{bad}: {}", e.message);
+        }
+    }
+}

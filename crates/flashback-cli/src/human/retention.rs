@@ -1,0 +1,112 @@
+//! `flashback prune` across the database (`--older-than`, `--status`, `--keep-last`): what
+//! goes, per thread and in all, for people.
+
+use super::{clip, opt, table, wire_name};
+use flashback_api::*;
+
+/// Threads listed in the table; `--json` has every one.
+const ROWS: usize = 100;
+
+/// Bytes for people (decimal units).
+fn size(b: u64) -> String {
+    let f = b as f64;
+    if b < 1_000 {
+        format!("{b} B")
+    } else if b < 1_000_000 {
+        format!("{:.1} kB", f / 1e3)
+    } else if b < 1_000_000_000 {
+        format!("{:.1} MB", f / 1e6)
+    } else {
+        format!("{:.2} GB", f / 1e9)
+    }
+}
+
+/// The report: a summary line, what was asked, one row per thread, the VACUUM.
+pub fn retention(r: &RetentionReport) -> String {
+    let t = &r.totals;
+    let verb = if r.dry_run { "would prune" } else { "pruned" };
+    let mut out = format!(
+        "{verb} {} threads: {} checkpoints go ({} kept), {} writes, {} blobs, {}",
+        t.threads,
+        t.checkpoints,
+        t.kept,
+        t.writes,
+        t.blobs,
+        size(t.bytes)
+    );
+    if r.dry_run {
+        out.push_str(" (dry run; add --yes)");
+    }
+    out.push('\n');
+    let f = &r.filters;
+    let mut asked = Vec::new();
+    if let (Some(age), Some(cutoff)) = (&f.older_than, &r.cutoff) {
+        asked.push(format!("older than {age} (before {cutoff})"));
+    }
+    if !f.statuses.is_empty() {
+        let s: Vec<String> = f.statuses.iter().map(wire_name).collect();
+        asked.push(format!("status {}", s.join(", ")));
+    }
+    if !f.thread_ids.is_empty() {
+        asked.push(format!("{} threads named", f.thread_ids.len()));
+    }
+    asked.push(match f.strategy {
+        PruneStrategy::Delete => "delete whole threads".to_owned(),
+        PruneStrategy::KeepLatest => format!(
+            "keep the latest {} per namespace",
+            if f.keep_last == 1 {
+                "checkpoint".to_owned()
+            } else {
+                format!("{} checkpoints", f.keep_last)
+            }
+        ),
+    });
+    out.push_str(&format!("{}\n", asked.join("; ")));
+    if !r.threads.is_empty() {
+        let rows: Vec<Vec<String>> = r
+            .threads
+            .iter()
+            .take(ROWS)
+            .map(|th| {
+                vec![
+                    clip(&th.thread_id, 40),
+                    th.status.as_ref().map_or_else(|| "-".into(), wire_name),
+                    opt(&th.last_checkpoint_ts),
+                    th.checkpoints.to_string(),
+                    th.kept.to_string(),
+                    th.writes.to_string(),
+                    th.blobs.to_string(),
+                    size(th.bytes),
+                ]
+            })
+            .collect();
+        out.push_str(&table(
+            &[
+                "THREAD",
+                "STATUS",
+                "LAST CHECKPOINT",
+                "GO",
+                "KEPT",
+                "WRITES",
+                "BLOBS",
+                "BYTES",
+            ],
+            &rows,
+        ));
+        if r.threads.len() > ROWS {
+            out.push_str(&format!(
+                "… and {} more threads (--json lists every one)\n",
+                r.threads.len() - ROWS
+            ));
+        }
+    }
+    if let Some(v) = &r.vacuum {
+        out.push_str(&format!(
+            "vacuum: {} → {}, {} returned\n",
+            size(v.bytes_before),
+            size(v.bytes_after),
+            size(v.bytes_returned)
+        ));
+    }
+    out
+}
