@@ -56,6 +56,7 @@ const checks = [
   threadList.inbox,
   valueSearch.valueSearch,
   storage.storage,
+  storage.payloads,
   threadDetail.lanes,
   threadDetail.keyboardStepping,
   threadDetail.dialogFocus,

@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, damagedIds, many, wide, similar, notes }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, damagedIds, many, wide, similar, notes, storageDb }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -93,7 +93,12 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   const similar = join(work, "similar.sqlite");
   copyFileSync(fixture, similar);
   copyThread(similar, "reducers", "bulk-%04d", 25, 37, "the similar-threads copy");
-  return { work, db, broken, damagedIds, many, wide, similar, notes };
+  // The storage report's fixture (tests/fixtures/storage_fixture.py, the real LangGraph):
+  // repeated payloads, a base64 PNG data URL and a base64 PDF in "vision", Sends in
+  // "fanout-large".
+  const storageDb = join(work, "storage.sqlite");
+  copyFileSync(join(repo, "tests", "fixtures", "storage.sqlite"), storageDb);
+  return { work, db, broken, damagedIds, many, wide, similar, notes, storageDb };
 }
 
 /** Copy thread `source` of the SQLite file `path` `n` times, as `idFormat % i` (Python's

@@ -1,8 +1,10 @@
 // The storage report in the app (issue 15 item 2): the Storage screen measures the whole
 // database (the backend's job, one read snapshot) and charts it; a thread's bar opens the
 // thread; the thread's Storage tab charts each checkpoint's size, and a bar opens that
-// checkpoint.
+// checkpoint. On the storage fixture (tests/fixtures/storage.sqlite): the repeated payloads,
+// files in values and Send payloads, checked against `flashback storage --json`.
 
+import { spawnSync } from "node:child_process";
 import { expect, tid } from "./harness.mjs";
 
 /** Click bar `i` of the chart `testid` (its canvas says where its plot area is). */
@@ -68,5 +70,117 @@ export const storage = {
     expect((await page.locator(tid("tab-state")).getAttribute("aria-selected")) === "true", "the checkpoint opens on its state");
     await page.locator(tid("crumb-db")).click();
     await page.locator(tid("thread-row")).first().waitFor();
+  },
+};
+
+/** The app's byte formatter (ui/src/lib/state/format.ts `formatBytes`), for the expectations. */
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+const count = (x) => x.toLocaleString("en-US");
+
+/** `flashback storage DB [THREAD] --json`: what the screen must show. */
+function cliReport(bin, db, thread) {
+  const args = ["storage", db, ...(thread ? [thread] : []), "--json"];
+  const run = spawnSync(bin, args, { encoding: "utf8", timeout: 60_000 });
+  expect(run.status === 0, `flashback ${args.join(" ")}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+export const payloads = {
+  name: "storage: repeated payloads, files in values and Send payloads show the CLI's figures; the image's row opens its checkpoint",
+  run: async ({ page, shot, openDb, db, storageDb, bin }) => {
+    const r = cliReport(bin, storageDb);
+    const { duplicates: dups, embedded_files: files, sends } = r;
+    // The fixture as tests/fixtures/README.md describes it (the expectations below follow the CLI).
+    const png = files.largest.find((f) => f.media_type === "image/png");
+    expect(png && png.bytes === 32974 && png.decoded_bytes === 24713 && png.data_url && png.place.thread_id === "vision", `the fixture's PNG: ${JSON.stringify(png)}`);
+    const pdf = files.largest.find((f) => f.media_type === "application/pdf");
+    expect(pdf && !pdf.data_url, `the fixture's PDF: ${JSON.stringify(pdf)}`);
+    const work = sends.by_node.find((t) => t.node === "work");
+    expect(sends.writes.count === 5 && work?.writes.count === 5 && sends.largest.every((v) => v.bytes === 20727), `the fixture's Sends: ${JSON.stringify(sends.writes)}`);
+
+    await openDb(storageDb);
+    await page.locator(tid("storage-open")).click();
+    const repeats = page.locator(tid("storage-repeats"));
+    await repeats.waitFor({ timeout: 30_000 });
+
+    // Repeated payloads: the two totals lines, then one row per listed payload.
+    const totals = await page.locator(tid("storage-repeat-total")).allTextContents();
+    expect(totals.length === 2, `two totals lines (${totals.length})`);
+    for (const [line, t] of [
+      [totals[0], dups.values],
+      [totals[1], dups.strings],
+    ]) {
+      for (const want of [count(t.payloads), count(t.copies), formatBytes(t.stored_bytes), formatBytes(t.saved_bytes)])
+        expect(line.includes(want), `the totals line "${line}" has ${want}`);
+    }
+    const rows = page.locator(tid("storage-repeat-row"));
+    expect((await rows.count()) === dups.largest.length, `one row per repeated payload (${await rows.count()} of ${dups.largest.length})`);
+    const first = await rows.first().textContent();
+    const top = dups.largest[0];
+    for (const want of [formatBytes(top.bytes), count(top.copies), formatBytes(top.saved_bytes), top.place.thread_id, top.place.path, top.preview.slice(0, 30)])
+      expect(first.includes(want), `the first repeated payload "${first}" has ${want}`);
+    expect((await page.locator(tid("storage-repeats-approximate")).count()) === (dups.approximate ? 1 : 0), "the lower-bound note only when approximate");
+
+    // Files in values: the total, a bar per media type, a row per listed file.
+    const filesTotal = await page.locator(tid("storage-files-total")).textContent();
+    expect(filesTotal.includes(`${count(files.total.count)} files`) && filesTotal.includes(formatBytes(files.total.bytes)), `the files' total: ${filesTotal}`);
+    await page.waitForFunction(([sel, n]) => Number(document.querySelector(sel)?.dataset.bars) === n, [tid("storage-by-media-type-canvas"), files.by_type.length]);
+    const typeLabels = await page.locator(`${tid("storage-by-media-type")} li button`).allTextContents();
+    files.by_type.forEach((t, i) => expect(typeLabels[i]?.startsWith(t.media_type) && typeLabels[i].includes(formatBytes(t.bytes)), `bar ${i}: ${typeLabels[i]} (${t.media_type})`));
+    expect((await page.locator(tid("storage-file-row")).count()) === files.largest.length, "one row per listed file");
+    const pngRow = page.locator(`${tid("storage-file-row")}[data-type="image/png"]`);
+    const pngText = await pngRow.textContent();
+    for (const want of [formatBytes(png.bytes), formatBytes(png.decoded_bytes), count(png.copies), formatBytes(png.bytes * png.copies), "data URL", png.place.path])
+      expect(pngText.includes(want), `the PNG row "${pngText}" has ${want}`);
+    expect((await page.locator(`${tid("storage-file-row")}[data-type="application/pdf"]`).textContent()).includes("base64"), "the PDF is bare base64");
+
+    // Send payloads: the tallies, the target nodes, the largest Send writes.
+    const sendTotals = await page.locator(tid("storage-send-totals")).textContent();
+    for (const t of [sends.writes, sends.stored]) expect(sendTotals.includes(`${count(t.count)} · ${formatBytes(t.bytes)}`), `the Send tallies "${sendTotals}"`);
+    const nodeRow = (await page.locator(tid("storage-send-node")).first().textContent()).trim();
+    expect(nodeRow.startsWith("work") && nodeRow.includes(`${count(work.writes.count)} · ${formatBytes(work.writes.bytes)}`), `the node row: ${nodeRow}`);
+    const sendRows = await page.locator(tid("storage-send-row")).allTextContents();
+    expect(sendRows.length === sends.largest.length && sendRows.every((s) => s.includes(formatBytes(20727)) && s.includes("fanout-large")), `the Send rows: ${sendRows.join(" | ")}`);
+
+    await page.evaluate(() => document.querySelector('[data-testid="storage-repeats"]')?.scrollIntoView({ block: "start" }));
+    await shot("storage-payloads.png");
+
+    // The image's row opens thread vision at the checkpoint holding it, on its state.
+    await pngRow.locator(tid("storage-open-file")).click();
+    await page.locator(`${tid("detail-pane")}[data-checkpoint="${png.place.checkpoint_id}"]`).waitFor();
+    expect((await page.locator(tid("crumb-thread")).textContent()).trim() === "vision", "the row opened vision");
+    expect((await page.locator(tid("tab-state")).getAttribute("aria-selected")) === "true", "the checkpoint opens on its state");
+
+    // Its Storage tab: the thread's own figures, and no Sends in vision.
+    const v = cliReport(bin, storageDb, "vision");
+    await page.locator(tid("tab-storage")).click();
+    const tab = page.locator(`${tid("storage-report")}[data-scope="thread"]`);
+    await tab.waitFor({ timeout: 20_000 });
+    const threadTotals = await tab.locator(tid("storage-repeat-total")).allTextContents();
+    expect(threadTotals[1]?.includes(formatBytes(v.duplicates.strings.saved_bytes)), `the thread's repeated strings: ${threadTotals[1]}`);
+    expect((await tab.locator(tid("storage-file-row")).count()) === v.embedded_files.largest.length, "the thread's files");
+    expect((await tab.locator(tid("storage-sends-empty")).count()) === 1, "vision sends nothing");
+
+    // A Send write's row opens fanout-large's checkpoint on its writes.
+    await page.locator(tid("crumb-db")).click();
+    await page.locator(tid("storage-open")).click();
+    const send = sends.largest[0];
+    await page.locator(tid("storage-open-send")).first().click();
+    await page.locator(`${tid("detail-pane")}[data-checkpoint="${send.checkpoint_id}"]`).waitFor();
+    expect((await page.locator(tid("crumb-thread")).textContent()).trim() === "fanout-large", "the Send row opened fanout-large");
+    expect((await page.locator(tid("tab-writes")).getAttribute("aria-selected")) === "true", "a write opens on the writes tab");
+
+    await openDb(db);
   },
 };
