@@ -6,8 +6,8 @@
 //   node ui/e2e/browser.mjs [--bin target/debug/flashback] [--out .artifacts/screenshots] [--docs]
 //                           [--big DB] [--python PY] [--pg URL]
 //
-// Besides the fixture, fixtures.mjs makes copies with undecodable writes, 3,000 threads and a
-// checkpoint forked 5,000 times.
+// Besides the fixture, fixtures.mjs makes copies with undecodable writes, 3,000 threads, a
+// checkpoint forked 5,000 times, and one for retention to delete from.
 // --big: a database with a 10,000-checkpoint thread `bench` (scripts/test builds it with the
 // real LangGraph, tests/fixtures/bench_long_thread.py) for the virtualised DAG.
 // --python: a Python with the pinned LangGraph, for a re-run that really resumes the graph
@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, thread-actions, optional, repair, …), with the runner and page helpers in
+// thread-detail, thread-actions, optional, repair, retention, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -41,6 +41,7 @@ import * as stateView from "./browser/state-view.mjs";
 import * as watch from "./browser/watch.mjs";
 import * as interrupts from "./browser/interrupts.mjs";
 import * as repair from "./browser/repair.mjs";
+import * as retention from "./browser/retention.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -87,6 +88,7 @@ const checks = [
   threadDetail.sendFanout,
   threadActions.deleteThread,
   threadList.prune,
+  retention.retention,
   open.notADatabase,
   open.missingFile,
   open.unreachable,

@@ -32,62 +32,41 @@ fn usage(path: &Path) -> HashMap<String, (u64, u64, u64)> {
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .expect("open");
     let mut out: HashMap<String, (u64, u64, u64)> = HashMap::new();
-    let mut stmt = conn
-        .prepare(
+    // (sql, whether its count is of checkpoints): per thread, rows and their stored bytes.
+    for (sql, checkpoints) in [
+        (
             "SELECT thread_id, count(*), coalesce(sum(length(CAST(checkpoint AS BLOB)) \
              + length(CAST(metadata AS BLOB))), 0) FROM checkpoints GROUP BY thread_id",
-        )
-        .expect("sql");
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })
-        .expect("query");
-    for r in rows {
-        let (t, n, b) = r.expect("row");
-        let e = out.entry(t).or_default();
-        e.0 += n as u64;
-        e.2 += b as u64;
-    }
-    let mut stmt = conn
-        .prepare(
+            true,
+        ),
+        (
             "SELECT thread_id, count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) \
              FROM writes GROUP BY thread_id",
-        )
-        .expect("sql");
-    let rows = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
-        })
-        .expect("query");
-    for r in rows {
-        let (t, n, b) = r.expect("row");
-        let e = out.entry(t).or_default();
-        e.1 += n as u64;
-        e.2 += b as u64;
+            false,
+        ),
+    ] {
+        let mut stmt = conn.prepare(sql).expect("sql");
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .expect("query");
+        for r in rows {
+            let (t, n, b) = r.expect("row");
+            let e = out.entry(t).or_default();
+            if checkpoints {
+                e.0 += n as u64;
+            } else {
+                e.1 += n as u64;
+            }
+            e.2 += b as u64;
+        }
     }
     out
-}
-
-async fn history(api: &Api, db: &DbInfo, thread: &str) -> Vec<HistoryEntry> {
-    api.thread_history(HistoryRequest {
-        db: db.db.clone(),
-        thread_id: thread.into(),
-        checkpoint_ns: Some(String::new()),
-        limit: None,
-        before: None,
-        filter: Default::default(),
-    })
-    .await
-    .expect("history")
 }
 
 /// The head and its ancestors, newest first.
@@ -127,7 +106,7 @@ async fn chooses_by_age_and_status_and_a_dry_run_writes_nothing() {
     assert!(!e.message.contains('\n'), "{}", e.message);
 
     // Give "forked" a fresh head: the only thread written in the last hour.
-    let head = history(&api, &db, "forked").await[0].checkpoint_id.clone();
+    let head = root_history(&api, &db, "forked").await[0].checkpoint_id.clone();
     api.fork_checkpoint(ForkRequest {
         db: db.db.clone(),
         thread_id: "forked".into(),
@@ -233,7 +212,7 @@ async fn keep_last_keeps_the_heads_lineage_and_the_bytes_match_sql() {
     let mut lines = HashMap::new();
     let mut heads = HashMap::new();
     for t in &threads {
-        let h = history(&api, &db, t).await;
+        let h = root_history(&api, &db, t).await;
         let d = detail(&api, &db, t, "", &h[0].checkpoint_id).await;
         heads.insert(t.clone(), (h[0].checkpoint_id.clone(), d.values));
         lines.insert(t.clone(), lineage(&h));
@@ -254,7 +233,7 @@ async fn keep_last_keeps_the_heads_lineage_and_the_bytes_match_sql() {
     let sql_after = usage(&path);
     for row in &done.threads {
         let t = &row.thread_id;
-        let h = history(&api, &db, t).await;
+        let h = root_history(&api, &db, t).await;
         let kept: Vec<String> = h.iter().map(|e| e.checkpoint_id.clone()).collect();
         assert_eq!(kept, lines[t][..3].to_vec(), "{t}: the head's three");
         assert_eq!(row.kept, 3, "{t}");
@@ -280,7 +259,7 @@ async fn keep_last_keeps_the_heads_lineage_and_the_bytes_match_sql() {
     req.dry_run = false;
     let r = api.prune_database(req).await.expect("keep 1");
     assert_eq!((r.threads[0].checkpoints, r.threads[0].kept), (2, 1));
-    let h = history(&api, &db, "long").await;
+    let h = root_history(&api, &db, "long").await;
     assert_eq!(h.len(), 1);
     let (head, values) = &heads["long"];
     assert_eq!(&h[0].checkpoint_id, head);

@@ -118,19 +118,6 @@ fn request(db: &DbInfo) -> RetentionRequest {
     }
 }
 
-async fn history(api: &Api, db: &DbInfo, thread: &str) -> Vec<HistoryEntry> {
-    api.thread_history(HistoryRequest {
-        db: db.db.clone(),
-        thread_id: thread.into(),
-        checkpoint_ns: Some(String::new()),
-        limit: None,
-        before: None,
-        filter: Default::default(),
-    })
-    .await
-    .expect("history")
-}
-
 /// What went from a thread, by SQL: before minus after.
 fn gone(before: &Usage, after: &Usage, t: &str) -> [u64; 4] {
     let (b, a) = (before[t], after.get(t).copied().unwrap_or_default());
@@ -143,7 +130,7 @@ fn row(r: &RetentionThread) -> [u64; 4] {
 
 /// The core checks on one database holding the fixture's threads.
 async fn exercise(api: &Api, db: &DbInfo, layout: &Layout) {
-    let line: Vec<String> = history(api, db, "long")
+    let line: Vec<String> = root_history(api, db, "long")
         .await
         .iter()
         .map(|e| e.checkpoint_id.clone())
@@ -182,7 +169,7 @@ async fn exercise(api: &Api, db: &DbInfo, layout: &Layout) {
     assert_eq!(row(&r.threads[0]), gone(&start, &after, "long"));
     assert!(r.threads[0].bytes > 0);
     assert_eq!(r.threads[0].kept, 3);
-    let kept: Vec<String> = history(api, db, "long")
+    let kept: Vec<String> = root_history(api, db, "long")
         .await
         .iter()
         .map(|e| e.checkpoint_id.clone())

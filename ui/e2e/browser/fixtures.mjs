@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, damagedIds, many, wide, similar, notes, storageDb }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -98,7 +98,11 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   // "fanout-large".
   const storageDb = join(work, "storage.sqlite");
   copyFileSync(join(repo, "tests", "fixtures", "storage.sqlite"), storageDb);
-  return { work, db, broken, damagedIds, many, wide, similar, notes, storageDb };
+  // A copy of its own for retention (issue 15 item 3), whose threads it deletes: the checks
+  // after it still find every thread of the served copy.
+  const retentionDb = join(work, "retention.sqlite");
+  copyFileSync(fixture, retentionDb);
+  return { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb };
 }
 
 /** Copy thread `source` of the SQLite file `path` `n` times, as `idFormat % i` (Python's
