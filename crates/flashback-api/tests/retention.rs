@@ -106,7 +106,9 @@ async fn chooses_by_age_and_status_and_a_dry_run_writes_nothing() {
     assert!(!e.message.contains('\n'), "{}", e.message);
 
     // Give "forked" a fresh head: the only thread written in the last hour.
-    let head = root_history(&api, &db, "forked").await[0].checkpoint_id.clone();
+    let head = root_history(&api, &db, "forked").await[0]
+        .checkpoint_id
+        .clone();
     api.fork_checkpoint(ForkRequest {
         db: db.db.clone(),
         thread_id: "forked".into(),

@@ -14,7 +14,7 @@ use super::pass::Top;
 use flashback_codec::msgpack::scan::{self, Step};
 use flashback_codec::msgpack::{self, RawParts};
 use flashback_codec::value::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_128, Xxh3Builder};
 
@@ -98,6 +98,8 @@ pub(crate) struct Payloads {
     seen: HashMap<u128, Seen, Xxh3Builder>,
     approximate: bool,
     files: HashMap<u128, File, Xxh3Builder>,
+    /// Large strings looked at and found not to be files.
+    not_files: HashSet<u128, Xxh3Builder>,
     embedded_total: Tally,
     embedded_types: HashMap<String, Tally>,
     sends: Sends,
@@ -112,6 +114,7 @@ impl Payloads {
             seen: HashMap::default(),
             approximate: false,
             files: HashMap::default(),
+            not_files: HashSet::default(),
             embedded_total: Tally::default(),
             embedded_types: HashMap::new(),
             sends: Sends::default(),
@@ -127,31 +130,30 @@ impl Payloads {
             self.sends(at, bytes);
         }
         if bytes.len() >= MIN_PAYLOAD {
-            self.repeat(PayloadKind::Value, bytes, at, &[]);
+            self.repeat(PayloadKind::Value, xxh3_128(bytes), bytes, at, &[]);
         }
         if tag != "msgpack" || bytes.len() < MIN_PAYLOAD {
             return;
         }
-        let mut found = Vec::new();
         // A value that is not msgpack has no strings to find; what was found before the
         // error still counts.
-        let _ = scan::scan_large(bytes, MIN_PAYLOAD, &mut |path, f| {
-            found.push((path.to_vec(), f));
-        });
-        for (path, f) in found {
-            if !path.is_empty() {
-                let kind = if f.is_str {
-                    PayloadKind::String
-                } else {
-                    PayloadKind::Bytes
-                };
-                self.repeat(kind, f.bytes, at, &path);
-            }
-            if f.is_str {
-                if let Some(e) = embedded::sniff(f.bytes) {
-                    self.file(e, f.bytes, at, &path);
-                }
-            }
+        let _ = scan::scan_large(bytes, MIN_PAYLOAD, &mut |path, f| self.found(at, path, f));
+    }
+
+    /// A large string or `bin` inside a value.
+    fn found(&mut self, at: &At<'_>, path: &[Step<'_>], f: scan::Found<'_>) {
+        // One hash per string, for both its repeats and its file.
+        let hash = xxh3_128(f.bytes);
+        if !path.is_empty() {
+            let kind = if f.is_str {
+                PayloadKind::String
+            } else {
+                PayloadKind::Bytes
+            };
+            self.repeat(kind, hash, f.bytes, at, path);
+        }
+        if f.is_str {
+            self.file(hash, f.bytes, at, path);
         }
     }
 
@@ -167,8 +169,15 @@ impl Payloads {
         }
     }
 
-    fn repeat(&mut self, payload: PayloadKind, bytes: &[u8], at: &At<'_>, path: &[Step<'_>]) {
-        let key = xxh3_128(bytes) ^ payload as u128;
+    fn repeat(
+        &mut self,
+        payload: PayloadKind,
+        hash: u128,
+        bytes: &[u8],
+        at: &At<'_>,
+        path: &[Step<'_>],
+    ) {
+        let key = hash ^ payload as u128;
         if let Some(s) = self.seen.get_mut(&key) {
             s.copies += 1;
             if s.preview.is_none() {
@@ -205,18 +214,33 @@ impl Payloads {
         }
     }
 
-    fn file(&mut self, e: embedded::Embedded, bytes: &[u8], at: &At<'_>, path: &[Step<'_>]) {
+    /// A large string (`key`: its hash): a file? Each distinct string is looked at once; its
+    /// copies are counted from what was found then.
+    fn file(&mut self, key: u128, bytes: &[u8], at: &At<'_>, path: &[Step<'_>]) {
         let n = bytes.len() as u64;
+        if let Some(f) = self.files.get_mut(&key) {
+            f.copies += 1;
+            self.embedded_total.add(n);
+            if let Some(t) = self.embedded_types.get_mut(&f.file.media_type) {
+                t.add(n);
+            }
+            return;
+        }
+        if self.not_files.contains(&key) {
+            return;
+        }
+        let Some(e) = embedded::sniff(bytes) else {
+            if self.not_files.len() >= MAX_SEEN {
+                self.not_files.clear();
+            }
+            self.not_files.insert(key);
+            return;
+        };
         self.embedded_total.add(n);
         self.embedded_types
             .entry(e.media_type.clone())
             .or_default()
             .add(n);
-        let key = xxh3_128(bytes);
-        if let Some(f) = self.files.get_mut(&key) {
-            f.copies += 1;
-            return;
-        }
         if self.files.len() >= MAX_FILES {
             // Keep the larger half: the list shows the largest.
             let mut sizes: Vec<u64> = self.files.values().map(|f| f.file.bytes).collect();
