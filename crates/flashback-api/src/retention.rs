@@ -3,22 +3,22 @@
 //! measured prune: `keep_latest` with `keep_last`, or `delete`), and optionally VACUUM.
 //!
 //! The choice reads what the thread list reads: every thread's keys (one aggregate), then a
-//! chunk of threads at a time their latest root checkpoint with the task channels only, giving
+//! chunk of threads at a time their thread-list summaries (`summaries::read_chunk`), giving
 //! `checkpoint.ts` (the age) and the status. Only the chosen threads are kept in memory. The
 //! choice is read before the prune's transaction; `keep_latest` always keeps each namespace's
 //! head, so a thread written to in between keeps its new checkpoint.
 
-use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::error::{ApiError, ApiResult};
+use crate::summaries;
 use crate::types::{
     RetentionFilters, RetentionReport, RetentionRequest, RetentionThread, RetentionTotals,
     StatusFilter, VacuumSummary,
 };
 use crate::Api;
-use flashback_engine::tasks::{derive_tasks, reads_value_of};
 use flashback_engine::ThreadStatus;
 use flashback_storage::maintenance::PruneStrategy;
 use flashback_storage::memory::Stamp;
-use flashback_storage::{ChannelFilter, CheckpointStore, CheckpointTuple, StoreError, ThreadInfo};
+use flashback_storage::{CheckpointStore, ThreadInfo};
 use std::collections::{HashMap, HashSet};
 
 /// Threads whose latest checkpoint is read per batch while choosing.
@@ -175,7 +175,8 @@ fn matches(filter: StatusFilter, status: ThreadStatus) -> bool {
     )
 }
 
-/// The threads that pass every condition given, by id.
+/// The threads that pass every condition given, by id: each thread's status and time are its
+/// thread-list summary's, read a chunk at a time.
 async fn choose(
     store: &dyn CheckpointStore,
     ids: &[String],
@@ -199,93 +200,39 @@ async fn choose(
             )));
         }
     }
-    let statuses: Vec<StatusFilter> = statuses.to_vec();
     let mut out = Vec::new();
-    for chunk in threads.chunks(CHOOSE_CHUNK) {
-        let latest = latest_tuples(store, chunk).await?;
-        let chunk: Vec<String> = chunk.iter().map(|t| t.thread_id.clone()).collect();
-        let statuses = statuses.clone();
-        let picked = tokio::task::spawn_blocking(move || {
-            chunk
-                .into_iter()
-                .zip(latest)
-                .filter_map(|(thread_id, tuple)| {
-                    let (status, ts) = tuple.as_ref().map_or((None, None), facts);
-                    let old = cutoff.is_none_or(|cut| {
-                        ts.as_deref().is_some_and(
-                            |ts| matches!(Stamp::parse(ts), Stamp::At { micros } if micros < cut),
-                        )
-                    });
-                    let wanted = statuses.is_empty()
-                        || status.is_some_and(|s| statuses.iter().any(|f| matches(*f, s)));
-                    (old && wanted).then_some(Chosen {
-                        thread_id,
-                        status,
-                        ts,
-                    })
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("choosing threads failed: {e}")))?;
-        out.extend(picked);
+    let mut rest = threads.into_iter();
+    loop {
+        let chunk: Vec<ThreadInfo> = rest.by_ref().take(CHOOSE_CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let read = summaries::read_chunk(store, chunk).await?;
+        for s in summaries::summarize_chunk(read).await? {
+            let old = cutoff.is_none_or(|cut| {
+                s.latest_ts.as_deref().is_some_and(
+                    |ts| matches!(Stamp::parse(ts), Stamp::At { micros } if micros < cut),
+                )
+            });
+            let wanted = statuses.is_empty()
+                || s.status
+                    .is_some_and(|st| statuses.iter().any(|f| matches(*f, st)));
+            if old && wanted {
+                out.push(Chosen {
+                    thread_id: s.thread_id,
+                    status: s.status,
+                    ts: s.latest_ts,
+                });
+            }
+        }
     }
     Ok(out)
-}
-
-/// The status and time of a latest checkpoint, as the thread list derives them.
-fn facts(tuple: &CheckpointTuple) -> (Option<ThreadStatus>, Option<String>) {
-    let ts = Some(tuple.checkpoint.ts.clone()).filter(|ts| !ts.is_empty());
-    let locked = tuple.sealing.locked && tuple.checkpoint.channel_versions.is_empty();
-    if locked || tuple.header.problem.is_some() {
-        return (None, ts);
-    }
-    (Some(derive_tasks(tuple).status()), ts)
-}
-
-/// Each thread's latest root checkpoint (task channels only), in the chunk's order; `None`
-/// where there is none or it cannot be read (then the thread has no age and no status).
-async fn latest_tuples(
-    store: &dyn CheckpointStore,
-    chunk: &[ThreadInfo],
-) -> ApiResult<Vec<Option<CheckpointTuple>>> {
-    let keys: Vec<(&str, &str, Option<&str>)> = chunk
-        .iter()
-        .filter_map(|t| {
-            t.latest_checkpoint_id
-                .as_deref()
-                .map(|id| (t.thread_id.as_str(), "", Some(id)))
-        })
-        .collect();
-    let keep: ChannelFilter = std::sync::Arc::new(reads_value_of);
-    let local = |e: &StoreError| matches!(e, StoreError::Query(_) | StoreError::Corrupt { .. });
-    let read = match store.get_tuples_selecting(&keys, keep).await {
-        Ok(all) => all,
-        Err(e) if local(&e) => {
-            let mut out = Vec::with_capacity(keys.len());
-            for (thread_id, ns, id) in &keys {
-                match store.get_tuple(thread_id, ns, *id).await {
-                    Err(e) if !local(&e) => return Err(e.into()),
-                    other => out.push(other.ok().flatten()),
-                }
-            }
-            out
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let mut read = read.into_iter();
-    Ok(chunk
-        .iter()
-        .map(|t| match t.latest_checkpoint_id {
-            Some(_) => read.next().flatten(),
-            None => None,
-        })
-        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn ages_parse_and_bad_ones_say_why_in_one_line() {

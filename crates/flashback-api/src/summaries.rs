@@ -36,9 +36,12 @@ pub async fn thread_summaries(
 }
 
 /// A chunk of threads with the latest root checkpoint of each (or why it could not be read).
-type ReadChunk = Vec<(ThreadInfo, Result<Option<CheckpointTuple>, StoreError>)>;
+pub(crate) type ReadChunk = Vec<(ThreadInfo, Result<Option<CheckpointTuple>, StoreError>)>;
 
-async fn read_chunk(store: &dyn CheckpointStore, chunk: Vec<ThreadInfo>) -> ApiResult<ReadChunk> {
+pub(crate) async fn read_chunk(
+    store: &dyn CheckpointStore,
+    chunk: Vec<ThreadInfo>,
+) -> ApiResult<ReadChunk> {
     if chunk.is_empty() {
         return Ok(Vec::new());
     }
@@ -64,7 +67,7 @@ async fn read_chunk(store: &dyn CheckpointStore, chunk: Vec<ThreadInfo>) -> ApiR
 }
 
 /// The summaries of a chunk, derived on a blocking thread (beside the next chunk's read).
-async fn summarize_chunk(read: ReadChunk) -> ApiResult<Vec<ThreadSummary>> {
+pub(crate) async fn summarize_chunk(read: ReadChunk) -> ApiResult<Vec<ThreadSummary>> {
     tokio::task::spawn_blocking(move || {
         read.into_iter()
             .map(|(t, latest)| summarize(t, latest))
