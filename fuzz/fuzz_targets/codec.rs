@@ -2,11 +2,12 @@
 //! Decoding, the JSON view, the one-line description and re-encoding must never panic; the
 //! streamed JSON view must write the collected view's bytes; and a msgpack value must re-encode
 //! to bytes that decode to the same value; the walk for large strings (`msgpack::scan`) stays
-//! inside the payload and walks whatever decodes.
+//! inside the payload and walks whatever decodes; a `json` value (LangGraph.js) written back as
+//! JS's JSON (`jsvalue::to_json`) revives to a value that is written as the same JSON.
 #![no_main]
 
 use flashback_codec::{
-    decode_typed, encode_typed, msgpack, view_decoded, Decoded, JsonView, ViewOptions,
+    decode_typed, encode_typed, jsvalue, msgpack, view_decoded, Decoded, JsonView, ViewOptions,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -49,6 +50,16 @@ fuzz_target!(|data: &[u8]| {
         // NaN payloads compare unequal; compare the encodings instead.
         assert_eq!(msgpack::encode(&again), bytes, "re-encoding is stable");
         let _ = v;
+    }
+    if let (true, Decoded::Msgpack(v)) = (tag == "json", &decoded) {
+        for channel in ["values", jsvalue::TASKS, jsvalue::INTERRUPT] {
+            let typed = jsvalue::for_channel(channel, v.clone());
+            if let Ok(json) = jsvalue::to_json(&typed) {
+                let again = jsvalue::for_channel(channel, jsvalue::revive(&json));
+                let written = jsvalue::to_json(&again).expect("what was written is writable");
+                assert_eq!(written, json, "writing JS's JSON is a fixpoint");
+            }
+        }
     }
     // The budgeted path gives the same answer or a placeholder.
     let mut cache = msgpack::DecodeCache::with_budget(flashback_codec::DecodeBudget {

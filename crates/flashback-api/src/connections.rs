@@ -65,6 +65,7 @@ impl Api {
             encryption,
             holds: store.schema().holds.into(),
             store: store_summary,
+            dialect: store.schema().dialect,
         };
         let session = Arc::new(Session {
             info: info.clone(),

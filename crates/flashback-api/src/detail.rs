@@ -18,7 +18,6 @@ fn type_name(d: &Decoded) -> String {
         Decoded::Null => "None".into(),
         Decoded::Bytes(_) => "bytes".into(),
         Decoded::ByteArray(_) => "bytearray".into(),
-        Decoded::Json { .. } => "json (legacy)".into(),
         Decoded::Pickle(_) => "pickle".into(),
         Decoded::Encrypted { tag, .. } => format!("encrypted ({tag})"),
         Decoded::Empty => "empty".into(),
@@ -89,6 +88,7 @@ pub fn checkpoint_detail(
     namespaces: Vec<String>,
     opts: ViewOptions,
     rebuilt: BTreeMap<String, Rebuilt>,
+    dialect: flashback_storage::Dialect,
 ) -> CheckpointDetail {
     let cp = &tuple.checkpoint;
     let h = &tuple.header;
@@ -101,6 +101,7 @@ pub fn checkpoint_detail(
                 SnapshotMode::History
             },
             namespaces,
+            dialect,
             ..Default::default()
         },
     );

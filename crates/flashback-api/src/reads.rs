@@ -163,8 +163,12 @@ impl Api {
                 reveal_secrets: req.reveal_secrets,
             },
             rebuilt,
+            store.schema().dialect,
         );
         detail.sealing = sealing;
+        if detail.updated_channels.is_none() {
+            detail.updated_channels = flashback_engine::diff::updated_channels(store, &tuple).await;
+        }
         Ok(detail)
     }
 

@@ -208,7 +208,7 @@ async fn choose(
             break;
         }
         let read = summaries::read_chunk(store, chunk).await?;
-        for s in summaries::summarize_chunk(read).await? {
+        for s in summaries::summarize_chunk(read, store.schema().dialect).await? {
             let old = cutoff.is_none_or(|cut| {
                 s.latest_ts.as_deref().is_some_and(
                     |ts| matches!(Stamp::parse(ts), Stamp::At { micros } if micros < cut),

@@ -2,8 +2,10 @@
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{count, step_of, ThreadSummary};
-use flashback_engine::tasks::{derive_tasks, reads_value_of, TaskStatus};
-use flashback_storage::{ChannelFilter, CheckpointStore, CheckpointTuple, StoreError, ThreadInfo};
+use flashback_engine::tasks::{derive_tasks_with, reads_value_of, DeriveOptions, TaskStatus};
+use flashback_storage::{
+    ChannelFilter, CheckpointStore, CheckpointTuple, Dialect, StoreError, ThreadInfo,
+};
 
 /// Every thread with its status (or the `limit` most recently active ones, newest first). A
 /// thread whose keys or latest checkpoint cannot be read is listed with its `problem` (and no
@@ -21,17 +23,18 @@ pub async fn thread_summaries(
     // checkpoints of one chunk are read while the previous chunk is summarised.
     let mut rest = threads.into_iter();
     let mut next_chunk = move || -> Vec<ThreadInfo> { rest.by_ref().take(SUMMARY_CHUNK).collect() };
+    let dialect = store.schema().dialect;
     let mut read = read_chunk(store, next_chunk()).await?;
     loop {
         let chunk = next_chunk();
         if chunk.is_empty() {
             break;
         }
-        let (next, done) = tokio::join!(read_chunk(store, chunk), summarize_chunk(read));
+        let (next, done) = tokio::join!(read_chunk(store, chunk), summarize_chunk(read, dialect));
         out.extend(done?);
         read = next?;
     }
-    out.extend(summarize_chunk(read).await?);
+    out.extend(summarize_chunk(read, dialect).await?);
     Ok(out)
 }
 
@@ -67,10 +70,13 @@ pub(crate) async fn read_chunk(
 }
 
 /// The summaries of a chunk, derived on a blocking thread (beside the next chunk's read).
-pub(crate) async fn summarize_chunk(read: ReadChunk) -> ApiResult<Vec<ThreadSummary>> {
+pub(crate) async fn summarize_chunk(
+    read: ReadChunk,
+    dialect: Dialect,
+) -> ApiResult<Vec<ThreadSummary>> {
     tokio::task::spawn_blocking(move || {
         read.into_iter()
-            .map(|(t, latest)| summarize(t, latest))
+            .map(|(t, latest)| summarize(t, latest, dialect))
             .collect()
     })
     .await
@@ -87,7 +93,11 @@ const SUMMARY_CHUNK: usize = 2_000;
 
 /// One thread's summary from its keys and its latest root checkpoint (or why it could not be
 /// read).
-fn summarize(t: ThreadInfo, latest: Result<Option<CheckpointTuple>, StoreError>) -> ThreadSummary {
+fn summarize(
+    t: ThreadInfo,
+    latest: Result<Option<CheckpointTuple>, StoreError>,
+    dialect: Dialect,
+) -> ThreadSummary {
     let mut problems: Vec<String> = t.problem.into_iter().collect();
     let mut s = ThreadSummary {
         thread_id: t.thread_id,
@@ -116,7 +126,11 @@ fn summarize(t: ThreadInfo, latest: Result<Option<CheckpointTuple>, StoreError>)
                     problems.push(format!("its latest checkpoint cannot be read: {problem}"))
                 }
                 None => {
-                    let tasks = derive_tasks(&tuple);
+                    let opts = DeriveOptions {
+                        dialect,
+                        ..Default::default()
+                    };
+                    let tasks = derive_tasks_with(&tuple, &opts);
                     s.status = Some(tasks.status());
                     s.interrupts = tasks
                         .tasks
@@ -260,6 +274,7 @@ mod tests {
             shallow: false,
             description: "test".into(),
             holds: flashback_storage::Holds::Checkpoints,
+            dialect: flashback_storage::Dialect::Python,
         });
         let list = thread_summaries(&store, None).await.expect("the list");
         let ids: Vec<&str> = list.iter().map(|s| s.thread_id.as_str()).collect();

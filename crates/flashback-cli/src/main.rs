@@ -114,8 +114,9 @@ enum Command {
         json: bool,
     },
     /// Fork a checkpoint: write a copy of it (optionally with edited values) as the thread's
-    /// newest checkpoint, so that the Python program resumes from there
-    /// (`graph.invoke(None, {"configurable": {"thread_id": T}})`).
+    /// newest checkpoint, so that the program resumes from there
+    /// (`graph.invoke(None, {"configurable": {"thread_id": T}})`; LangGraph.js:
+    /// `graph.invoke(null, …)`), written in the database's own format (LangGraph's or LangGraph.js's).
     Fork {
         /// A `.sqlite` file or a `postgres://` URL.
         db: String,

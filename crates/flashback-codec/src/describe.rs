@@ -68,7 +68,6 @@ impl fmt::Display for Decoded {
             Decoded::Empty => f.write_str("empty value (no value)"),
             Decoded::Bytes(b) => payload(f, "bytes", b),
             Decoded::ByteArray(b) => payload(f, "bytearray", b),
-            Decoded::Json { raw, .. } => payload(f, "legacy json", raw),
             Decoded::Pickle(b) => payload(f, "pickle", b),
             Decoded::Encrypted { tag, data } => payload(f, &quoted(tag, MAX_NAME_CHARS), data),
             Decoded::Error { tag, message, raw } => {

@@ -1,82 +1,4 @@
-//! Legacy formats: the 2024 `json` serde tag with `lc` envelopes, and a static peek into pickles.
-
-use serde_json::{Map, Value as Json};
-
-/// JSON view of a legacy `json` value: `lc` constructor envelopes become `$type` objects.
-pub fn view_legacy_json(v: &Json) -> Json {
-    match v {
-        Json::Array(items) => Json::Array(items.iter().map(view_legacy_json).collect()),
-        Json::Object(m) => match envelope(m) {
-            Some(obj) => obj,
-            None => {
-                let plain = m.keys().all(|k| !k.starts_with('$'));
-                if plain {
-                    Json::Object(
-                        m.iter()
-                            .map(|(k, v)| (k.clone(), view_legacy_json(v)))
-                            .collect(),
-                    )
-                } else {
-                    let items = m
-                        .iter()
-                        .map(|(k, v)| {
-                            Json::Array(vec![Json::String(k.clone()), view_legacy_json(v)])
-                        })
-                        .collect();
-                    serde_json::json!({"$type": "builtins.dict", "$items": Json::Array(items)})
-                }
-            }
-        },
-        other => other.clone(),
-    }
-}
-
-fn envelope(m: &Map<String, Json>) -> Option<Json> {
-    let lc = m.get("lc")?.as_i64()?;
-    let kind = m.get("type")?.as_str()?;
-    let id: Vec<&str> = m
-        .get("id")?
-        .as_array()?
-        .iter()
-        .map(Json::as_str)
-        .collect::<Option<_>>()?;
-    let type_name = id.join(".");
-    let mut out = Map::new();
-    match (lc, kind) {
-        (1 | 2, "constructor") => {
-            out.insert("$type".into(), type_name.into());
-            if let Some(args) = m.get("args") {
-                out.insert("$args".into(), view_legacy_json(args));
-            }
-            if let Some(method) = m.get("method").filter(|m| !m.is_null()) {
-                out.insert("$method".into(), method.clone());
-            }
-            if let Some(Json::Object(kwargs)) = m.get("kwargs") {
-                for (k, v) in kwargs {
-                    let key = if k.starts_with('$') {
-                        format!("${k}")
-                    } else {
-                        k.clone()
-                    };
-                    out.insert(key, view_legacy_json(v));
-                }
-            }
-        }
-        (_, "secret") => {
-            out.insert("$type".into(), "langchain.secret".into());
-            out.insert("$value".into(), type_name.into());
-        }
-        (_, "not_implemented") => {
-            out.insert("$type".into(), "langchain.not_implemented".into());
-            out.insert("$value".into(), type_name.into());
-            if let Some(repr) = m.get("repr") {
-                out.insert("repr".into(), repr.clone());
-            }
-        }
-        _ => return None,
-    }
-    Some(Json::Object(out))
-}
+//! A static peek into pickles (the `json` serde tag is [`crate::jsvalue`]).
 
 /// The first class a pickle refers to (`module.name`), read from its opcodes without running
 /// anything. Recognises `GLOBAL` (protocols 0–3) and `STACK_GLOBAL` after two short strings
@@ -122,27 +44,6 @@ pub fn pickle_class(data: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn lc_envelopes_become_typed_objects() {
-        let stored = json!({
-            "messages": [{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
-                          "kwargs": {"content": "hi", "type": "ai"}}],
-            "when": {"lc": 2, "type": "constructor", "id": ["datetime", "datetime"], "method": "fromisoformat",
-                     "args": ["2024-01-02T03:04:05"]},
-            "key": {"lc": 1, "type": "secret", "id": ["OPENAI_API_KEY"]},
-        });
-        assert_eq!(
-            view_legacy_json(&stored),
-            json!({
-                "messages": [{"$type": "langchain.schema.messages.AIMessage", "content": "hi", "type": "ai"}],
-                "when": {"$type": "datetime.datetime", "$args": ["2024-01-02T03:04:05"], "$method": "fromisoformat"},
-                "key": {"$type": "langchain.secret", "$value": "OPENAI_API_KEY"},
-            })
-        );
-    }
-
     #[test]
     fn pickle_class_is_read_statically() {
         // protocol 4: PROTO 4, FRAME, SHORT_BINUNICODE "collections", MEMOIZE,

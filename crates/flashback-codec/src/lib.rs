@@ -9,8 +9,8 @@
 //!        └──────────encode_typed─────────┘   module.Name, exact ints, f64)
 //! ```
 //!
-//! * **Serde tags** ([`typed`]): `msgpack`, `null`, `bytes`, `bytearray`, legacy `json`
-//!   (lc:1 / lc:2 envelopes), `pickle` (opaque, never unpickled), `empty` (Postgres sentinel),
+//! * **Serde tags** ([`typed`]): `msgpack`, `null`, `bytes`, `bytearray`, `json` (LangGraph.js,
+//!   and Python's 2024 legacy format: lc:1 / lc:2 envelopes revived by [`jsvalue`]), `pickle` (opaque, never unpickled), `empty` (Postgres sentinel),
 //!   `<inner>+<cipher>` (EncryptedSerializer: with an [`AesKey`], `+aes` values are decrypted
 //!   natively ([`cipher`]); without one they stay [`Decoded::Encrypted`]). An unknown
 //!   tag or a corrupt payload becomes [`Decoded::Error`], which keeps the bytes.
@@ -34,9 +34,11 @@ pub mod budget;
 pub mod cipher;
 pub mod delta;
 pub mod describe;
+pub mod jsvalue;
 pub mod legacy;
 pub mod msgpack;
 mod numpy;
+pub mod slimjson;
 pub mod typed;
 pub mod unview;
 pub mod value;

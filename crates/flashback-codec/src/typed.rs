@@ -9,7 +9,9 @@ use crate::value::Value;
 /// the original bytes so nothing is lost and the value still round-trips.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decoded {
-    /// `msgpack`: the normal case.
+    /// A typed value: `msgpack` (the normal case), or a `json` value (LangGraph.js, Python's
+    /// 2024 legacy format) revived into the same tree by [`crate::jsvalue::revive`]. Which
+    /// format a value is written in is the database's, not the value's.
     Msgpack(Value),
     /// `null`: Python `None` (empty payload).
     Null,
@@ -17,13 +19,6 @@ pub enum Decoded {
     Bytes(Vec<u8>),
     /// `bytearray`: a top-level `bytearray` value.
     ByteArray(Vec<u8>),
-    /// `json`: the legacy 2024 format (read-only; the original bytes are kept for round trips).
-    Json {
-        /// Parsed JSON (still containing `lc` envelopes).
-        value: serde_json::Value,
-        /// The stored bytes.
-        raw: Vec<u8>,
-    },
     /// `pickle`: never unpickled; shown as an opaque value.
     Pickle(Vec<u8>),
     /// `<inner>+<cipher>` from `EncryptedSerializer`, left encrypted: no key was given, or the
@@ -118,12 +113,9 @@ fn decode_typed_inner(
                 Err(e) => error(e.to_string()),
             },
         },
-        "json" => match serde_json::from_slice(bytes) {
-            Ok(value) => Decoded::Json {
-                value,
-                raw: bytes.to_vec(),
-            },
-            Err(e) => error(format!("invalid legacy JSON value: {e}")),
+        "json" => match serde_json::from_slice::<serde_json::Value>(bytes) {
+            Ok(value) => Decoded::from(crate::jsvalue::revive(&value)),
+            Err(e) => error(format!("invalid JSON value: {e}")),
         },
         t if t.contains('+') => match key.map(|k| k.open(t, bytes)) {
             Some(Ok((inner, plain))) => {
@@ -161,14 +153,15 @@ fn decode_typed_inner(
     }
 }
 
-/// Encode back to `(type, bytes)`. For every value Python wrote, this gives the stored bytes.
+/// Encode back to `(type, bytes)` in Python's format. For every value Python wrote as
+/// `msgpack`, this gives the stored bytes; a `json` value is written as `msgpack` (what Python
+/// writes today). A LangGraph.js database is written with [`crate::jsvalue::encode`] instead.
 pub fn encode_typed(value: &Decoded) -> (String, Vec<u8>) {
     match value {
         Decoded::Msgpack(v) => ("msgpack".into(), msgpack::encode(v)),
         Decoded::Null => ("null".into(), Vec::new()),
         Decoded::Bytes(b) => ("bytes".into(), b.clone()),
         Decoded::ByteArray(b) => ("bytearray".into(), b.clone()),
-        Decoded::Json { raw, .. } => ("json".into(), raw.clone()),
         Decoded::Pickle(b) => ("pickle".into(), b.clone()),
         Decoded::Encrypted { tag, data } => (tag.clone(), data.clone()),
         Decoded::Empty => ("empty".into(), Vec::new()),
@@ -213,7 +206,6 @@ mod tests {
             ("bytes", b"\x00\xffraw".to_vec()),
             ("bytearray", b"abc".to_vec()),
             ("msgpack", vec![0x92, 0x01, 0xa1, b'x']),
-            ("json", br#"{"a": [1, 2]}"#.to_vec()),
             ("pickle", b"\x80\x04K\x01.".to_vec()),
             ("msgpack+aes", vec![7; 40]),
             ("null+aes", vec![1; 32]),

@@ -341,6 +341,34 @@ fn diff_items(xs: &[Value], ys: &[Value], opts: ViewOptions) -> Vec<ItemDiff> {
         .collect()
 }
 
+/// The channels the step that made `tuple` updated: as recorded (`updated_channels`), else —
+/// LangGraph.js and checkpoints before `v` 4 record none, nor do forks — those whose version
+/// differs from the parent's (or that the parent has no version of). `None` for a root, or
+/// when the parent cannot be read.
+pub async fn updated_channels(
+    store: &dyn CheckpointStore,
+    tuple: &CheckpointTuple,
+) -> Option<Vec<String>> {
+    if let Some(recorded) = &tuple.checkpoint.updated_channels {
+        return Some(recorded.clone());
+    }
+    let header = &tuple.header;
+    let parent_id = header.parent_checkpoint_id.as_deref()?;
+    let parent = store
+        .get_tuple(&header.thread_id, &header.checkpoint_ns, Some(parent_id))
+        .await
+        .ok()??;
+    Some(
+        tuple
+            .checkpoint
+            .channel_versions
+            .iter()
+            .filter(|(c, v)| parent.checkpoint.version(c) != Some(v))
+            .map(|(c, _)| c.clone())
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,9 +99,14 @@ pub async fn edit_fork(
 
     let edited: Vec<&str> = edits.iter().map(|(c, _)| c.as_str()).collect();
     let note = json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited});
-    write_fork(saver, &source, &delta, "update", note, |checkpoint| {
-        set_channels(checkpoint, new_values)
-    })
+    write_fork(
+        saver,
+        &source,
+        &delta,
+        "update",
+        note,
+        |checkpoint, dialect| set_channels(checkpoint, new_values, dialect),
+    )
     .await
 }
 

@@ -11,10 +11,10 @@
 use crate::delta::{DeltaOptions, Rebuilt};
 use crate::error::EngineError;
 use flashback_codec::{Decoded, Value};
-use flashback_storage::pyfmt::{next_version, utc_now_isoformat, uuid6};
+use flashback_storage::pyfmt::uuid6;
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, PutRequest, StoreError, Version,
-    Versions,
+    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Dialect, PutRequest, StoreError,
+    Version, Versions,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
@@ -69,7 +69,7 @@ pub async fn copy_fork_as(
     let (source, delta) =
         load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id, opts).await?;
     let note = json!({"action": action, "forked_from": checkpoint_id});
-    write_fork(saver, &source, &delta, "fork", note, |_| Vec::new()).await
+    write_fork(saver, &source, &delta, "fork", note, |_, _| Vec::new()).await
 }
 
 /// A checkpoint that must exist and be readable (the one a fork starts from, either side of a
@@ -123,16 +123,19 @@ pub(crate) async fn write_fork(
     delta: &BTreeMap<String, Rebuilt>,
     metadata_source: &str,
     note: Json,
-    change: impl FnOnce(&mut Checkpoint) -> Versions,
+    change: impl FnOnce(&mut Checkpoint, Dialect) -> Versions,
 ) -> Result<ForkResult, EngineError> {
+    // Written in the database's own format: LangGraph's, or LangGraph.js's (integer versions,
+    // `toISOString` times, `json` values: the saver encodes them).
+    let dialect = saver.schema().dialect;
     let header = &source.header;
     let step = header.step().unwrap_or(-1) + 1;
     let mut checkpoint = source.checkpoint.clone();
     checkpoint.id = uuid6(step);
-    checkpoint.ts = utc_now_isoformat();
+    checkpoint.ts = dialect.now();
     checkpoint.updated_channels = None;
-    let mut new_versions = change(&mut checkpoint);
-    snapshot_deltas(&mut checkpoint, source, delta, &mut new_versions)?;
+    let mut new_versions = change(&mut checkpoint, dialect);
+    snapshot_deltas(&mut checkpoint, source, delta, &mut new_versions, dialect)?;
     let mut metadata = Map::new();
     metadata.insert("source".into(), metadata_source.into());
     metadata.insert("step".into(), step.into());
@@ -166,6 +169,7 @@ fn snapshot_deltas(
     source: &CheckpointTuple,
     delta: &BTreeMap<String, Rebuilt>,
     new_versions: &mut Versions,
+    dialect: Dialect,
 ) -> Result<(), EngineError> {
     for (channel, info) in delta {
         if let Some(error) = &info.error {
@@ -197,7 +201,7 @@ fn snapshot_deltas(
                 continue;
             }
             None => {
-                let v = step_version(checkpoint);
+                let v = step_version(checkpoint, dialect);
                 checkpoint
                     .channel_versions
                     .push((channel.clone(), v.clone()));
@@ -214,13 +218,13 @@ fn snapshot_deltas(
 }
 
 /// `get_next_version(max of all versions)`: the version a step gives the channels it updates.
-fn step_version(checkpoint: &Checkpoint) -> Version {
+fn step_version(checkpoint: &Checkpoint, dialect: Dialect) -> Version {
     let max = checkpoint
         .channel_versions
         .iter()
         .map(|(_, v)| v)
         .max_by(|a, b| a.py_cmp(b));
-    next_version(max)
+    dialect.next_version(max)
 }
 
 /// Replace (or add) channel values in a fork and give every one of them ONE new version —
@@ -229,8 +233,9 @@ fn step_version(checkpoint: &Checkpoint) -> Version {
 pub(crate) fn set_channels(
     checkpoint: &mut Checkpoint,
     values: Vec<(String, Arc<Decoded>)>,
+    dialect: Dialect,
 ) -> Versions {
-    let version = step_version(checkpoint);
+    let version = step_version(checkpoint, dialect);
     let mut new_versions: Versions = Vec::with_capacity(values.len());
     for (channel, value) in values {
         match checkpoint

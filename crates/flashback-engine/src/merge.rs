@@ -298,9 +298,14 @@ pub async fn merge_branches(
         .map(|(c, m)| json!({"channel": c, "mode": m}))
         .collect();
     let note = json!({"action": "merge", "into": a, "from": b, "fork_point": s.fork_point, "channels": taken});
-    write_fork(saver, &source, &delta, "update", note, |checkpoint| {
-        set_channels(checkpoint, new_values)
-    })
+    write_fork(
+        saver,
+        &source,
+        &delta,
+        "update",
+        note,
+        |checkpoint, dialect| set_channels(checkpoint, new_values, dialect),
+    )
     .await
 }
 

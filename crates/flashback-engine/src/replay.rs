@@ -107,6 +107,7 @@ pub async fn replay(
     lineage.reverse();
     let opts = DeriveOptions {
         mode: SnapshotMode::History,
+        dialect: store.schema().dialect,
         ..Default::default()
     };
     let steps = lineage

@@ -84,6 +84,23 @@ pub fn push_task_id(
     )
 }
 
+/// LangGraph.js's task id: `uuid5(JSON.stringify(parts), checkpoint_id)`, where `parts` is
+/// `[task_ns, String(step), name, "__pregel_pull", [trigger]]` for a PULL task (the first
+/// trigger that fired) and `[task_ns, String(step), node, "__pregel_push", String(idx)]` for a
+/// `Send`. `None` when the checkpoint id is not hex.
+pub fn js_task_id(checkpoint_id: &str, parts: &serde_json::Value) -> Option<String> {
+    let mut data = checkpoint_id_bytes(checkpoint_id)?;
+    if data.len() != 16 {
+        return None;
+    }
+    data.extend_from_slice(parts.to_string().as_bytes());
+    let mut h: [u8; 16] = sha1(&data)[..16].try_into().ok()?;
+    h[6] = (h[6] & 0x0f) | 0x50;
+    h[8] = (h[8] & 0x3f) | 0x80;
+    let hex: String = h.iter().map(|b| format!("{b:02x}")).collect();
+    Some(uuid_format(&hex))
+}
+
 /// The id of an interrupt raised by a task (`langgraph.types._interrupt_id`): the XXH3-128 hex
 /// digest of the task's namespace (`"<ns|>name:task_id"`), suffixed `|answered` when the task
 /// already has answers.
@@ -167,6 +184,22 @@ mod tests {
         );
         let long = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
         assert_eq!(hex(&sha1(long)), "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    }
+
+    #[test]
+    fn js_task_ids_are_uuid5_of_the_json_parts() {
+        // From tests/js-fixtures (send-fanout): the input checkpoint's `__start__` task and
+        // the first of the three Sends.
+        let start = serde_json::json!(["__start__", "0", "__start__", PULL, ["__start__"]]);
+        assert_eq!(
+            js_task_id("1f1e9a8b-f0f8-6940-ffff-d5e2c59d259b", &start).as_deref(),
+            Some("652fed43-c6ee-522c-9759-c2b3da32628c")
+        );
+        let send = serde_json::json!(["work", "2", "work", PUSH, "0"]);
+        assert_eq!(
+            js_task_id("1f1e9a8b-f10c-61c0-8001-aaad88b55733", &send).as_deref(),
+            Some("a2b50a0d-58e7-5222-9d75-48fcd901a6f1")
+        );
     }
 
     #[test]

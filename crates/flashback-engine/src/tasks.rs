@@ -19,16 +19,22 @@
 //! each node's trigger channels first appear in `channel_versions` (insertion order in SQLite
 //! and in memory; Postgres JSONB reorders keys, so compare as sets there).
 //!
+//! **Task ids** are LangGraph's (XXH3-128 of the checkpoint id and the task's parts), or on a
+//! LangGraph.js database JS's (`uuid5(JSON.stringify(parts), checkpoint_id)`, a PULL task's parts
+//! ending with the one trigger that fired: JS takes the first in the node's declared trigger
+//! order, here the first in sorted order, which agrees for nodes with one trigger — every
+//! `StateGraph` node with a single incoming edge or branch), so pending writes find their tasks.
+//!
 //! **Limits.** Only `StateGraph` naming conventions are understood: custom Pregel graphs,
 //! functional-API `Call` tasks, static `interrupt_before/after`, whether a node really exists,
 //! and whether a PULL node actually has input (`_proc_input` returning `MISSING`) cannot be
 //! known. `state` is only filled in when the caller passes the thread's namespaces.
 
 use crate::ns;
-use crate::taskid::{pull_task_id, push_task_id, PULL, PUSH};
+use crate::taskid::{js_task_id, pull_task_id, push_task_id, PULL, PUSH};
 use crate::triggers::Channels;
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
-use flashback_storage::{CheckpointTuple, NULL_TASK_ID};
+use flashback_storage::{CheckpointTuple, Dialect, NULL_TASK_ID};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
@@ -143,6 +149,9 @@ pub struct DeriveOptions {
     /// The thread's checkpoint namespaces: a task whose subgraph namespace is among them gets
     /// [`Task::state`].
     pub namespaces: Vec<String>,
+    /// The database's library: LangGraph.js computes task ids its own way
+    /// ([`crate::taskid::js_task_id`]), and its pending writes carry those ids.
+    pub dialect: Dialect,
 }
 
 /// One output write of a task.
@@ -335,7 +344,13 @@ pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskS
             warnings.push(format!("__pregel_tasks[{idx}] is not a Send: skipped"));
             continue;
         };
-        let id = push_task_id(cp.v, &cp.id, &task_ns(node), step, node, idx);
+        let id = match opts.dialect {
+            Dialect::Python => push_task_id(cp.v, &cp.id, &task_ns(node), step, node, idx),
+            Dialect::Js => js_task_id(
+                &cp.id,
+                &json!([task_ns(node), step.to_string(), node, PUSH, idx.to_string()]),
+            ),
+        };
         let path = json!([PUSH, idx, false]);
         let arg = arg.map(|a| flashback_codec::view(a, ViewOptions::default()));
         push(
@@ -353,7 +368,13 @@ pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskS
     if let Some(null) = channels.null_version() {
         for c in channels.candidates(&opts.extra_channels) {
             if channels.triggered(&c, &null) {
-                let id = pull_task_id(cp.v, &cp.id, &task_ns(&c.name), step, &c.name, &c.triggers);
+                let id = match (opts.dialect, channels.fired(&c, &null)) {
+                    (Dialect::Js, Some(trigger)) => js_task_id(
+                        &cp.id,
+                        &json!([task_ns(&c.name), step.to_string(), c.name, PULL, [trigger]]),
+                    ),
+                    _ => pull_task_id(cp.v, &cp.id, &task_ns(&c.name), step, &c.name, &c.triggers),
+                };
                 let path = json!([PULL, c.name]);
                 push(
                     &mut tasks,

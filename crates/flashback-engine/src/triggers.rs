@@ -219,8 +219,14 @@ impl<'a> Channels<'a> {
     /// Python's `_triggers`: some trigger is available and (the node has no versions-seen
     /// entry, or the channel's version is newer than the one the node saw).
     pub(crate) fn triggered(&self, c: &Candidate, null: &Version) -> bool {
+        self.fired(c, null).is_some()
+    }
+
+    /// The first of [`Candidate::triggers`] that fires ([`Channels::triggered`]): LangGraph.js
+    /// hashes it into a PULL task's id.
+    pub(crate) fn fired<'c>(&self, c: &'c Candidate, null: &Version) -> Option<&'c String> {
         let seen = self.seen.get(&c.name);
-        c.triggers.iter().any(|chan| {
+        c.triggers.iter().find(|&chan| {
             if !self.is_available(chan) {
                 return false;
             }
@@ -246,14 +252,6 @@ fn barrier(d: &Decoded) -> Option<(BTreeSet<String>, bool)> {
             }
             other => str_set(other).map(|s| (s, true)),
         },
-        Decoded::Json { value, .. } => {
-            let items = value.as_array()?;
-            items
-                .iter()
-                .map(|i| i.as_str().map(str::to_owned))
-                .collect::<Option<BTreeSet<_>>>()
-                .map(|s| (s, true))
-        }
         Decoded::Null => Some((BTreeSet::new(), true)),
         _ => None,
     }

@@ -118,8 +118,10 @@ mod tests {
             task_path: "~__pregel_pull, agent".into(),
             channel: "messages".into(),
         };
-        let raw = json.to_string().into_bytes();
-        (info, Decoded::Json { value: json, raw })
+        (
+            info,
+            Decoded::Msgpack(flashback_codec::jsvalue::revive(&json)),
+        )
     }
 
     #[test]

@@ -201,6 +201,31 @@ pub(crate) fn json_primitive(v: &serde_json::Value) -> Value {
     }
 }
 
+/// A value decoded from `(tag, bytes)` stored for `channel`, with LangGraph.js's untyped
+/// control values (`json` only) given their Python types ([`flashback_codec::jsvalue::for_channel`]).
+pub(crate) fn in_channel(tag: &str, channel: &str, d: Decoded) -> Decoded {
+    use flashback_codec::jsvalue;
+    if tag != "json" || (channel != jsvalue::TASKS && channel != jsvalue::INTERRUPT) {
+        return d;
+    }
+    match d {
+        Decoded::Msgpack(v) => Decoded::Msgpack(jsvalue::for_channel(channel, v)),
+        d => d,
+    }
+}
+
+/// [`in_channel`] for every value of a checkpoint document stored with `tag`.
+pub(crate) fn typed_channels(tag: &str, mut cp: Checkpoint) -> Checkpoint {
+    if tag == "json" {
+        for (channel, v) in &mut cp.channel_values {
+            if channel == flashback_codec::jsvalue::TASKS {
+                *v = Arc::new(in_channel(tag, channel, (**v).clone()));
+            }
+        }
+    }
+    cp
+}
+
 /// The one wording of a checkpoint document that cannot be read (both backends).
 pub(crate) fn unreadable_document(detail: String) -> String {
     format!("the checkpoint document cannot be read: {detail}")

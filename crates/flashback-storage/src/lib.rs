@@ -38,6 +38,7 @@
 mod decode;
 pub mod error;
 mod escape;
+pub mod jsformat;
 pub mod maintenance;
 pub mod memory;
 pub mod model;
@@ -58,6 +59,7 @@ pub mod sqlite_write {
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
+pub use jsformat::Dialect;
 pub use model::*;
 pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};

@@ -70,6 +70,8 @@ pub struct SchemaInfo {
     /// Checkpoint tables, a memory Store, or both. With [`Holds::Store`] there are no
     /// checkpoint tables: the checkpoint reads return no threads and no checkpoints.
     pub holds: Holds,
+    /// Which library's format the database is in (LangGraph or LangGraph.js); writes use it.
+    pub dialect: crate::jsformat::Dialect,
 }
 
 /// A channel version as stored: Python compares strings as strings and numbers as numbers.

@@ -150,7 +150,6 @@ pub fn nested_value(channel: &str, v: &Decoded) -> Result<Value, StoreError> {
         Decoded::Msgpack(v) => v.clone(),
         Decoded::Null => Value::Nil,
         Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(b.clone()),
-        Decoded::Json { value, .. } => crate::decode::json_primitive(value),
         other => {
             return Err(StoreError::InvalidInput(format!(
                 "channel {channel:?}: a {} value cannot be stored inside a msgpack checkpoint",

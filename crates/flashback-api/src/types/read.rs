@@ -327,7 +327,8 @@ pub struct CheckpointDetail {
     pub channel_versions: Json,
     /// The versions each node has seen (`{node: {channel: version}}`), as stored.
     pub versions_seen: Json,
-    /// The channels the step that made this checkpoint updated, if recorded.
+    /// The channels the step that made this checkpoint updated: as recorded, else (LangGraph.js,
+    /// checkpoints before `v` 4, forks) those whose version differs from the parent's.
     pub updated_channels: Option<Vec<String>>,
     /// Pending writes grouped per task, in execution order.
     pub writes: Vec<WriteGroup>,

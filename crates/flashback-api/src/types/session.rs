@@ -56,6 +56,8 @@ pub struct DbInfo {
     pub holds: crate::DbHolds,
     /// The memory store, when the database has one (for the Memory screen).
     pub store: Option<crate::StoreSummary>,
+    /// Written by LangGraph (`python`) or LangGraph.js (`js`): how its program resumes a fork.
+    pub dialect: flashback_storage::Dialect,
 }
 
 /// What the UI needs at start.

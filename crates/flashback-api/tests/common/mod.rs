@@ -8,6 +8,7 @@ use flashback_api::{
 };
 use std::path::{Path, PathBuf};
 
+pub mod js;
 pub mod space;
 pub mod three;
 

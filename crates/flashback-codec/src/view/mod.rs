@@ -50,7 +50,6 @@ fn decoded_view(d: &Decoded) -> Json {
         Decoded::Null => Json::Null,
         Decoded::Bytes(b) => bytes_view(BYTES_TYPE, b),
         Decoded::ByteArray(b) => bytes_view("builtins.bytearray", b),
-        Decoded::Json { value, .. } => crate::legacy::view_legacy_json(value),
         Decoded::Pickle(b) => {
             let mut m = Map::new();
             m.insert("$type".into(), "pickle".into());

@@ -28,7 +28,7 @@ use crate::error::EngineError;
 use crate::layout::{layout, LayoutOptions};
 use crate::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
 use flashback_codec::{view_decoded, ViewOptions};
-use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery};
+use flashback_storage::{CheckpointStore, CheckpointTuple, Dialect, ListQuery};
 use serde::Serialize;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
@@ -167,7 +167,7 @@ pub async fn watch(
         return Err(EngineError::UnknownNamespace(checkpoint_ns.to_owned()));
     }
     crate::delta::materialize_all(&mut tuples, delta);
-    let mut report = changes(&tuples, path, limits)?;
+    let mut report = changes_in(&tuples, path, limits, store.schema().dialect)?;
     report.thread_id = thread_id.to_owned();
     report.checkpoint_ns = checkpoint_ns.to_owned();
     Ok(report)
@@ -179,6 +179,16 @@ pub fn changes(
     tuples: &[CheckpointTuple],
     path: &KeyPath,
     limits: WatchLimits,
+) -> Result<WatchReport, EngineError> {
+    changes_in(tuples, path, limits, Dialect::Python)
+}
+
+/// [`changes`] in a database of the given library (whose task ids name the writes' nodes).
+pub fn changes_in(
+    tuples: &[CheckpointTuple],
+    path: &KeyPath,
+    limits: WatchLimits,
+    dialect: Dialect,
 ) -> Result<WatchReport, EngineError> {
     let ns = tuples
         .first()
@@ -267,7 +277,7 @@ pub fn changes(
             value: at.zip(text).map(|(v, s)| shown(v, &s, limits)),
             writes: parent
                 .filter(|_| made_by_a_step(t))
-                .map(|p| writes_to(p, &path.channel, limits))
+                .map(|p| writes_to(p, &path.channel, limits, dialect))
                 .unwrap_or_default(),
         });
     }
@@ -282,7 +292,12 @@ fn made_by_a_step(t: &CheckpointTuple) -> bool {
 }
 
 /// The parent's pending writes to `channel`, with the node of each task.
-fn writes_to(parent: &CheckpointTuple, channel: &str, limits: WatchLimits) -> Vec<WatchWrite> {
+fn writes_to(
+    parent: &CheckpointTuple,
+    channel: &str,
+    limits: WatchLimits,
+    dialect: Dialect,
+) -> Vec<WatchWrite> {
     let mine: Vec<_> = parent
         .pending_writes
         .iter()
@@ -295,6 +310,7 @@ fn writes_to(parent: &CheckpointTuple, channel: &str, limits: WatchLimits) -> Ve
         parent,
         &DeriveOptions {
             mode: SnapshotMode::History,
+            dialect,
             ..Default::default()
         },
     );

@@ -2,7 +2,6 @@
 
 use super::rows::{Blobs, Doc, RowKey, Sends, SendsKey, Writes};
 use super::TASKS;
-use crate::decode::json_primitive;
 use crate::model::*;
 use flashback_codec::{Decoded, Value};
 use std::collections::HashMap;
@@ -111,7 +110,6 @@ pub(super) fn sends_value(list: &[Decoded]) -> Decoded {
             Decoded::Msgpack(v) => v.clone(),
             Decoded::Null => Value::Nil,
             Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(b.clone()),
-            Decoded::Json { value, .. } => json_primitive(value),
             other => {
                 let (tag, raw) = flashback_codec::encode_typed(other);
                 let detail = match other {

@@ -111,7 +111,7 @@ impl PostgresStore {
         };
         let sql = if self.info().shallow {
             Sql::new(&format!(
-                "SELECT r.i - 1 AS i, b.type, {} \
+                "SELECT r.i - 1 AS i, b.type, b.channel, {} \
                  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \
                  JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n AND b.channel = r.c",
                 self.budgeted("b.blob")
@@ -121,7 +121,7 @@ impl PostgresStore {
             .with(column(|r| &r.2))
         } else {
             Sql::new(&format!(
-                "SELECT r.i - 1 AS i, b.type, {} \
+                "SELECT r.i - 1 AS i, b.type, b.channel, {} \
                  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(t, n, c, v, i) \
                  JOIN checkpoint_blobs b ON b.thread_id = r.t AND b.checkpoint_ns = r.n \
                  AND b.channel = r.c AND b.version = r.v",

@@ -188,6 +188,7 @@ impl PostgresStore {
                     shallow: false,
                     description: format!("postgres, not set up yet ({found})"),
                     holds: crate::model::Holds::Checkpoints,
+                    dialect: crate::jsformat::Dialect::Python,
                 }
             }
             other => other?,

@@ -2,7 +2,7 @@
 //! sends (pure, run on blocking threads).
 
 use super::assemble::sends_value;
-use crate::decode::{checkpoint_from_json, empty, unreadable_document};
+use crate::decode::{checkpoint_from_json, empty, in_channel, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, decode_typed_keyed, AesKey, DecodeCache, Decoded};
@@ -208,7 +208,9 @@ pub(super) fn decode_blob_rows(
                 None
             } else {
                 let encrypted = flashback_codec::cipher::is_encrypted(tag);
-                Some((Arc::new(decode_budgeted(r, tag, cache)?), encrypted))
+                let channel: &str = r.try_get("channel").map_err(row_err)?;
+                let value = in_channel(tag, channel, decode_budgeted(r, tag, cache)?);
+                Some((Arc::new(value), encrypted))
             };
             Ok((
                 offset + usize::try_from(i).unwrap_or(usize::MAX - offset),
@@ -281,7 +283,12 @@ pub(super) fn decode_writes(
             continue;
         };
         let type_tag = type_tag(r)?;
-        let value = decode_budgeted(r, &type_tag, &mut cache)?;
+        let channel: String = r.try_get("channel").map_err(row_err)?;
+        let value = in_channel(
+            &type_tag,
+            &channel,
+            decode_budgeted(r, &type_tag, &mut cache)?,
+        );
         writes[slot].push(PendingWrite {
             task_id: r.try_get("task_id").map_err(row_err)?,
             task_path: r
@@ -289,7 +296,7 @@ pub(super) fn decode_writes(
                 .map_err(row_err)?
                 .unwrap_or_default(),
             idx: r.try_get("idx").map_err(row_err)?,
-            channel: r.try_get("channel").map_err(row_err)?,
+            channel,
             value,
             type_tag,
         });

@@ -5,6 +5,7 @@ use super::sql::{Arg, Sql};
 use super::target::Target;
 use super::BEGIN_READ_ONLY;
 use crate::model::{Backend, Holds, SchemaInfo};
+use crate::Dialect;
 use crate::StoreError;
 use sqlx::postgres::PgConnection;
 use sqlx::{Connection as _, Row as _};
@@ -81,6 +82,7 @@ pub(super) async fn detect_schema(
             shallow: false,
             description: "postgres, memory store only (no checkpoint tables)".into(),
             holds: Holds::Store,
+            dialect: Dialect::Python,
         });
     }
     if !missing.is_empty() {
@@ -255,9 +257,29 @@ pub(super) async fn detect_schema(
     } else {
         None
     };
+    // LangGraph.js's PostgresSaver: integer channel versions (one row tells: a database is
+    // written by one program); with no checkpoint yet, JS's migrations (0..4, no task_path).
+    let version_kind: Option<String> = Sql::new(
+        "SELECT jsonb_typeof(e.value) AS t FROM (SELECT checkpoint FROM checkpoints LIMIT 1) c, \
+         jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+         THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) e LIMIT 1",
+    )
+    .query()
+    .fetch_optional(&mut *tx)
+    .await
+    .ok()
+    .flatten()
+    .and_then(|r| r.try_get("t").ok());
     let _ = tx.rollback().await;
 
     let migration_version = migrations.and_then(|(_, hi, _)| hi);
+    let dialect = match version_kind.as_deref() {
+        _ if shallow || has_task_path => Dialect::Python,
+        Some("number") => Dialect::Js,
+        Some(_) => Dialect::Python,
+        None if migration_version == Some(4) => Dialect::Js,
+        None => Dialect::Python,
+    };
     let migrations_text = match migrations {
         None => "no checkpoint_migrations table".to_owned(),
         Some((Some(lo), Some(hi), n)) if n == hi - lo + 1 => format!("migrations {lo}-{hi}"),
@@ -271,6 +293,10 @@ pub(super) async fn detect_schema(
     } else {
         format!("postgres, {migrations_text}")
     };
+    if dialect == Dialect::Js {
+        description
+            .push_str(" (LangGraph.js: @langchain/langgraph-checkpoint-postgres, json serde)");
+    }
     if !has_task_path {
         description.push_str(", no checkpoint_writes.task_path");
     }
@@ -284,5 +310,6 @@ pub(super) async fn detect_schema(
         shallow,
         description,
         holds: Holds::of(true, has_store),
+        dialect,
     })
 }

@@ -15,19 +15,25 @@
 //!  delete_thread  one transaction: the thread's rows of the three tables
 //! ```
 //!
+//! A LangGraph.js database (`Dialect::Js`) gets the rows JS's `PostgresSaver` writes: every
+//! value a `json` blob, integer versions as text, no `channel_values` in the document; a fork's
+//! versions are moved above every stored one ([`js_versions_above`]).
+//!
 //! Writes use plain `BEGIN` (so a server or role with `default_transaction_read_only` refuses
 //! them, as it refuses Python's), never the read-only transactions of the read side.
 
 use super::schema::detect_schema;
 use super::write_rows::{check_text, PutRows, WriteRows};
 use super::PostgresStore;
+use crate::model::{Checkpoint, Version, Versions};
 use crate::saver::{writes_replace, CheckpointSaver, PutRequest, WriteBatch};
-use crate::StoreError;
+use crate::{Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::Decoded;
 use sqlx::postgres::PgArguments;
 use sqlx::PgConnection;
 use sqlx::Postgres;
+use sqlx::Row as _;
 
 /// `MIGRATIONS` of `langgraph/checkpoint/postgres/base.py`; the index is the version.
 const MIGRATIONS: [&str; 10] = [
@@ -149,8 +155,24 @@ impl CheckpointSaver for PostgresStore {
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
         self.check_not_shallow()?;
-        let rows = PutRows::new(&req)?.sealed(self.key.as_deref());
+        let dialect = self.info().dialect;
+        let rows = PutRows::new(&req, dialect)?.sealed(self.key.as_deref());
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        if dialect == Dialect::Js {
+            // Neither the fork's versions nor those JS gives the next steps may name blobs
+            // another branch already stored.
+            let floor = self.js_version_floor(&mut tx, &req).await?;
+            if let Some((checkpoint, versions)) = js_versions_above(&req, floor) {
+                let req = PutRequest {
+                    checkpoint: &checkpoint,
+                    new_versions: &versions,
+                    ..req
+                };
+                let rows = PutRows::new(&req, dialect)?;
+                self.put_tx(&mut tx, &req, &rows).await?;
+                return tx.commit().await.map_err(|e| self.err(e));
+            }
+        }
         self.put_tx(&mut tx, &req, &rows).await?;
         tx.commit().await.map_err(|e| self.err(e))
     }
@@ -172,7 +194,7 @@ impl CheckpointSaver for PostgresStore {
             task_path,
             writes,
         };
-        let Some(rows) = batch_rows(&batch, self.key.as_deref())? else {
+        let Some(rows) = batch_rows(&batch, self.key.as_deref(), self.info().dialect)? else {
             return Ok(());
         };
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
@@ -191,11 +213,11 @@ impl CheckpointSaver for PostgresStore {
         // Everything that can be refused is checked before BEGIN.
         let put_rows = puts
             .iter()
-            .map(|p| PutRows::new(p).map(|r| r.sealed(self.key.as_deref())))
+            .map(|p| PutRows::new(p, self.info().dialect).map(|r| r.sealed(self.key.as_deref())))
             .collect::<Result<Vec<_>, _>>()?;
         let mut write_rows = Vec::with_capacity(writes.len());
         for batch in writes {
-            if let Some(rows) = batch_rows(batch, self.key.as_deref())? {
+            if let Some(rows) = batch_rows(batch, self.key.as_deref(), self.info().dialect)? {
                 write_rows.push((batch, rows));
             }
         }
@@ -234,6 +256,25 @@ impl PostgresStore {
             });
         }
         Ok(())
+    }
+
+    /// The highest integer blob version of the put's thread and namespace (see
+    /// [`js_versions_above`]).
+    async fn js_version_floor(
+        &self,
+        conn: &mut PgConnection,
+        req: &PutRequest<'_>,
+    ) -> Result<Option<i64>, StoreError> {
+        query(
+            "SELECT max(version::bigint) AS hi FROM checkpoint_blobs \
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND version ~ '^[0-9]{1,18}$'",
+        )
+        .bind(req.thread_id)
+        .bind(req.checkpoint_ns)
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|r| r.try_get::<Option<i64>, _>("hi"))
+        .map_err(|e| self.err(e))
     }
 
     /// The statements of one `put`, inside the caller's transaction.
@@ -299,6 +340,7 @@ impl PostgresStore {
 fn batch_rows(
     batch: &WriteBatch<'_>,
     key: Option<&flashback_codec::AesKey>,
+    dialect: Dialect,
 ) -> Result<Option<WriteRows>, StoreError> {
     for (what, text) in [
         ("thread_id", batch.thread_id),
@@ -313,5 +355,52 @@ fn batch_rows(
         return Ok(None);
     }
     let replace = writes_replace(batch.writes);
-    WriteRows::new(batch.writes, replace).map(|r| Some(r.sealed(key)))
+    WriteRows::new(batch.writes, replace, dialect).map(|r| Some(r.sealed(key)))
+}
+
+/// A JS fork's checkpoint with every integer version (`channel_versions` and `versions_seen`)
+/// shifted up by `floor`, the highest integer version of any blob the thread's namespace holds,
+/// and every channel with a value stored again at its shifted version; `None` when nothing it
+/// stores or JS's next step writes can collide (or the versions are not all integers). LangGraph.js numbers
+/// a step's versions max + 1, so a fork of an older checkpoint — its own or JS's `updateState`
+/// — would reuse versions of the original branch, whose blobs `ON CONFLICT DO NOTHING` then
+/// keeps: the resumed run would read the other branch's values (a JS `PostgresSaver` bug).
+/// Shifting all versions by one amount keeps every "newer than seen" comparison JS makes.
+fn js_versions_above(req: &PutRequest<'_>, floor: Option<i64>) -> Option<(Checkpoint, Versions)> {
+    let floor = floor?;
+    let cp = req.checkpoint;
+    let all = || {
+        cp.channel_versions
+            .iter()
+            .chain(cp.versions_seen.iter().flat_map(|(_, vs)| vs.iter()))
+            .map(|(_, v)| v)
+    };
+    if !all().all(|v| matches!(v, Version::Int(_))) {
+        return None;
+    }
+    let highest = all().filter_map(Version::counter).max().unwrap_or(0);
+    // A copy holding the highest version stores nothing new, and JS's next step (highest + 1)
+    // is above every stored version.
+    let collides = if req.new_versions.is_empty() {
+        highest < floor
+    } else {
+        highest <= floor
+    };
+    if !collides {
+        return None;
+    }
+    let shift = |vs: &mut Versions| {
+        for (_, v) in vs.iter_mut() {
+            if let Version::Int(i) = v {
+                *i = i.saturating_add(floor);
+            }
+        }
+    };
+    let mut checkpoint = cp.clone();
+    shift(&mut checkpoint.channel_versions);
+    for (_, seen) in &mut checkpoint.versions_seen {
+        shift(seen);
+    }
+    let versions = checkpoint.channel_versions.clone();
+    Some((checkpoint, versions))
 }

@@ -3,7 +3,7 @@
 
 use crate::model::{Checkpoint, Version, Versions};
 use crate::saver::{check_storable, write_idx, PutRequest};
-use crate::StoreError;
+use crate::{jsformat, Dialect, StoreError};
 use flashback_codec::{encode_typed, Decoded, Value};
 use serde_json::{Map, Value as Json};
 use std::collections::{HashMap, HashSet};
@@ -43,7 +43,10 @@ impl PutRows {
         self
     }
 
-    pub(super) fn new(req: &PutRequest<'_>) -> Result<PutRows, StoreError> {
+    /// The rows Python's saver writes for `req`, or (`Dialect::Js`) LangGraph.js's: every
+    /// value a `json` blob, a document without `channel_values`.
+    pub(super) fn new(req: &PutRequest<'_>, dialect: Dialect) -> Result<PutRows, StoreError> {
+        let js = dialect == Dialect::Js;
         let cp = req.checkpoint;
         for (what, text) in [
             ("thread_id", req.thread_id),
@@ -61,8 +64,13 @@ impl PutRows {
         let mut inline = Map::new();
         let mut blob_values: HashMap<&str, &Decoded> = HashMap::new();
         for (channel, value) in &cp.channel_values {
-            let placement = placement(value)
-                .map_err(|why| StoreError::InvalidInput(format!("channel {channel:?}: {why}")))?;
+            let placement = if js {
+                Placement::Blob
+            } else {
+                placement(value).map_err(|why| {
+                    StoreError::InvalidInput(format!("channel {channel:?}: {why}"))
+                })?
+            };
             match placement {
                 Placement::Inline(json) => {
                     blob_values.remove(channel.as_str());
@@ -96,14 +104,21 @@ impl PutRows {
             metadata: Json::Null,
         };
         for (channel, version) in new_versions {
-            let Some(value) = blob_values.get(channel) else {
-                continue;
+            let value = match blob_values.get(channel) {
+                Some(value) => *value,
+                // JS's `_dumpBlobs` stores ('empty', NULL) for a new version without a value.
+                None if js => &Decoded::Empty,
+                None => continue,
             };
             let version = version.as_text();
             check_text("channel", channel)?;
             check_text("channel version", &version)?;
             check_storable(channel, value)?;
-            let (tag, bytes) = encode_typed(value);
+            let (tag, bytes) = if js {
+                jsformat::value(channel, value)?
+            } else {
+                encode_typed(value)
+            };
             check_text("serde type", &tag)?;
             rows.channels.push(channel.to_owned());
             rows.versions.push(version);
@@ -113,7 +128,11 @@ impl PutRows {
             rows.types.push(tag);
         }
 
-        rows.checkpoint = checkpoint_json(cp, inline)?;
+        rows.checkpoint = if js {
+            jsformat::checkpoint_document(cp, false)?
+        } else {
+            checkpoint_json(cp, inline)?
+        };
         if let Some(path) = nul_path(&rows.checkpoint) {
             return Err(StoreError::InvalidInput(match path.split_first() {
                 Some((first, rest)) if first == "channel_values" && !rest.is_empty() => format!(
@@ -148,11 +167,6 @@ fn placement(value: &Decoded) -> Result<Placement, String> {
             Value::Float32(f) => finite(f64::from(*f))?,
             Value::Str(s) => Json::String(s.to_string()),
             Value::DeltaSnapshot(_) => return Ok(Placement::Snapshot),
-            _ => return Ok(Placement::Blob),
-        },
-        // A legacy JSON value Python loads as a primitive.
-        Decoded::Json { value, .. } => match value {
-            Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => value.clone(),
             _ => return Ok(Placement::Blob),
         },
         _ => return Ok(Placement::Blob),
@@ -355,6 +369,7 @@ impl WriteRows {
     pub(super) fn new(
         writes: &[(String, Decoded)],
         replace: bool,
+        dialect: Dialect,
     ) -> Result<WriteRows, StoreError> {
         let mut rows: Vec<(i32, &str, &Decoded)> = Vec::with_capacity(writes.len());
         for (position, (channel, value)) in writes.iter().enumerate() {
@@ -389,7 +404,10 @@ impl WriteRows {
         };
         for (idx, channel, value) in rows {
             check_storable(channel, value)?;
-            let (tag, bytes) = encode_typed(value);
+            let (tag, bytes) = match dialect {
+                Dialect::Js => jsformat::value(channel, value)?,
+                Dialect::Python => encode_typed(value),
+            };
             check_text("serde type", &tag)?;
             out.idx.push(idx);
             out.channels.push(channel.to_owned());
@@ -453,7 +471,7 @@ mod tests {
                 ("s".into(), Version::Str("v1".into())),
             ],
         };
-        let rows = PutRows::new(&req).unwrap();
+        let rows = PutRows::new(&req, Dialect::Python).unwrap();
         assert_eq!(rows.channels, vec!["l", "d"]);
         assert_eq!(rows.types, vec!["msgpack", "msgpack"]);
         assert_eq!(rows.blobs[0], Some(vec![0x91, 0x01]));
@@ -478,13 +496,13 @@ mod tests {
     fn duplicate_idx_in_a_batch() {
         let w = |c: &str, i: i64| (c.to_owned(), Decoded::Msgpack(Value::Int(i)));
         let batch = vec![w("__interrupt__", 1), w("__interrupt__", 2)];
-        let replace = WriteRows::new(&batch, true).unwrap();
+        let replace = WriteRows::new(&batch, true, Dialect::Python).unwrap();
         assert_eq!(
             (replace.idx.clone(), replace.blobs[0].clone()),
             (vec![-3], vec![2])
         );
         let mixed = vec![w("__interrupt__", 1), w("a", 5), w("__interrupt__", 2)];
-        let ignore = WriteRows::new(&mixed, false).unwrap();
+        let ignore = WriteRows::new(&mixed, false, Dialect::Python).unwrap();
         assert_eq!(ignore.idx, vec![-3, 1]);
         assert_eq!(ignore.blobs[0], vec![1]);
     }

@@ -201,15 +201,6 @@ fn document_facts(
             }
             (v, stored, snapshots)
         }
-        Decoded::Json { value, .. } => (
-            value.get("v").and_then(|v| v.as_i64()),
-            value
-                .get("channel_values")
-                .and_then(|c| c.as_object())
-                .map(|c| c.keys().cloned().collect())
-                .unwrap_or_default(),
-            snapshots,
-        ),
         _ => (None, stored, snapshots),
     }
 }

@@ -2,7 +2,9 @@
 //! decoded leniently — a key column that is not text, or a checkpoint document that does not
 //! decode, damages only its own row (noted in [`CheckpointHeader::problem`]).
 
-use crate::decode::{checkpoint_from_json, checkpoint_from_msgpack, empty, unreadable_document};
+use crate::decode::{
+    checkpoint_from_msgpack, empty, in_channel, typed_channels, unreadable_document,
+};
 use crate::escape::{joined, key_or_note, key_text, RawKey};
 use crate::model::*;
 use crate::StoreError;
@@ -137,6 +139,13 @@ fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
     }
 }
 
+/// The `ts` of a JSON checkpoint document (LangGraph.js), everything else skipped.
+#[derive(serde::Deserialize)]
+struct JsonHead {
+    #[serde(default)]
+    ts: Option<String>,
+}
+
 impl Row {
     /// The stored length of a document left unselected for being over the budget.
     pub(super) fn oversized(&self) -> Option<u64> {
@@ -185,6 +194,12 @@ impl Row {
             ("msgpack", _) => blob().and_then(|b| {
                 let reader = std::io::BufReader::with_capacity(1 << 16, b);
                 flashback_codec::budget::slim_document(reader, limit).map_err(|e| e.to_string())
+            }),
+            // LangGraph.js: one JSON document holding every value.
+            ("json", _) => blob().and_then(|b| {
+                let reader = std::io::BufReader::with_capacity(1 << 16, b);
+                flashback_codec::slimjson::slim_json_document(reader, limit)
+                    .map_err(|e| e.to_string())
             }),
             // Encrypted: the ciphertext is authenticated as a whole, so it is read whole, then
             // the plaintext is slimmed like a stored one.
@@ -269,6 +284,14 @@ impl Row {
                 };
                 (msgpack::top_level_str(b, "ts").unwrap_or_default(), problem)
             }
+            // LangGraph.js: the JSON is parsed, its values skipped without being revived.
+            ("json", Some(b)) => match serde_json::from_slice::<JsonHead>(b) {
+                Ok(head) => (head.ts.unwrap_or_default(), None),
+                Err(_) => match full() {
+                    Ok(cp) => (cp.ts, None),
+                    Err(e) => (String::new(), e.problem()),
+                },
+            },
             _ => match full() {
                 Ok(cp) => (cp.ts, None),
                 Err(e) => (String::new(), e.problem()),
@@ -295,8 +318,7 @@ impl Row {
     fn checkpoint(&self, cache: &mut DecodeCache) -> Result<Checkpoint, DocError> {
         let tag = self.type_tag.as_deref().unwrap_or("msgpack");
         let mut cp = match decode_typed_cached(tag, self.checkpoint.as_deref(), cache) {
-            Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
-            Decoded::Json { value, .. } => checkpoint_from_json(&value),
+            Decoded::Msgpack(v) => checkpoint_from_msgpack(v).map(|cp| typed_channels(tag, cp)),
             Decoded::Error { message, .. } => Err(message),
             Decoded::Encrypted { .. } => return Err(DocError::Locked),
             Decoded::Null => Err("it is NULL".into()),
@@ -309,7 +331,7 @@ impl Row {
         }
         for (channel, bytes, kind) in &self.too_large {
             let placeholder = Arc::new(flashback_codec::budget::too_large(
-                "msgpack",
+                tag,
                 *bytes,
                 kind.clone(),
                 flashback_codec::TooLargeReason::Value,
@@ -478,7 +500,11 @@ impl RawWrite {
                 kind,
                 flashback_codec::TooLargeReason::Value,
             ),
-            (None, None) => decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
+            (None, None) => in_channel(
+                &self.type_tag,
+                &self.channel,
+                decode_typed_cached(&self.type_tag, self.data.as_deref(), cache),
+            ),
         };
         PendingWrite {
             value,

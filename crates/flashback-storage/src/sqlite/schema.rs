@@ -2,6 +2,7 @@
 
 use super::{classify, query_err};
 use crate::model::{Backend, Holds, SchemaInfo};
+use crate::Dialect;
 use crate::StoreError;
 use rusqlite::Connection;
 
@@ -51,6 +52,7 @@ pub(super) fn detect_schema(
             shallow: false,
             description: "sqlite, memory store only (no checkpoint tables)".into(),
             holds: Holds::Store,
+            dialect: Dialect::Python,
         });
     }
     if has("checkpoints") && has("checkpoint_blobs") && has("three_table_migrations") {
@@ -115,10 +117,19 @@ pub(super) fn detect_schema(
         });
     }
     let has_task_path = w_cols.iter().any(|c| c == "task_path");
-    let mut description = if has_task_path {
-        "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".to_owned()
+    let dialect = if has_task_path {
+        Dialect::Python
     } else {
-        "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".to_owned()
+        dialect(conn)
+    };
+    let mut description = match (has_task_path, dialect) {
+        (true, _) => "sqlite (langgraph-checkpoint-sqlite >= 3.1.2 layout)".to_owned(),
+        (false, Dialect::Js) => {
+            "sqlite (LangGraph.js: @langchain/langgraph-checkpoint-sqlite, json serde)".to_owned()
+        }
+        (false, Dialect::Python) => {
+            "sqlite (before langgraph-checkpoint-sqlite 3.1.2: no writes.task_path)".to_owned()
+        }
     };
     if has_store {
         description.push_str(", with a memory store");
@@ -130,5 +141,35 @@ pub(super) fn detect_schema(
         shallow: false,
         description,
         holds: Holds::of(true, has_store),
+        dialect,
     })
+}
+
+/// Whether a file without `writes.task_path` was written by LangGraph.js's `SqliteSaver`: its
+/// checkpoints are stored with the `json` serde (one row tells: a database is written by one
+/// program), or, with no checkpoint yet, its tables were created by JS's `setup()` (whose
+/// `CREATE TABLE` text indents by two spaces; Python's by sixteen). Bounded: one row.
+fn dialect(conn: &Connection) -> Dialect {
+    let tag: Option<String> = conn
+        .query_row("SELECT type FROM checkpoints LIMIT 1", [], |r| r.get(0))
+        .ok()
+        .flatten();
+    match tag.as_deref() {
+        Some("json") => Dialect::Js,
+        Some(_) => Dialect::Python,
+        None => {
+            let sql: Option<String> = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+                    [],
+                    |r| r.get(0),
+                )
+                .ok();
+            if sql.is_some_and(|s| s.contains("(\n  thread_id TEXT NOT NULL,")) {
+                Dialect::Js
+            } else {
+                Dialect::Python
+            }
+        }
+    }
 }

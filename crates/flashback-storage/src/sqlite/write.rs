@@ -12,7 +12,7 @@ use crate::saver::{
     check_storable, checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest,
     WriteBatch,
 };
-use crate::{CheckpointStore, StoreError};
+use crate::{jsformat, CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, msgpack, AesKey, Decoded};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
@@ -138,51 +138,73 @@ fn setup_blocking(conn: &Connection) -> Result<(), StoreError> {
     }
 }
 
-/// Insert one checkpoint row (`INSERT OR REPLACE`, as Python).
+/// Insert one checkpoint row (`INSERT OR REPLACE`, as Python and JS).
 fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), StoreError> {
-    let doc = msgpack::encode(&checkpoint_document(&req.checkpoint)?);
-    let (tag, doc) = match &req.key {
-        Some(k) => k.seal("msgpack".into(), doc),
-        None => ("msgpack".into(), doc),
-    };
-    let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
     tx.execute(
         "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
          VALUES (?, ?, ?, ?, ?, ?, ?)",
         params![
             req.thread_id,
             req.checkpoint_ns,
-            req.checkpoint.id,
+            req.checkpoint_id,
             req.parent_checkpoint_id,
-            tag,
-            doc,
-            metadata.into_bytes(),
+            req.tag,
+            req.doc,
+            req.metadata,
         ],
     )
     .map_err(write_err)?;
     Ok(())
 }
 
-/// A [`PutRequest`] with owned data, to move into the blocking writer.
+/// A [`PutRequest`] encoded, to move into the blocking writer.
 struct OwnedPut {
     thread_id: String,
     checkpoint_ns: String,
+    checkpoint_id: String,
     parent_checkpoint_id: Option<String>,
-    checkpoint: Checkpoint,
-    metadata: serde_json::Map<String, serde_json::Value>,
-    key: Option<Arc<AesKey>>,
+    tag: String,
+    doc: Vec<u8>,
+    metadata: Vec<u8>,
 }
 
 impl OwnedPut {
-    fn new(req: &PutRequest<'_>, key: Option<&Arc<AesKey>>) -> OwnedPut {
-        OwnedPut {
-            key: key.cloned(),
+    /// The row Python's saver writes (a msgpack document, sealed with `key` if there is one,
+    /// metadata as `json.dumps` text), or LangGraph.js's (`json` document and metadata).
+    fn new(
+        req: &PutRequest<'_>,
+        key: Option<&Arc<AesKey>>,
+        dialect: Dialect,
+    ) -> Result<OwnedPut, StoreError> {
+        let (tag, doc, metadata) = match dialect {
+            Dialect::Js => {
+                let doc = jsformat::checkpoint_document(req.checkpoint, true)?;
+                let metadata = serde_json::Value::Object(req.metadata.clone());
+                (
+                    "json".to_owned(),
+                    jsformat::to_bytes(&doc),
+                    jsformat::to_bytes(&metadata),
+                )
+            }
+            Dialect::Python => {
+                let doc = msgpack::encode(&checkpoint_document(req.checkpoint)?);
+                let (tag, doc) = match key {
+                    Some(k) => k.seal("msgpack".into(), doc),
+                    None => ("msgpack".into(), doc),
+                };
+                let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
+                (tag, doc, metadata.into_bytes())
+            }
+        };
+        Ok(OwnedPut {
             thread_id: req.thread_id.to_owned(),
             checkpoint_ns: req.checkpoint_ns.to_owned(),
+            checkpoint_id: req.checkpoint.id.clone(),
             parent_checkpoint_id: req.parent_checkpoint_id.map(str::to_owned),
-            checkpoint: req.checkpoint.clone(),
-            metadata: req.metadata.clone(),
-        }
+            tag,
+            doc,
+            metadata,
+        })
     }
 }
 
@@ -198,10 +220,11 @@ struct OwnedWrites {
 
 impl OwnedWrites {
     fn new(
-        has_task_path: bool,
+        schema: &SchemaInfo,
         key: Option<&AesKey>,
         w: &WriteBatch<'_>,
     ) -> Result<OwnedWrites, StoreError> {
+        let has_task_path = schema.has_task_path;
         let verb = if writes_replace(w.writes) {
             "INSERT OR REPLACE"
         } else {
@@ -218,12 +241,13 @@ impl OwnedWrites {
             .enumerate()
             .map(|(i, (channel, value))| {
                 check_storable(channel, value)?;
-                let (tag, bytes) = match key {
-                    Some(k) => {
+                let (tag, bytes) = match (schema.dialect, key) {
+                    (Dialect::Js, _) => jsformat::value(channel, value)?,
+                    (Dialect::Python, Some(k)) => {
                         let (tag, bytes) = encode_typed(value);
                         k.seal(tag, bytes)
                     }
-                    None => encode_typed(value),
+                    (Dialect::Python, None) => encode_typed(value),
                 };
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
@@ -296,7 +320,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        let owned = OwnedPut::new(&req, self.key.as_ref());
+        let owned = OwnedPut::new(&req, self.key.as_ref(), self.store.schema().dialect)?;
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -317,7 +341,7 @@ impl CheckpointSaver for SqliteSaver {
         writes: &[(String, Decoded)],
     ) -> Result<(), StoreError> {
         let owned = OwnedWrites::new(
-            self.store.schema().has_task_path,
+            self.store.schema(),
             self.key.as_deref(),
             &WriteBatch {
                 thread_id,
@@ -344,14 +368,14 @@ impl CheckpointSaver for SqliteSaver {
         writes: &[WriteBatch<'_>],
     ) -> Result<(), StoreError> {
         // Everything is encoded before the transaction starts.
-        let has_task_path = self.store.schema().has_task_path;
+        let schema = self.store.schema();
         let puts: Vec<OwnedPut> = puts
             .iter()
-            .map(|p| OwnedPut::new(p, self.key.as_ref()))
-            .collect();
+            .map(|p| OwnedPut::new(p, self.key.as_ref(), schema.dialect))
+            .collect::<Result<_, _>>()?;
         let writes: Vec<OwnedWrites> = writes
             .iter()
-            .map(|w| OwnedWrites::new(has_task_path, self.key.as_deref(), w))
+            .map(|w| OwnedWrites::new(schema, self.key.as_deref(), w))
             .collect::<Result<_, _>>()?;
         self.write(move |conn| {
             let tx = conn

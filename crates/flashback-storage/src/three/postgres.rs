@@ -98,6 +98,7 @@ fn schema_info(version: Option<i64>, set_up: bool) -> SchemaInfo {
         shallow: false,
         description,
         holds: Holds::Checkpoints,
+        dialect: crate::jsformat::Dialect::Python,
     }
 }
 

@@ -75,6 +75,7 @@ impl ThreeTableStore {
                 shallow: false,
                 description,
                 holds: Holds::Checkpoints,
+                dialect: crate::jsformat::Dialect::Python,
             },
             path: path.to_owned(),
             decoding: Decoding::default(),

@@ -299,7 +299,10 @@ export type CheckpointDetail = {
 	channel_versions: Value,
 	/**  The versions each node has seen (`{node: {channel: version}}`), as stored. */
 	versions_seen: Value,
-	/**  The channels the step that made this checkpoint updated, if recorded. */
+	/**
+	 *  The channels the step that made this checkpoint updated: as recorded, else (LangGraph.js,
+	 *  checkpoints before `v` 4, forks) those whose version differs from the parent's.
+	 */
 	updated_channels: string[] | null,
 	/**  Pending writes grouped per task, in execution order. */
 	writes: WriteGroup[],
@@ -545,6 +548,8 @@ export type DbInfo = {
 	holds: DbHolds,
 	/**  The memory store, when the database has one (for the Memory screen). */
 	store: StoreSummary | null,
+	/**  Written by LangGraph (`python`) or LangGraph.js (`js`): how its program resumes a fork. */
+	dialect: Dialect,
 };
 
 /**  SQLite file or Postgres server. */
@@ -601,6 +606,13 @@ export type DemoRequest = {
 	/**  Start again from a fresh copy (drops forks made in the demo). */
 	reset?: boolean,
 };
+
+/**  Which LangGraph library's format a database is in. Writes use the database's own. */
+export type Dialect = 
+/**  LangGraph (Python): msgpack values, `"{counter:032}.{random}"` versions. */
+"python" | 
+/**  LangGraph.js: `json` values, integer versions. */
+"js";
 
 /**  Diff two checkpoints. */
 export type DiffRequest = {

@@ -1,0 +1,697 @@
+//! The `json` serde: what LangGraph.js's `JsonPlusSerializer` writes (every value of a
+//! LangGraph.js database), and LangGraph Python's 2024 legacy format. Values are plain JSON with
+//! langchain objects as `lc` envelopes:
+//! `{"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "AIMessage"], "kwargs": {…}}`.
+//!
+//! [`revive`] turns such a document into the typed value tree Python's reviver would give:
+//! messages become `langchain_core.messages.<module>.<Class>` objects with the fields of
+//! Python's `model_dump()` (defaults filled in, tool calls in Python's key order); other `lc: 1`
+//! constructors keep their id path as the type name (and are marked [`LC_EXTRA`], so they are
+//! written back as envelopes); `lc: 2` constructors (Python legacy) become the module.Name
+//! objects they construct. [`for_channel`] then gives LangGraph.js's untyped control values their
+//! Python types: `{node, args}` packets in `__pregel_tasks` are `langgraph.types.Send`s and the
+//! `{id, value}` items of an `__interrupt__` write are `langgraph.types.Interrupt`s.
+//!
+//! [`to_json`] is the way back, for writing into a LangGraph.js database: it refuses (with the
+//! path and the type) every value JS's reader could not revive, so that Flashback never writes
+//! what the program cannot read.
+
+use crate::value::{ObjectForm, PyObject, Value};
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+/// The `extra` of an object revived from an `lc: 1` envelope that is not a message: written back
+/// as the envelope it came from.
+pub const LC_EXTRA: &str = "lc:1";
+/// The channel whose values are `Send` packets.
+pub const TASKS: &str = "__pregel_tasks";
+/// The channel of the interrupts a task raised.
+pub const INTERRUPT: &str = "__interrupt__";
+
+/// A message class: its langchain_core module, its `type` field, and the fields Python's
+/// `model_dump()` adds after the base fields, with their defaults.
+struct MessageClass {
+    name: &'static str,
+    module: &'static str,
+    kind: &'static str,
+    extra: &'static [(&'static str, Default)],
+}
+
+#[derive(Clone, Copy)]
+enum Default {
+    Null,
+    EmptyList,
+    EmptyStr,
+    Success,
+}
+
+impl Default {
+    fn value(self) -> Value {
+        match self {
+            Default::Null => Value::Nil,
+            Default::EmptyList => Value::Array(Vec::new()),
+            Default::EmptyStr => Value::Str("".into()),
+            Default::Success => Value::Str("success".into()),
+        }
+    }
+}
+
+const AI: &[(&str, Default)] = &[
+    ("tool_calls", Default::EmptyList),
+    ("invalid_tool_calls", Default::EmptyList),
+    ("usage_metadata", Default::Null),
+];
+const AI_CHUNK: &[(&str, Default)] = &[
+    ("tool_calls", Default::EmptyList),
+    ("invalid_tool_calls", Default::EmptyList),
+    ("usage_metadata", Default::Null),
+    ("tool_call_chunks", Default::EmptyList),
+];
+const TOOL: &[(&str, Default)] = &[
+    ("tool_call_id", Default::EmptyStr),
+    ("artifact", Default::Null),
+    ("status", Default::Success),
+];
+const CHAT: &[(&str, Default)] = &[("role", Default::EmptyStr)];
+
+const MESSAGES: &[MessageClass] = &[
+    class("AIMessage", "ai", "ai", AI),
+    class("AIMessageChunk", "ai", "AIMessageChunk", AI_CHUNK),
+    class("HumanMessage", "human", "human", &[]),
+    class("HumanMessageChunk", "human", "HumanMessageChunk", &[]),
+    class("SystemMessage", "system", "system", &[]),
+    class("SystemMessageChunk", "system", "SystemMessageChunk", &[]),
+    class("ToolMessage", "tool", "tool", TOOL),
+    class("ToolMessageChunk", "tool", "ToolMessageChunk", TOOL),
+    class("ChatMessage", "chat", "chat", CHAT),
+    class("ChatMessageChunk", "chat", "ChatMessageChunk", CHAT),
+    class("FunctionMessage", "function", "function", &[]),
+    class(
+        "FunctionMessageChunk",
+        "function",
+        "FunctionMessageChunk",
+        &[],
+    ),
+    class("RemoveMessage", "modifier", "remove", &[]),
+];
+
+const fn class(
+    name: &'static str,
+    module: &'static str,
+    kind: &'static str,
+    extra: &'static [(&'static str, Default)],
+) -> MessageClass {
+    MessageClass {
+        name,
+        module,
+        kind,
+        extra,
+    }
+}
+
+/// The fields every message dumps first, in Python's order (`type` is filled per class).
+const BASE: &[&str] = &[
+    "content",
+    "additional_kwargs",
+    "response_metadata",
+    "type",
+    "name",
+    "id",
+];
+/// Fields JS's message constructors always keep in `kwargs` (written even when default).
+const ALWAYS: &[&str] = &[
+    "content",
+    "additional_kwargs",
+    "response_metadata",
+    "tool_call_id",
+];
+/// Python's key order of a tool call.
+const TOOL_CALL: &[&str] = &["name", "args", "id", "type"];
+
+fn message_class(id: &[&str]) -> Option<&'static MessageClass> {
+    let name = match id {
+        ["langchain_core", "messages", name] => *name,
+        ["langchain", "schema", "messages", name] => *name,
+        ["langchain_core", "messages", _module, name] => *name,
+        _ => return None,
+    };
+    MESSAGES.iter().find(|c| c.name == name)
+}
+
+/// The message class of a Python type (`langchain_core.messages.ai`, `AIMessage`).
+fn class_of(o: &PyObject) -> Option<&'static MessageClass> {
+    let c = MESSAGES.iter().find(|c| c.name == o.name)?;
+    (o.module == format!("langchain_core.messages.{}", c.module)).then_some(c)
+}
+
+/// A JSON document as the value tree Python's reviver gives (see the module docs).
+pub fn revive(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Nil,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => n
+            .as_i64()
+            .map(Value::Int)
+            .or_else(|| n.as_u64().map(Value::UInt))
+            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
+        Json::String(s) => Value::Str(s.as_str().into()),
+        Json::Array(items) => Value::Array(items.iter().map(revive).collect()),
+        Json::Object(m) => envelope(m).unwrap_or_else(|| plain(m)),
+    }
+}
+
+fn plain(m: &Map<String, Json>) -> Value {
+    Value::Map(
+        m.iter()
+            .map(|(k, v)| (Value::Str(k.as_str().into()), revive(v)))
+            .collect(),
+    )
+}
+
+fn object(
+    form: ObjectForm,
+    module: &str,
+    name: &str,
+    payload: Value,
+    extra: Option<Value>,
+) -> Value {
+    Value::Object(Arc::new(PyObject {
+        form,
+        module: module.into(),
+        name: name.into(),
+        payload,
+        extra,
+    }))
+}
+
+/// The `lc: 2` records LangGraph.js's `_default` writes and its reviver reads back: `undefined`,
+/// a DeltaChannel snapshot, and `Set`, `Map`, `RegExp`, `Error`, `Uint8Array` constructors
+/// (JS keeps any other `lc: 2` constructor as the plain object it is).
+fn js_record(m: &Map<String, Json>) -> Option<Value> {
+    if m.get("lc")?.as_i64()? != 2 {
+        return None;
+    }
+    match m.get("type")?.as_str()? {
+        "undefined" if m.len() == 2 => {
+            return Some(object(
+                ObjectForm::KwArgs,
+                JS,
+                "undefined",
+                Value::Map(Vec::new()),
+                None,
+            ))
+        }
+        "delta_snapshot" => return Some(Value::DeltaSnapshot(Box::new(revive(m.get("value")?)))),
+        "constructor" => {}
+        _ => return None,
+    }
+    let [Json::String(name)] = m.get("id")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let method = m
+        .get("method")
+        .filter(|v| !v.is_null())
+        .and_then(Json::as_str);
+    let args = m.get("args")?.as_array()?;
+    let items = || match args.as_slice() {
+        [Json::Array(items)] => Some(items),
+        _ => None,
+    };
+    Some(match (name.as_str(), method) {
+        ("Set", None) => object(
+            ObjectForm::SingleArg,
+            "builtins",
+            "set",
+            Value::Array(items()?.iter().map(revive).collect()),
+            None,
+        ),
+        ("Map", None) => {
+            let pairs = items()?
+                .iter()
+                .map(|p| match p.as_array().map(Vec::as_slice) {
+                    Some([k, v]) => Some((revive(k), revive(v))),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            object(ObjectForm::SingleArg, JS, "Map", Value::Map(pairs), None)
+        }
+        ("RegExp", None) | ("Error", None) => {
+            let n = if name == "RegExp" { 2 } else { 1 };
+            if args.len() != n || !args.iter().all(Json::is_string) {
+                return None;
+            }
+            let args = args.iter().map(revive).collect();
+            object(ObjectForm::PosArgs, JS, name, Value::Array(args), None)
+        }
+        ("Uint8Array", None | Some("from")) => Value::Bin(
+            items()?
+                .iter()
+                .map(|b| b.as_u64().filter(|b| *b <= 255).map(|b| b as u8))
+                .collect::<Option<Vec<u8>>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+/// The module of JS values with no Python type (`js.Map`, `js.RegExp`, `js.Error`, `js.undefined`).
+pub const JS: &str = "js";
+
+fn envelope(m: &Map<String, Json>) -> Option<Value> {
+    if let Some(v) = js_record(m) {
+        return Some(v);
+    }
+    let lc = m.get("lc")?.as_i64()?;
+    let kind = m.get("type")?.as_str()?;
+    let id: Vec<&str> = m
+        .get("id")?
+        .as_array()?
+        .iter()
+        .map(Json::as_str)
+        .collect::<Option<_>>()?;
+    let (last, path) = id.split_last()?;
+    if lc == 2 && path.is_empty() {
+        // JS's own records are above; JS keeps any other as the plain object it is.
+        return None;
+    }
+    let module = path.join(".");
+    let kwargs = m.get("kwargs").and_then(Json::as_object);
+    Some(match (lc, kind) {
+        (1, "constructor") => match message_class(&id) {
+            Some(class) => message(class, kwargs),
+            None => object(
+                ObjectForm::KwArgs,
+                &module,
+                last,
+                kwargs.map_or(Value::Map(Vec::new()), plain),
+                Some(Value::Str(LC_EXTRA.into())),
+            ),
+        },
+        (2, "constructor") => {
+            let args: Vec<Value> = match m.get("args") {
+                Some(Json::Array(a)) => a.iter().map(revive).collect(),
+                _ => Vec::new(),
+            };
+            let method = m.get("method").and_then(Json::as_str);
+            match (method, kwargs) {
+                (Some(method), None) if args.len() == 1 => {
+                    let arg = args.into_iter().next().unwrap_or(Value::Nil);
+                    let extra = Some(Value::Str(method.into()));
+                    object(ObjectForm::Method, &module, last, arg, extra)
+                }
+                (_, Some(kwargs)) if args.is_empty() => {
+                    object(ObjectForm::KwArgs, &module, last, plain(kwargs), None)
+                }
+                _ => object(ObjectForm::PosArgs, &module, last, Value::Array(args), None),
+            }
+        }
+        (_, "secret") => object(
+            ObjectForm::SingleArg,
+            "langchain",
+            "secret",
+            Value::Str(id.join(".").into()),
+            None,
+        ),
+        (_, "not_implemented") => {
+            let mut fields = vec![(Value::Str("id".into()), Value::Str(id.join(".").into()))];
+            if let Some(repr) = m.get("repr") {
+                fields.push((Value::Str("repr".into()), revive(repr)));
+            }
+            object(
+                ObjectForm::KwArgs,
+                "langchain",
+                "not_implemented",
+                Value::Map(fields),
+                None,
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// A message with Python's `model_dump()` fields: the base fields, then the class's own, then
+/// whatever else the envelope holds, in stored order.
+fn message(class: &MessageClass, kwargs: Option<&Map<String, Json>>) -> Value {
+    let empty = Map::new();
+    let kwargs = kwargs.unwrap_or(&empty);
+    let mut fields: Vec<(Value, Value)> = Vec::with_capacity(BASE.len() + class.extra.len());
+    let mut push = |key: &str, default: Value| {
+        let v = match (key, kwargs.get(key)) {
+            ("type", _) => Value::Str(class.kind.into()),
+            ("tool_calls" | "invalid_tool_calls", Some(Json::Array(calls))) => {
+                Value::Array(calls.iter().map(tool_call).collect())
+            }
+            (_, Some(v)) => revive(v),
+            (_, None) => default,
+        };
+        fields.push((Value::Str(key.into()), v));
+    };
+    for key in BASE {
+        let default = match *key {
+            "content" => Value::Str("".into()),
+            "additional_kwargs" | "response_metadata" => Value::Map(Vec::new()),
+            _ => Value::Nil,
+        };
+        push(key, default);
+    }
+    for (key, default) in class.extra {
+        push(key, default.value());
+    }
+    for (k, v) in kwargs {
+        if !fields.iter().any(|(f, _)| f.as_str() == Some(k.as_str())) {
+            fields.push((Value::Str(k.as_str().into()), revive(v)));
+        }
+    }
+    object(
+        ObjectForm::PydanticV2,
+        &format!("langchain_core.messages.{}", class.module),
+        class.name,
+        Value::Map(fields),
+        Some(Value::Str("model_validate_json".into())),
+    )
+}
+
+/// A tool call with its keys in Python's order (`name, args, id, type`, then any others).
+fn tool_call(v: &Json) -> Value {
+    let Json::Object(m) = v else {
+        return revive(v);
+    };
+    let mut out: Vec<(Value, Value)> = TOOL_CALL
+        .iter()
+        .filter_map(|k| Some((Value::Str((*k).into()), revive(m.get(*k)?))))
+        .collect();
+    for (k, v) in m {
+        if !TOOL_CALL.contains(&k.as_str()) {
+            out.push((Value::Str(k.as_str().into()), revive(v)));
+        }
+    }
+    Value::Map(out)
+}
+
+/// Give LangGraph.js's untyped control values of `channel` their Python types: in
+/// `__pregel_tasks`, an object with exactly a string `node` and `args` is a
+/// `langgraph.types.Send` (one packet, or a list of them); in `__interrupt__`, a list of
+/// objects with exactly `id` and `value` are `langgraph.types.Interrupt`s. Anything else, and
+/// every other channel, is returned as it is.
+pub fn for_channel(channel: &str, v: Value) -> Value {
+    match channel {
+        TASKS => match v {
+            Value::Array(items) => Value::Array(items.into_iter().map(send).collect()),
+            v => send(v),
+        },
+        INTERRUPT => match v {
+            Value::Array(items) => Value::Array(items.into_iter().map(interrupt).collect()),
+            v => v,
+        },
+        _ => v,
+    }
+}
+
+fn keys_are(m: &[(Value, Value)], keys: &[&str]) -> bool {
+    m.len() == keys.len()
+        && keys
+            .iter()
+            .all(|k| m.iter().any(|(x, _)| x.as_str() == Some(k)))
+}
+
+fn send(v: Value) -> Value {
+    let Value::Map(m) = v else { return v };
+    let timeout = keys_are(&m, &["node", "args", "timeout"]);
+    let named = m
+        .iter()
+        .any(|(k, v)| k.as_str() == Some("node") && v.as_str().is_some());
+    if !named || !(timeout || keys_are(&m, &["node", "args"])) {
+        return Value::Map(m);
+    }
+    let get = |key: &str| {
+        m.iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v.clone())
+            .unwrap_or(Value::Nil)
+    };
+    let mut args = vec![get("node"), get("args")];
+    if timeout {
+        args.push(get("timeout"));
+    }
+    object(
+        ObjectForm::PosArgs,
+        "langgraph.types",
+        "Send",
+        Value::Array(args),
+        None,
+    )
+}
+
+fn interrupt(v: Value) -> Value {
+    match v {
+        Value::Map(m) if keys_are(&m, &["id", "value"]) => {
+            let get = |key: &str| {
+                m.iter()
+                    .find(|(k, _)| k.as_str() == Some(key))
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or(Value::Nil)
+            };
+            let fields = vec![
+                (Value::Str("value".into()), get("value")),
+                (Value::Str("id".into()), get("id")),
+            ];
+            object(
+                ObjectForm::KwArgs,
+                "langgraph.types",
+                "Interrupt",
+                Value::Map(fields),
+                None,
+            )
+        }
+        v => v,
+    }
+}
+
+/// An `lc: 2` constructor record as JS's `_encodeConstructorArgs` writes it.
+fn record(name: &str, method: Option<&str>, args: Vec<Json>) -> Json {
+    serde_json::json!({"lc": 2, "type": "constructor", "id": [name], "method": method,
+                       "args": args, "kwargs": {}})
+}
+
+/// Why a value cannot be written as JSON LangGraph.js reads back as the same value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {what} cannot be written to a LangGraph.js database (its JSON serde has no form for it)")]
+pub struct NotJson {
+    /// Where in the value (`messages[2].when`).
+    pub path: String,
+    /// What it is.
+    pub what: String,
+}
+
+/// The JSON LangGraph.js's serde writes for `v`: messages as `lc` envelopes, `Send` as
+/// `{node, args}`, `Interrupt` as `{id, value}`, objects revived from envelopes as those
+/// envelopes, bytes, sets and DeltaChannel snapshots as JS's `lc: 2` records. Refuses what JS
+/// could not read back as the same value: numpy arrays, non-finite floats, dicts with
+/// non-string keys, and every other Python object.
+pub fn to_json(v: &Value) -> Result<Json, NotJson> {
+    let mut path = String::new();
+    json_at(v, &mut path)
+}
+
+fn refuse(path: &str, what: String) -> NotJson {
+    NotJson {
+        path: if path.is_empty() {
+            "the value".into()
+        } else {
+            path.trim_start_matches('.').into()
+        },
+        what,
+    }
+}
+
+fn json_at(v: &Value, path: &mut String) -> Result<Json, NotJson> {
+    Ok(match v {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::UInt(u) => Json::from(*u),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .ok_or_else(|| refuse(path, format!("the float {f}")))?,
+        Value::Float32(f) => serde_json::Number::from_f64(f64::from(*f))
+            .map(Json::Number)
+            .ok_or_else(|| refuse(path, format!("the float {f}")))?,
+        Value::Str(s) => Json::String(s.to_string()),
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                out.push(json_at(item, path)?);
+                path.truncate(len);
+            }
+            Json::Array(out)
+        }
+        Value::Map(entries) => Json::Object(fields(entries, path, |_| true)?),
+        Value::Object(o) => object_json(o, path)?,
+        Value::Bin(b) => record(
+            "Uint8Array",
+            Some("from"),
+            vec![Json::Array(b.iter().map(|x| Json::from(*x)).collect())],
+        ),
+        Value::NdArray(_) => return Err(refuse(path, "a numpy array".into())),
+        Value::DeltaSnapshot(inner) => {
+            serde_json::json!({"lc": 2, "type": "delta_snapshot", "value": json_at(inner, path)?})
+        }
+        Value::RawExt(raw) => {
+            return Err(refuse(
+                path,
+                format!("an undecoded msgpack ext {}", raw.code),
+            ))
+        }
+    })
+}
+
+fn fields(
+    entries: &[(Value, Value)],
+    path: &mut String,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Map<String, Json>, NotJson> {
+    let mut out = Map::new();
+    for (k, v) in entries {
+        let Some(key) = k.as_str() else {
+            return Err(refuse(path, format!("a dict with a {} key", k.type_name())));
+        };
+        if !keep(key) {
+            continue;
+        }
+        let len = path.len();
+        path.push('.');
+        path.push_str(key);
+        out.insert(key.to_owned(), json_at(v, path)?);
+        path.truncate(len);
+    }
+    Ok(out)
+}
+
+fn object_json(o: &PyObject, path: &mut String) -> Result<Json, NotJson> {
+    let entries = match &o.payload {
+        Value::Map(m) => Some(m.as_slice()),
+        _ => None,
+    };
+    if let (Some(class), Some(entries)) = (class_of(o), entries) {
+        let is_default = |key: &str, v: &Value| -> bool {
+            let default = BASE.contains(&key).then_some(Value::Nil).or_else(|| {
+                class
+                    .extra
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, d)| d.value())
+            });
+            default.is_some_and(|d| &d == v)
+        };
+        let always_list =
+            |key: &str| class.kind == "ai" && matches!(key, "tool_calls" | "invalid_tool_calls");
+        let kept: Vec<(Value, Value)> = entries
+            .iter()
+            .filter(|(k, v)| match k.as_str() {
+                Some("type") => false,
+                Some(key) => ALWAYS.contains(&key) || always_list(key) || !is_default(key, v),
+                None => true,
+            })
+            .cloned()
+            .collect();
+        let kwargs = fields(&kept, path, |_| true)?;
+        return Ok(serde_json::json!({
+            "lc": 1, "type": "constructor",
+            "id": ["langchain_core", "messages", class.name],
+            "kwargs": kwargs,
+        }));
+    }
+    let type_name = o.type_name();
+    match (type_name.as_str(), &o.payload) {
+        ("langgraph.types.Send", Value::Array(args)) if matches!(args.len(), 2 | 3) => {
+            let node = json_at(&args[0], path)?;
+            let len = path.len();
+            path.push_str(".arg");
+            let arg = json_at(&args[1], path)?;
+            path.truncate(len);
+            let mut send = serde_json::json!({"node": node, "args": arg});
+            if let Some(timeout) = args.get(2) {
+                send["timeout"] = json_at(timeout, path)?;
+            }
+            return Ok(send);
+        }
+        ("builtins.set", Value::Array(items)) => {
+            let Json::Array(items) = json_at(&Value::Array(items.clone()), path)? else {
+                unreachable!("an array is written as an array")
+            };
+            return Ok(record("Set", None, vec![Json::Array(items)]));
+        }
+        ("js.Map", Value::Map(pairs)) => {
+            let mut out = Vec::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                out.push(Json::Array(vec![json_at(k, path)?, json_at(v, path)?]));
+            }
+            return Ok(record("Map", None, vec![Json::Array(out)]));
+        }
+        ("js.RegExp" | "js.Error", Value::Array(args)) => {
+            let args = args
+                .iter()
+                .map(|a| json_at(a, path))
+                .collect::<Result<_, _>>()?;
+            return Ok(record(&o.name, None, args));
+        }
+        ("js.undefined", _) => return Ok(serde_json::json!({"lc": 2, "type": "undefined"})),
+        ("langgraph.types.Interrupt", Value::Map(m)) => {
+            let get = |key: &str| {
+                m.iter()
+                    .find(|(k, _)| k.as_str() == Some(key))
+                    .map(|(_, v)| v)
+            };
+            if let (Some(value), Some(id)) = (get("value"), get("id")) {
+                let id = json_at(id, path)?;
+                let value = json_at(value, path)?;
+                return Ok(serde_json::json!({"id": id, "value": value}));
+            }
+        }
+        _ => {}
+    }
+    if o.extra.as_ref().and_then(Value::as_str) == Some(LC_EXTRA) {
+        if let Some(entries) = entries {
+            let mut id: Vec<Json> = o
+                .module
+                .split('.')
+                .map(|s| Json::String(s.into()))
+                .collect();
+            id.push(Json::String(o.name.to_string()));
+            let kwargs = fields(entries, path, |_| true)?;
+            return Ok(
+                serde_json::json!({"lc": 1, "type": "constructor", "id": id, "kwargs": kwargs}),
+            );
+        }
+    }
+    Err(refuse(path, format!("a {type_name} object")))
+}
+
+/// `(type, bytes)` as LangGraph.js's `dumpsTyped` stores a value: `json` (compact
+/// `JSON.stringify` output) or `bytes`. A value stored in a form JS has none for (pickle,
+/// encrypted, undecodable other than `json`, left undecoded) is refused.
+pub fn encode(d: &crate::Decoded) -> Result<(String, Vec<u8>), NotJson> {
+    use crate::Decoded;
+    let what = match d {
+        Decoded::Msgpack(v) => {
+            let json = to_json(v)?;
+            return Ok(("json".into(), serde_json::to_vec(&json).unwrap_or_default()));
+        }
+        Decoded::Null => return Ok(("json".into(), b"null".to_vec())),
+        Decoded::Bytes(b) | Decoded::ByteArray(b) => return Ok(("bytes".into(), b.clone())),
+        Decoded::Error { tag, raw, .. } if tag == "json" || tag == "bytes" => {
+            return Ok((tag.clone(), raw.clone()))
+        }
+        Decoded::Empty => return Ok(("empty".into(), Vec::new())),
+        Decoded::Pickle(_) => "a pickled value".to_owned(),
+        Decoded::Encrypted { tag, .. } => format!("an encrypted value ({tag})"),
+        Decoded::Error { tag, .. } => format!("an undecodable {tag} value"),
+        Decoded::TooLarge { .. } => "a value left undecoded (too large)".to_owned(),
+    };
+    Err(refuse("", what))
+}
+
+#[cfg(test)]
+#[path = "jsvalue_tests.rs"]
+mod tests;

@@ -1,0 +1,207 @@
+//! LangGraph.js's rows (`@langchain/langgraph-checkpoint-sqlite` 1.0.4, `-postgres` 1.0.5):
+//! which library a database belongs to ([`Dialect`]), and the documents and values the JS savers
+//! write, so that what Flashback writes into a JS database is what JS reads back.
+//!
+//! The JS savers store every value with the `json` serde (`JSON.stringify`, langchain objects as
+//! `lc` envelopes: [`flashback_codec::jsvalue`]), channel versions as integers (the next is the
+//! previous + 1), `ts` as `Date.toISOString()`, and metadata `{source, step, parents}`.
+//! SQLite keeps the channel values inside the checkpoint document; Postgres keeps every value
+//! (primitives too) in `checkpoint_blobs`, its JSONB document has no `channel_values`.
+
+use crate::model::{Checkpoint, Version, Versions};
+use crate::StoreError;
+use flashback_codec::{jsvalue, Decoded};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+/// Which LangGraph library's format a database is in. Writes use the database's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// LangGraph (Python): msgpack values, `"{counter:032}.{random}"` versions.
+    #[default]
+    Python,
+    /// LangGraph.js: `json` values, integer versions.
+    Js,
+}
+
+impl Dialect {
+    /// The version a step gives the channels it updates, after `current` (the maximum).
+    pub fn next_version(self, current: Option<&Version>) -> Version {
+        match self {
+            Dialect::Python => crate::pyfmt::next_version(current),
+            Dialect::Js => Version::Int(current.and_then(Version::counter).unwrap_or(0) + 1),
+        }
+    }
+
+    /// A new checkpoint's `ts`: Python's `datetime.now(timezone.utc).isoformat()`, or JS's
+    /// `new Date().toISOString()` (milliseconds, `Z`).
+    pub fn now(self) -> String {
+        match self {
+            Dialect::Python => crate::pyfmt::utc_now_isoformat(),
+            Dialect::Js => js_iso(std::time::SystemTime::now()),
+        }
+    }
+
+    /// How the description of a database names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Dialect::Python => "",
+            Dialect::Js => "LangGraph.js, json serde",
+        }
+    }
+}
+
+/// `Date.toISOString()` of a time: `2026-11-26T14:50:39.328Z`.
+pub fn js_iso(t: std::time::SystemTime) -> String {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let py = crate::pyfmt::isoformat_utc(d.as_secs() as i64, 0);
+    let base = py.strip_suffix("+00:00").unwrap_or(&py);
+    format!("{base}.{:03}Z", d.subsec_millis())
+}
+
+/// A value as the JS savers store it: `(json | bytes, bytes)`, or why JS could not read it.
+pub fn value(channel: &str, v: &Decoded) -> Result<(String, Vec<u8>), StoreError> {
+    crate::saver::check_storable(channel, v)?;
+    jsvalue::encode(v).map_err(|e| refused(channel, &e))
+}
+
+fn refused(channel: &str, e: &jsvalue::NotJson) -> StoreError {
+    let at = if e.path == "the value" {
+        String::new()
+    } else {
+        format!(" at {}", e.path)
+    };
+    StoreError::InvalidInput(format!(
+        "channel {channel:?}{at}: {} cannot be written to a LangGraph.js database (its JSON \
+         serde has no form for it, so the JS program could not read it back); nothing was \
+         written",
+        e.what
+    ))
+}
+
+/// A value inside the SQLite checkpoint document.
+fn nested(channel: &str, v: &Decoded) -> Result<Option<Json>, StoreError> {
+    crate::saver::check_storable(channel, v)?;
+    match v {
+        Decoded::Empty => Ok(None),
+        Decoded::Null => Ok(Some(Json::Null)),
+        Decoded::Msgpack(v) => jsvalue::to_json(v)
+            .map(Some)
+            .map_err(|e| refused(channel, &e)),
+        other => Err(StoreError::InvalidInput(format!(
+            "channel {channel:?}: {other} cannot be stored inside a LangGraph.js checkpoint \
+             document; nothing was written"
+        ))),
+    }
+}
+
+fn versions_json(vs: &Versions) -> Json {
+    Json::Object(
+        vs.iter()
+            .map(|(c, v)| {
+                let v = match v {
+                    Version::Int(i) => Json::from(*i),
+                    Version::Float(f) => {
+                        serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number)
+                    }
+                    Version::Str(s) => Json::String(s.clone()),
+                };
+                (c.clone(), v)
+            })
+            .collect(),
+    )
+}
+
+/// The checkpoint document, keys in JS's order (`v, id, ts, channel_values,
+/// channel_versions, versions_seen`); `with_values`: SQLite (values inline) or Postgres
+/// (no `channel_values` key).
+pub fn checkpoint_document(cp: &Checkpoint, with_values: bool) -> Result<Json, StoreError> {
+    let mut doc = Map::new();
+    doc.insert("v".into(), Json::from(cp.v));
+    doc.insert("id".into(), Json::String(cp.id.clone()));
+    doc.insert("ts".into(), Json::String(cp.ts.clone()));
+    if with_values {
+        let mut values = Map::new();
+        for (channel, v) in &cp.channel_values {
+            if let Some(json) = nested(channel, v)? {
+                values.insert(channel.clone(), json);
+            }
+        }
+        doc.insert("channel_values".into(), Json::Object(values));
+    }
+    doc.insert(
+        "channel_versions".into(),
+        versions_json(&cp.channel_versions),
+    );
+    doc.insert(
+        "versions_seen".into(),
+        Json::Object(
+            cp.versions_seen
+                .iter()
+                .map(|(node, vs)| (node.clone(), versions_json(vs)))
+                .collect(),
+        ),
+    );
+    Ok(Json::Object(doc))
+}
+
+/// Compact JSON bytes, as `JSON.stringify` writes them.
+pub fn to_bytes(doc: &Json) -> Vec<u8> {
+    serde_json::to_vec(doc).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn js_versions_and_times() {
+        assert_eq!(Dialect::Js.next_version(None), Version::Int(1));
+        assert_eq!(
+            Dialect::Js.next_version(Some(&Version::Int(6))),
+            Version::Int(7)
+        );
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_000_000_328);
+        assert_eq!(js_iso(t), "2026-11-18T11:06:40.328Z");
+        assert!(Dialect::Js.now().ends_with('Z'));
+    }
+
+    #[test]
+    fn documents_are_what_the_js_savers_write() {
+        let cp = Checkpoint {
+            v: 4,
+            id: "1f0".into(),
+            ts: "2026-11-26T14:50:39.328Z".into(),
+            channel_values: vec![
+                (
+                    "log".into(),
+                    Arc::new(Decoded::from(flashback_codec::Value::Array(vec![
+                        flashback_codec::Value::Str("start".into()),
+                    ]))),
+                ),
+                ("branch:to:a".into(), Arc::new(Decoded::Null)),
+            ],
+            channel_versions: vec![("log".into(), Version::Int(3))],
+            versions_seen: vec![("a".into(), vec![("log".into(), Version::Int(2))])],
+            updated_channels: None,
+            pending_sends: None,
+        };
+        assert_eq!(
+            String::from_utf8(to_bytes(&checkpoint_document(&cp, true).unwrap())).unwrap(),
+            r#"{"v":4,"id":"1f0","ts":"2026-11-26T14:50:39.328Z","channel_values":{"log":["start"],"branch:to:a":null},"channel_versions":{"log":3},"versions_seen":{"a":{"log":2}}}"#
+        );
+        let pg = checkpoint_document(&cp, false).unwrap();
+        assert!(pg.get("channel_values").is_none());
+        let e = value("x", &Decoded::Pickle(vec![1]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("channel \"x\"") && e.contains("LangGraph.js"),
+            "{e}"
+        );
+    }
+}
