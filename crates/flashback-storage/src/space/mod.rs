@@ -8,13 +8,15 @@
 //!                                writes, orphaned writes
 //!  one thread at a time (pass.rs) its blob keys, its writes per checkpoint, then its
 //!                                checkpoints in order (LangGraph SQLite: each document's
-//!                                values measured inside it, doc.rs) → sizes, growth flags,
+//!                                values measured inside it, doc.rs; JSON ones, json.rs)
+//!                                → sizes, growth flags,
 //!                                the largest checkpoints and values, orphaned blobs
 //!  the files                     SQLite free pages; Postgres relation sizes
 //! ```
 
 mod doc;
 mod embedded;
+mod json;
 pub mod model;
 mod pass;
 mod payload;
@@ -28,7 +30,7 @@ pub use model::*;
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
 use async_trait::async_trait;
-use pass::{Acc, BlobRow, CpRow, ThreadPass};
+use pass::{Acc, BlobRow, ThreadPass};
 use payload::{At, Payloads};
 use sql::Layout;
 use std::collections::HashMap;
@@ -428,17 +430,21 @@ impl Job {
             .collect();
         let mut pass = ThreadPass::new(acc, t, blobs, writes);
         db.each(&l.thread_checkpoints(), Some(t), &mut |r| {
-            pass.checkpoint(checkpoint_row(l, r, &mut |ns, id, channel, value| {
-                let at = At {
-                    kind: ValueKind::Inline,
-                    thread: t,
-                    ns,
-                    checkpoint: Some(id),
-                    channel,
-                    task_path: None,
-                };
-                payloads.value(&at, "msgpack", value);
-            }));
+            pass.checkpoint(doc::checkpoint_row(
+                l,
+                r,
+                &mut |ns, id, channel, tag, value| {
+                    let at = At {
+                        kind: ValueKind::Inline,
+                        thread: t,
+                        ns,
+                        checkpoint: Some(id),
+                        channel,
+                        task_path: None,
+                    };
+                    payloads.value(&at, tag, value);
+                },
+            ));
         })
         .await?;
         let placed = pass.finish();
@@ -498,66 +504,4 @@ fn keyed(rows: Vec<Vec<Cell>>) -> Vec<KeyedUsage> {
             usage: usage_of(r),
         })
         .collect()
-}
-
-/// Where LangGraph SQLite's inline values go: `ns, checkpoint id, channel, stored bytes`.
-type InlineSink<'a> = dyn FnMut(&str, &str, &str, &[u8]) + 'a;
-
-/// A row of [`Layout::thread_checkpoints`], measured; LangGraph SQLite's inline values go to
-/// `inline` (`ns, checkpoint id, channel, stored bytes`).
-fn checkpoint_row(l: Layout, r: &[Cell], inline: &mut InlineSink<'_>) -> CpRow {
-    let mut row = CpRow {
-        ns_key: r[0].text(),
-        ns: r[1].text(),
-        id: r[2].text(),
-        parent: r[3].opt_text(),
-        doc_bytes: 0,
-        meta_bytes: r[6].int(),
-        versions: Vec::new(),
-        inline: Vec::new(),
-        problem: None,
-    };
-    let tag = r[4].text();
-    let measured = match (l, &r[5]) {
-        (Layout::LanggraphPostgres, doc) => {
-            row.doc_bytes = doc.int();
-            let pairs = |i: usize| -> Result<Vec<(String, serde_json::Value)>, String> {
-                match &r[i] {
-                    Cell::Text(t) => serde_json::from_str(t).map_err(|e| e.to_string()),
-                    _ => Ok(Vec::new()),
-                }
-            };
-            pairs(7).and_then(|versions| {
-                row.versions = versions
-                    .into_iter()
-                    .map(|(c, v)| (c, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-                    .collect();
-                row.inline = pairs(8)?
-                    .into_iter()
-                    .map(|(c, n)| (c, n.as_u64().unwrap_or(0)))
-                    .collect();
-                Ok(())
-            })
-        }
-        (_, Cell::Bytes(doc)) => {
-            row.doc_bytes = doc.len() as u64;
-            if l == Layout::LanggraphSqlite {
-                doc::inline_values(&tag, doc).map(|v| {
-                    for (channel, value) in &v {
-                        inline(&row.ns, &row.id, channel, value);
-                    }
-                    row.inline = v.into_iter().map(|(c, b)| (c, b.len() as u64)).collect();
-                })
-            } else {
-                doc::versions(&tag, doc).map(|v| row.versions = v)
-            }
-        }
-        (_, Cell::Text(doc)) => {
-            row.doc_bytes = doc.len() as u64;
-            Err("the document is stored as text, not bytes".into())
-        }
-        (_, _) => Err("the document is missing".into()),
-    };
-    row.problem = measured.err();
-    row
 }

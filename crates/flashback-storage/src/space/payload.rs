@@ -1,19 +1,23 @@
 //! What the stored values hold (docs/storage.md "Duplicated payloads", "Embedded files",
 //! "Sends"): every value is read once, as stored, and its bytes hashed (XXH3-128) to find
-//! identical values; msgpack values are walked for their large strings (`scan_large`), which are
-//! hashed too and looked at as base64 files; `__pregel_tasks` values and writes are split by the
-//! node each `Send` goes to.
+//! identical values; msgpack and JSON values are walked for their large strings (msgpack
+//! `scan_large`, `json::scan_large`: the same units, whole values and the strings inside them,
+//! each as stored), which are hashed too and looked at as base64 files; `__pregel_tasks` values
+//! and writes are split by the node each `Send` goes to (a `langgraph.types.Send` object in
+//! msgpack, a `{"node", "args"}` object in JSON).
 //!
 //! Memory is bounded: at most [`MAX_SEEN`] distinct payloads are remembered (past that, those met
 //! only once are forgotten and the report says the figures are a lower bound), and the lists are
 //! [`Top`]s.
 
 use super::embedded;
+use super::json::{self, JsonStr};
 use super::model::*;
 use super::pass::Top;
 use flashback_codec::msgpack::scan::{self, Step};
 use flashback_codec::msgpack::{self, RawParts};
 use flashback_codec::value::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_128, Xxh3Builder};
@@ -124,36 +128,56 @@ impl Payloads {
         }
     }
 
-    /// One stored value (`tag`: its serde type; only `msgpack` is walked).
+    /// One stored value (`tag`: its serde type; `msgpack` and `json` values are walked).
     pub(crate) fn value(&mut self, at: &At<'_>, tag: &str, bytes: &[u8]) {
         if at.channel == TASKS {
-            self.sends(at, bytes);
+            self.sends(at, tag, bytes);
         }
-        if bytes.len() >= MIN_PAYLOAD {
-            self.repeat(PayloadKind::Value, xxh3_128(bytes), bytes, at, &[]);
-        }
-        if tag != "msgpack" || bytes.len() < MIN_PAYLOAD {
+        if bytes.len() < MIN_PAYLOAD {
             return;
         }
-        // A value that is not msgpack has no strings to find; what was found before the
-        // error still counts.
-        let _ = scan::scan_large(bytes, MIN_PAYLOAD, &mut |path, f| self.found(at, path, f));
+        let whole = || Cow::Borrowed(bytes);
+        self.repeat(PayloadKind::Value, xxh3_128(bytes), bytes, &whole, at, &[]);
+        // A value that is not what its tag says has no strings to find; what was found before
+        // the error still counts.
+        match tag {
+            "msgpack" => {
+                let _ = scan::scan_large(bytes, MIN_PAYLOAD, &mut |path, f| {
+                    let kind = if f.is_str {
+                        PayloadKind::String
+                    } else {
+                        PayloadKind::Bytes
+                    };
+                    self.found(at, path, kind, f.bytes, &|| Cow::Borrowed(f.bytes));
+                });
+            }
+            "json" => {
+                let _ = json::scan_large(bytes, MIN_PAYLOAD, &mut |path, s: JsonStr<'_>| {
+                    let text = || json::unescaped(&s);
+                    self.found(at, path, PayloadKind::String, s.raw, &text);
+                });
+            }
+            _ => {}
+        }
     }
 
-    /// A large string or `bin` inside a value.
-    fn found(&mut self, at: &At<'_>, path: &[Step<'_>], f: scan::Found<'_>) {
+    /// A large string or `bin` inside a value (`stored`: its bytes as stored, hashed and
+    /// counted; `text`: what it says — a JSON string unescaped — previewed and sniffed).
+    fn found<'t>(
+        &mut self,
+        at: &At<'_>,
+        path: &[Step<'_>],
+        kind: PayloadKind,
+        stored: &[u8],
+        text: &dyn Fn() -> Cow<'t, [u8]>,
+    ) {
         // One hash per string, for both its repeats and its file.
-        let hash = xxh3_128(f.bytes);
+        let hash = xxh3_128(stored);
         if !path.is_empty() {
-            let kind = if f.is_str {
-                PayloadKind::String
-            } else {
-                PayloadKind::Bytes
-            };
-            self.repeat(kind, hash, f.bytes, at, path);
+            self.repeat(kind, hash, stored, text, at, path);
         }
-        if f.is_str {
-            self.file(hash, f.bytes, at, path);
+        if kind == PayloadKind::String {
+            self.file(hash, stored.len() as u64, text, at, path);
         }
     }
 
@@ -169,11 +193,12 @@ impl Payloads {
         }
     }
 
-    fn repeat(
+    fn repeat<'t>(
         &mut self,
         payload: PayloadKind,
         hash: u128,
         bytes: &[u8],
+        text: &dyn Fn() -> Cow<'t, [u8]>,
         at: &At<'_>,
         path: &[Step<'_>],
     ) {
@@ -181,7 +206,7 @@ impl Payloads {
         if let Some(s) = self.seen.get_mut(&key) {
             s.copies += 1;
             if s.preview.is_none() {
-                s.preview = Some(preview(payload, bytes).into());
+                s.preview = Some(preview(payload, &text()).into());
             }
             return;
         }
@@ -216,8 +241,14 @@ impl Payloads {
 
     /// A large string (`key`: its hash): a file? Each distinct string is looked at once; its
     /// copies are counted from what was found then.
-    fn file(&mut self, key: u128, bytes: &[u8], at: &At<'_>, path: &[Step<'_>]) {
-        let n = bytes.len() as u64;
+    fn file<'t>(
+        &mut self,
+        key: u128,
+        n: u64,
+        text: &dyn Fn() -> Cow<'t, [u8]>,
+        at: &At<'_>,
+        path: &[Step<'_>],
+    ) {
         if let Some(f) = self.files.get_mut(&key) {
             f.copies += 1;
             self.embedded_total.add(n);
@@ -229,7 +260,7 @@ impl Payloads {
         if self.not_files.contains(&key) {
             return;
         }
-        let Some(e) = embedded::sniff(bytes) else {
+        let Some(e) = embedded::sniff(&text()) else {
             if self.not_files.len() >= MAX_SEEN {
                 self.not_files.clear();
             }
@@ -263,15 +294,19 @@ impl Payloads {
         self.files.insert(key, File { file, copies: 1 });
     }
 
-    fn sends(&mut self, at: &At<'_>, bytes: &[u8]) {
+    fn sends(&mut self, at: &At<'_>, tag: &str, bytes: &[u8]) {
         let n = bytes.len() as u64;
+        let node = |bytes: &[u8]| {
+            let node = if tag == "json" {
+                json::send_node(bytes)
+            } else {
+                msgpack::decode(bytes).ok().as_ref().and_then(send_target)
+            };
+            node.unwrap_or_else(|| "?".to_owned())
+        };
         if at.kind == ValueKind::Write {
             self.sends.writes.add(n);
-            self.send_nodes
-                .entry(send_node(bytes))
-                .or_default()
-                .0
-                .add(n);
+            self.send_nodes.entry(node(bytes)).or_default().0.add(n);
             self.largest_sends.push(ValueSize {
                 kind: ValueKind::Write,
                 thread_id: at.thread.to_owned(),
@@ -285,14 +320,20 @@ impl Payloads {
             return;
         }
         self.sends.stored.add(n);
-        if let Ok(RawParts::Array(items)) = msgpack::raw_parts(bytes) {
-            for item in items {
-                self.send_nodes
-                    .entry(send_node(item))
-                    .or_default()
-                    .1
-                    .add(item.len() as u64);
+        let items = if tag == "json" {
+            json::items(bytes)
+        } else {
+            match msgpack::raw_parts(bytes) {
+                Ok(RawParts::Array(items)) => Some(items),
+                _ => None,
             }
+        };
+        for item in items.unwrap_or_default() {
+            self.send_nodes
+                .entry(node(item))
+                .or_default()
+                .1
+                .add(item.len() as u64);
         }
     }
 
@@ -385,7 +426,8 @@ fn sort_stable<T, K: Ord>(v: &mut [T], key: impl Fn(&T) -> (u64, K)) {
     });
 }
 
-/// A string's first characters; bytes' first bytes in hex; nothing for a whole value.
+/// A string's first characters (its text: a JSON string unescaped); bytes' first bytes in hex;
+/// nothing for a whole value.
 fn preview(kind: PayloadKind, bytes: &[u8]) -> String {
     match kind {
         PayloadKind::Value => String::new(),
@@ -404,21 +446,18 @@ fn preview(kind: PayloadKind, bytes: &[u8]) -> String {
     }
 }
 
-/// The node of a stored `Send` (`?` when it is not one).
-pub(crate) fn send_node(bytes: &[u8]) -> String {
-    let node = match msgpack::decode(bytes) {
-        Ok(Value::Object(o)) if o.module == "langgraph.types" && o.name == "Send" => {
-            match &o.payload {
-                Value::Array(args) => args.first().and_then(Value::as_str).map(str::to_owned),
-                Value::Map(_) => o
-                    .payload
-                    .get("node")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                _ => None,
-            }
-        }
+/// The node a `langgraph.types.Send` goes to (`None`: not a Send).
+pub(crate) fn send_target(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(o) if o.module == "langgraph.types" && o.name == "Send" => match &o.payload {
+            Value::Array(args) => args.first().and_then(Value::as_str).map(str::to_owned),
+            Value::Map(_) => o
+                .payload
+                .get("node")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            _ => None,
+        },
         _ => None,
-    };
-    node.unwrap_or_else(|| "?".to_owned())
+    }
 }
