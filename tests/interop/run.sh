@@ -14,6 +14,13 @@
 #   human tables fit 100 columns, on both backends.
 #   store_test.py: LangGraph's memory Store (SqliteStore / PostgresStore) as `flashback store`
 #   shows it, items it writes and deletes as Python then sees them, and mixed databases.
+#   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
+#   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
+#   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
+#   and time travel: edit and copy forks, interrupts resumed with Command, messages revived as
+#   message instances, the stored rows in JS's format, edits JS cannot read refused. Needs
+#   `npm ci --prefix tests/js-fixtures` (scripts/test does it); its Postgres part uses the
+#   server found here (fresh databases flashback_jsinterop_<pid>_<random>_<n>, dropped at exit).
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -26,6 +33,7 @@
 #                      at exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
 #                      default server does not answer, a throwaway cluster is started with
 #                      initdb/pg_ctl if they are installed.
+#   node               Node 20+ for tests/js-fixtures/interop.mjs (its packages installed)
 #   CI / FLASHBACK_REQUIRE_PG
 #                      when CI=true (or FLASHBACK_REQUIRE_PG=1), no PostgreSQL is a failure;
 #                      otherwise the Postgres part is skipped with a line saying so.
@@ -245,6 +253,21 @@ elif require_pg; then
     status=1
 else
     echo "skip conformance three-table-postgres: ${pg_reason:-no PostgreSQL}"
+fi
+
+# ---- LangGraph.js: forks resumed by the real JS library -------------------------------------
+echo
+echo "== tests/js-fixtures/interop.mjs: LangGraph.js, SQLite and PostgreSQL"
+if ! command -v node >/dev/null 2>&1; then
+    echo "FAIL js interop: no node on PATH"
+    status=1
+elif [ ! -d tests/js-fixtures/node_modules/@langchain/langgraph ]; then
+    echo "FAIL js interop: no tests/js-fixtures/node_modules (run: npm ci --prefix tests/js-fixtures)"
+    status=1
+else
+    # The server found above (or the throwaway cluster); without one the script skips or fails
+    # its Postgres part itself (CI / FLASHBACK_REQUIRE_PG).
+    FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/interop.mjs || status=1
 fi
 
 echo
