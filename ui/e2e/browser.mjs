@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, thread-actions, optional, repair, retention, …), with the runner and page helpers in
+// thread-detail, thread-actions, optional, repair, retention, langgraphjs, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -42,6 +42,7 @@ import * as watch from "./browser/watch.mjs";
 import * as interrupts from "./browser/interrupts.mjs";
 import * as repair from "./browser/repair.mjs";
 import * as retention from "./browser/retention.mjs";
+import * as langgraphjs from "./browser/langgraphjs.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -95,6 +96,12 @@ const checks = [
   threadDetail.undecodable,
   threadList.manyThreads,
   threadList.sortAndGroup,
+  // A group of its own: a copy of the LangGraph.js fixture, opened and forked into, then the
+  // served copy opened again.
+  langgraphjs.threadList,
+  langgraphjs.chat,
+  langgraphjs.interrupt,
+  langgraphjs.fork,
   open.demoAndTheme,
 ];
 

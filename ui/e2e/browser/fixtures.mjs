@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb }, or exit 2 when a copy cannot be made. */
+/** { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb, jsDb }, or exit 2 when a copy cannot be made. */
 export function makeFixtures(repo) {
   const work = mkdtempSync(join(tmpdir(), "flashback-e2e-"));
   const fixture = join(repo, "tests", "fixtures", "langgraph.sqlite");
@@ -102,7 +102,11 @@ print(c.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'wide'").fet
   // after it still find every thread of the served copy.
   const retentionDb = join(work, "retention.sqlite");
   copyFileSync(fixture, retentionDb);
-  return { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb };
+  // The LangGraph.js fixture (issue 16: tests/js-fixtures/, written by the real LangGraph.js
+  // SqliteSaver), which langgraphjs.mjs opens and forks into.
+  const jsDb = join(work, "langgraphjs.sqlite");
+  copyFileSync(join(repo, "tests", "js-fixtures", "langgraphjs.sqlite"), jsDb);
+  return { work, db, broken, damagedIds, many, wide, similar, notes, storageDb, retentionDb, jsDb };
 }
 
 /** Copy thread `source` of the SQLite file `path` `n` times, as `idFormat % i` (Python's

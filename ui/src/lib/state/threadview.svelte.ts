@@ -10,6 +10,7 @@ import type {
   CheckpointDetail,
   CheckpointDiff,
   CheckpointRequest,
+  Dialect,
   DiffRequest,
   ForkRequest,
   ForkResult,
@@ -21,7 +22,7 @@ import type {
 import { commands } from "../ipc/bindings";
 import { call, toFailure, type Failure } from "../ipc/api";
 import { branchOf, childIndex, move, type Step } from "../graph/stepping";
-import { shortId } from "../graph/lanes";
+import { forkedText } from "./forkhint";
 import { app, type Toast } from "./app.svelte";
 import { errorTitle } from "./format";
 import { latest } from "./latest";
@@ -60,6 +61,8 @@ export interface ThreadDeps {
   api: ThreadApi;
   /** The open database's handle, null when none is open. */
   db: () => string | null;
+  /** Which library wrote it (how its program resumes a fork). */
+  dialect: () => Dialect;
   /** The backend has no such database open (any more): back to the open screen. */
   notOpen: () => void;
   toast: (kind: Toast["kind"], text: string, ms?: number) => void;
@@ -70,6 +73,7 @@ export interface ThreadDeps {
 const appDeps = (): ThreadDeps => ({
   api: backendApi,
   db: () => app.db?.db ?? null,
+  dialect: () => app.db?.dialect ?? "python",
   notOpen: () => (app.screen = { name: "open" }),
   toast: (kind, text, ms) => app.toast(kind, text, ms),
   saveReducer: (channel, reducer) => app.setReducer(channel, reducer),
@@ -335,11 +339,7 @@ export class ThreadView {
   async forked(f: ForkResult, verb: string) {
     this.fresh = new Set([f.checkpoint_id]);
     await this.loadGraph({ ns: f.checkpoint_ns, id: f.checkpoint_id });
-    this.deps.toast(
-      "ok",
-      `${verb}: new checkpoint ${shortId(f.checkpoint_id)} (step ${f.step}) is the head. Resume it in Python with graph.invoke(None, {"configurable": {"thread_id": "${this.threadId}"}}).`,
-      9000,
-    );
+    this.deps.toast("ok", forkedText(verb, f, this.threadId, this.deps.dialect()), 9000);
   }
 
   /** A re-run wrote checkpoints: highlight them and reload the DAG. */
