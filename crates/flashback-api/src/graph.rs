@@ -26,7 +26,23 @@ pub async fn thread_graph(
     // graph stands without them.
     let mut warnings = dag.warnings().to_vec();
     match store.thread_writes(thread_id).await {
-        Ok(writes) => annotate(&mut lay.rows, &writes),
+        Ok(mut writes) => {
+            if store.schema().dialect == flashback_storage::Dialect::Js {
+                let steps: std::collections::HashMap<(&str, &str), i64> = headers
+                    .iter()
+                    .filter_map(|h| {
+                        Some((
+                            (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
+                            h.step()?,
+                        ))
+                    })
+                    .collect();
+                flashback_engine::activity::name_js_tasks(&mut writes, |ns, id| {
+                    steps.get(&(ns, id)).copied()
+                });
+            }
+            annotate(&mut lay.rows, &writes)
+        }
         Err(e) => warnings.push(format!("the steps' tasks cannot be shown: {e}")),
     }
     // Token usage: only the writes whose bytes mention `usage_metadata` are read.

@@ -85,6 +85,62 @@ async fn postgres_values_are_typed_like_python_ones() {
     typed_views(&api, &db).await;
 }
 
+/// The DAG rows name the nodes that ran, as for Python (JS stores no task path: the names
+/// come from the writes' task ids), and mark the step waiting at an interrupt.
+async fn ran_names(api: &Api, db: &DbInfo) {
+    let g = graph(api, db, "chat-tools").await;
+    let ran: Vec<(Option<i64>, Vec<String>)> = g
+        .rows
+        .iter()
+        .filter(|r| r.source.as_deref() == Some("loop"))
+        .map(|r| (r.step, r.ran.clone()))
+        .collect();
+    let named = |step: i64| {
+        ran.iter()
+            .find(|(s, _)| *s == Some(step))
+            .map(|(_, r)| r.clone())
+    };
+    assert_eq!(named(0), Some(vec!["__start__".to_owned()]), "{ran:?}");
+    assert_eq!(named(1), Some(vec!["agent".to_owned()]), "{ran:?}");
+    assert_eq!(named(2), Some(vec!["tools".to_owned()]), "{ran:?}");
+    assert_eq!(named(3), Some(vec!["agent".to_owned()]), "{ran:?}");
+    let g = graph(api, db, "interrupt-waiting").await;
+    let head = g
+        .rows
+        .iter()
+        .find(|r| r.ns.is_empty() && r.parent_id.is_some() && r.step == Some(1));
+    let head = head.expect("the step-1 checkpoint");
+    assert_eq!(head.ran, ["prepare"], "{:?}", head);
+    assert_eq!(
+        head.marks,
+        [flashback_engine::StepMark::Interrupted],
+        "{:?}",
+        head
+    );
+}
+
+#[tokio::test]
+async fn sqlite_graph_rows_name_the_nodes_that_ran() {
+    let JsSqlite {
+        dir: _dir, api, db, ..
+    } = js_sqlite().await;
+    ran_names(&api, &db).await;
+}
+
+#[tokio::test]
+async fn postgres_graph_rows_name_the_nodes_that_ran() {
+    let Some(JsPostgres {
+        pg: _pg,
+        dir: _dir,
+        api,
+        db,
+    }) = js_postgres().await
+    else {
+        return;
+    };
+    ran_names(&api, &db).await;
+}
+
 fn keys(v: &Json) -> Vec<&str> {
     v.as_object()
         .expect("an object")

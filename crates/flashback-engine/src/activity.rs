@@ -6,9 +6,11 @@
 //! A checkpoint's pending writes belong to the tasks of its *next* step: a `loop` checkpoint
 //! was made by the tasks that wrote at its parent. Task names come from `task_path`
 //! (`~__pregel_pull, NAME`; a `Send` task's path holds no name and counts as `Send`), so a
-//! database written before that column existed has no names, only marks.
+//! database written before that column existed has no names, only marks. LangGraph.js stores
+//! no path either; [`name_js_tasks`] finds its PULL tasks' names from their ids.
 
 use crate::layout::GraphRow;
+use crate::taskid::{js_task_id, PULL};
 use crate::tasks::{task_status, write_kind, TaskStatus, WriteKind};
 use flashback_storage::{WriteInfo, NULL_TASK_ID};
 use serde::Serialize;
@@ -130,6 +132,49 @@ pub fn recovered_tasks(writes: &[WriteInfo]) -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// LangGraph.js stores no task path. Give each write of a LangGraph.js thread the path of the
+/// PULL task whose JS task id it carries (`uuid5(JSON.stringify([task_ns, step, name,
+/// "__pregel_pull", [trigger]]), checkpoint_id)`), trying every node the thread's writes route
+/// to (`branch:to:NAME`, trigger that channel) and `__start__`; `step_of` gives a checkpoint's
+/// `metadata.step` (its tasks run at the next one). A task matching none (a `Send`'s, a node
+/// reached otherwise) keeps no name, as in a database without the column.
+pub fn name_js_tasks(writes: &mut [WriteInfo], step_of: impl Fn(&str, &str) -> Option<i64>) {
+    let mut nodes: Vec<(String, String)> = vec![("__start__".into(), "__start__".into())];
+    for w in writes.iter() {
+        if let Some(node) = w.channel.strip_prefix("branch:to:") {
+            if !nodes.iter().any(|(n, _)| n == node) {
+                nodes.push((node.to_owned(), w.channel.clone()));
+            }
+        }
+    }
+    let mut known: HashMap<(String, String, String), Option<String>> = HashMap::new();
+    for w in writes.iter_mut() {
+        if !w.task_path.is_empty() || w.task_id == NULL_TASK_ID {
+            continue;
+        }
+        let key = (
+            w.checkpoint_ns.clone(),
+            w.checkpoint_id.clone(),
+            w.task_id.clone(),
+        );
+        let path = known.entry(key).or_insert_with(|| {
+            let step = (step_of(&w.checkpoint_ns, &w.checkpoint_id)? + 1).to_string();
+            nodes.iter().find_map(|(name, trigger)| {
+                let task_ns = match w.checkpoint_ns.as_str() {
+                    "" => name.clone(),
+                    ns => format!("{ns}|{name}"),
+                };
+                let parts = serde_json::json!([task_ns, step, name, PULL, [trigger]]);
+                let id = js_task_id(&w.checkpoint_id, &parts)?;
+                (id == w.task_id).then(|| format!("~{PULL}, {name}"))
+            })
+        });
+        if let Some(path) = path {
+            w.task_path = path.clone();
+        }
+    }
 }
 
 /// Fill in each row's [`GraphRow::ran`] (the tasks at its parent, for a checkpoint the loop

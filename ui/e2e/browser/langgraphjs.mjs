@@ -111,6 +111,9 @@ export const chat = {
     );
     expect((await page.locator(`${tid("state-panel")} .badge.failed`).count()) === 0, "nothing undecodable");
     expect((await page.locator(tid("panel-error")).count()) === 0, "no panel failed");
+    // The rows name the nodes that ran (JS stores no task path: from the writes' task ids).
+    const ran = (await page.locator(tid("dag-ran")).allTextContents()).map((s) => s.trim());
+    expect(ran.includes("agent") && ran.includes("tools"), `nodes that ran: ${JSON.stringify(ran)}`);
     // The answer's usage_metadata counts as the step's tokens, as for Python.
     const tokens = await page.locator(tid("dag-tokens")).allTextContents();
     expect(tokens.map((s) => s.trim()).includes("54 tok"), `tokens per step: ${JSON.stringify(tokens)}`);
