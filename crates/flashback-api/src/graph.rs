@@ -28,18 +28,7 @@ pub async fn thread_graph(
     match store.thread_writes(thread_id).await {
         Ok(mut writes) => {
             if store.schema().dialect == flashback_storage::Dialect::Js {
-                let steps: std::collections::HashMap<(&str, &str), i64> = headers
-                    .iter()
-                    .filter_map(|h| {
-                        Some((
-                            (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
-                            h.step()?,
-                        ))
-                    })
-                    .collect();
-                flashback_engine::activity::name_js_tasks(&mut writes, |ns, id| {
-                    steps.get(&(ns, id)).copied()
-                });
+                flashback_engine::activity::name_js_tasks(&mut writes, &headers);
             }
             annotate(&mut lay.rows, &writes)
         }

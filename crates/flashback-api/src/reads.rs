@@ -40,7 +40,20 @@ impl Api {
         let mut out = Vec::with_capacity(req.thread_ids.len());
         for thread_id in req.thread_ids {
             let (recovered, problem) = match s.store.thread_writes(&thread_id).await {
-                Ok(writes) => (flashback_engine::recovered_tasks(&writes), None),
+                Ok(mut writes) => {
+                    let mut recovered = flashback_engine::recovered_tasks(&writes);
+                    // LangGraph.js stores no task path: the rare thread with a retried task
+                    // has its names found from the task ids (its headers read once).
+                    let js = s.store.schema().dialect == flashback_storage::Dialect::Js;
+                    if js && !recovered.is_empty() {
+                        let query = ListQuery::thread(&thread_id);
+                        if let Ok(headers) = s.store.list_headers(&query).await {
+                            flashback_engine::activity::name_js_tasks(&mut writes, &headers);
+                            recovered = flashback_engine::recovered_tasks(&writes);
+                        }
+                    }
+                    (recovered, None)
+                }
                 Err(e) => (Vec::new(), Some(e.to_string())),
             };
             out.push(ThreadActivity {

@@ -12,7 +12,7 @@
 use crate::layout::GraphRow;
 use crate::taskid::{js_task_id, PULL};
 use crate::tasks::{task_status, write_kind, TaskStatus, WriteKind};
-use flashback_storage::{WriteInfo, NULL_TASK_ID};
+use flashback_storage::{CheckpointHeader, WriteInfo, NULL_TASK_ID};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -137,10 +137,20 @@ pub fn recovered_tasks(writes: &[WriteInfo]) -> Vec<String> {
 /// LangGraph.js stores no task path. Give each write of a LangGraph.js thread the path of the
 /// PULL task whose JS task id it carries (`uuid5(JSON.stringify([task_ns, step, name,
 /// "__pregel_pull", [trigger]]), checkpoint_id)`), trying every node the thread's writes route
-/// to (`branch:to:NAME`, trigger that channel) and `__start__`; `step_of` gives a checkpoint's
-/// `metadata.step` (its tasks run at the next one). A task matching none (a `Send`'s, a node
-/// reached otherwise) keeps no name, as in a database without the column.
-pub fn name_js_tasks(writes: &mut [WriteInfo], step_of: impl Fn(&str, &str) -> Option<i64>) {
+/// to (`branch:to:NAME`, trigger that channel) and `__start__`, at the step after the
+/// checkpoint's `metadata.step` (from the thread's `headers`). A task matching none (a `Send`'s,
+/// a node reached otherwise) keeps no name, as in a database without the column.
+pub fn name_js_tasks(writes: &mut [WriteInfo], headers: &[CheckpointHeader]) {
+    let steps: HashMap<(&str, &str), i64> = headers
+        .iter()
+        .filter_map(|h| {
+            Some((
+                (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
+                h.step()?,
+            ))
+        })
+        .collect();
+    let step_of = |ns: &str, id: &str| steps.get(&(ns, id)).copied();
     let mut nodes: Vec<(String, String)> = vec![("__start__".into(), "__start__".into())];
     for w in writes.iter() {
         if let Some(node) = w.channel.strip_prefix("branch:to:") {
@@ -258,5 +268,37 @@ mod tests {
         // One task in the whole history raised and then recovered: flaky.
         assert_eq!(recovered_tasks(&writes), ["flaky"]);
         assert!(recovered_tasks(&writes[..3]).is_empty());
+    }
+
+    #[test]
+    fn js_tasks_are_named_from_their_ids() {
+        let cid = "1f1e9a8b-ef26-6450-8002-c3c1d3b6c0aa";
+        let header = CheckpointHeader {
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+            checkpoint_id: cid.into(),
+            parent_checkpoint_id: None,
+            ts: String::new(),
+            metadata: serde_json::json!({"step": 2}),
+            problem: None,
+        };
+        // The task of node `flaky` at step 3, triggered by `branch:to:flaky`, as JS names it.
+        let parts = serde_json::json!(["flaky", "3", "flaky", PULL, ["branch:to:flaky"]]);
+        let flaky = js_task_id(cid, &parts).expect("hex id");
+        let mut writes = vec![
+            w("c0", "t0", "", "branch:to:flaky"),
+            w(cid, &flaky, "", ERROR),
+            w(cid, &flaky, "", "x"),
+            w(cid, "00000000-0000-0000-0000-00000000beef", "", "y"),
+        ];
+        assert_eq!(recovered_tasks(&writes), ["?"]);
+        name_js_tasks(&mut writes, &[header]);
+        assert_eq!(writes[1].task_path, "~__pregel_pull, flaky");
+        assert_eq!(writes[3].task_path, "", "an id no node gives keeps no name");
+        assert_eq!(recovered_tasks(&writes), ["flaky"]);
+        assert_eq!(
+            step_activity(&writes)[&(String::new(), cid.to_owned())].tasks,
+            ["flaky"]
+        );
     }
 }
