@@ -8,7 +8,7 @@ use flashback_codec::{encode_typed, view_decoded, Decoded, ViewOptions};
 use flashback_engine::delta::Rebuilt;
 use flashback_engine::is_control_channel;
 use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
-use flashback_storage::{CheckpointTuple, PendingWrite};
+use flashback_storage::{CheckpointTuple, Dialect, PendingWrite};
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 
@@ -26,10 +26,15 @@ fn type_name(d: &Decoded) -> String {
     }
 }
 
-fn size_of(d: &Decoded) -> u32 {
-    match d {
-        Decoded::TooLarge { bytes, .. } => u32::try_from(*bytes).unwrap_or(u32::MAX),
-        _ => count(encode_typed(d).1.len()),
+/// The value's size in the database's own serde: msgpack, or LangGraph.js's JSON.
+fn size_of(d: &Decoded, dialect: Dialect) -> u32 {
+    match (d, dialect) {
+        (Decoded::TooLarge { bytes, .. }, _) => u32::try_from(*bytes).unwrap_or(u32::MAX),
+        (_, Dialect::Js) => match flashback_codec::jsvalue::encode(d) {
+            Ok((_, bytes)) => count(bytes.len()),
+            Err(_) => count(encode_typed(d).1.len()),
+        },
+        (_, Dialect::Python) => count(encode_typed(d).1.len()),
     }
 }
 
@@ -52,6 +57,7 @@ fn group_writes(
     writes: &[PendingWrite],
     names: &HashMap<&str, (&str, flashback_engine::TaskStatus)>,
     opts: ViewOptions,
+    dialect: Dialect,
 ) -> Vec<WriteGroup> {
     let mut groups: Vec<WriteGroup> = Vec::new();
     for w in writes {
@@ -60,7 +66,7 @@ fn group_writes(
             channel: w.channel.clone(),
             type_tag: w.type_tag.clone(),
             value: view_decoded(&w.value, opts).unwrap_or(Json::Null),
-            size: size_of(&w.value),
+            size: size_of(&w.value, dialect),
             kind: write_kind(&w.channel),
         };
         match groups.last_mut() {
@@ -88,7 +94,7 @@ pub fn checkpoint_detail(
     namespaces: Vec<String>,
     opts: ViewOptions,
     rebuilt: BTreeMap<String, Rebuilt>,
-    dialect: flashback_storage::Dialect,
+    dialect: Dialect,
 ) -> CheckpointDetail {
     let cp = &tuple.checkpoint;
     let h = &tuple.header;
@@ -113,7 +119,7 @@ pub fn checkpoint_detail(
             channel: channel.clone(),
             version: cp.version(channel).map(|v| v.as_text()),
             type_name: type_name(v),
-            size: size_of(v),
+            size: size_of(v, dialect),
             error: error_of(&value),
             control: is_control_channel(channel),
         });
@@ -124,7 +130,7 @@ pub fn checkpoint_detail(
         .iter()
         .map(|t| (t.id.as_str(), (t.name.as_str(), t.status)))
         .collect();
-    let writes = group_writes(&tuple.pending_writes, &names, opts);
+    let writes = group_writes(&tuple.pending_writes, &names, opts, dialect);
     let subgraphs = tasks.tasks.iter().filter_map(|t| t.state.clone()).collect();
     CheckpointDetail {
         thread_id: h.thread_id.clone(),

@@ -1,5 +1,5 @@
-//! The decode budget on LangGraph.js's SQLite saver, which keeps every channel value inside one
-//! JSON checkpoint document: a value over the budget is left out of the document as it is
+//! Sizes and the decode budget on LangGraph.js's SQLite saver, which keeps every channel value
+//! inside one JSON checkpoint document: a value's size is its stored JSON's; a value over the budget is left out of the document as it is
 //! streamed (its size and kind shown in place), the other values of that checkpoint read as
 //! always, and opening it on purpose decodes it.
 
@@ -74,4 +74,30 @@ async fn a_json_document_over_the_budget_loses_only_its_big_value() {
     // Opened on purpose: the whole string.
     let full = api.checkpoint_detail(req(&db, &id, true)).await.unwrap();
     assert_eq!(full.values["notes"].as_str().map(str::len), Some(BIG));
+}
+
+#[tokio::test]
+async fn sizes_are_those_of_the_stored_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("js.sqlite");
+    std::fs::copy(fixtures().join("../js-fixtures/langgraphjs.sqlite"), &path).unwrap();
+    let stored: Vec<u8> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = 'chat-tools' \
+             ORDER BY checkpoint_id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&stored).unwrap();
+    let messages = serde_json::to_vec(&doc["channel_values"]["messages"]).unwrap();
+    let api = api_in(dir.path(), Initial::None);
+    let db = open(&api, path.to_str().unwrap()).await;
+    let mut r = req(&db, "", false);
+    r.thread_id = "chat-tools".into();
+    r.checkpoint_id = None;
+    let d = api.checkpoint_detail(r).await.unwrap();
+    let info = d.channels.iter().find(|c| c.channel == "messages").unwrap();
+    assert_eq!(info.size as usize, messages.len(), "{info:?}");
 }
