@@ -2,8 +2,9 @@
 //! Decoding, the JSON view, the one-line description and re-encoding must never panic; the
 //! streamed JSON view must write the collected view's bytes; and a msgpack value must re-encode
 //! to bytes that decode to the same value; the walk for large strings (`msgpack::scan`) stays
-//! inside the payload and walks whatever decodes; a `json` value (LangGraph.js) written back as
-//! JS's JSON (`jsvalue::to_json`) revives to a value that is written as the same JSON.
+//! inside the payload and walks whatever decodes; a `json` value (LangGraph.js) revives the same
+//! through a cache, and written back as JS's JSON (`jsvalue::to_json`) revives to a value that is
+//! written as the same JSON.
 #![no_main]
 
 use flashback_codec::{
@@ -50,6 +51,16 @@ fuzz_target!(|data: &[u8]| {
         // NaN payloads compare unequal; compare the encodings instead.
         assert_eq!(msgpack::encode(&again), bytes, "re-encoding is stable");
         let _ = v;
+    }
+    if tag == "json" {
+        // Reviving through a cache (envelopes shared) gives what reviving alone gives.
+        let mut cache = msgpack::DecodeCache::new();
+        let cached = flashback_codec::decode_typed_cached(tag, Some(payload), &mut cache);
+        match (&cached, &decoded) {
+            // The same bytes are refused either way (the messages may word it differently).
+            (Decoded::Error { .. }, Decoded::Error { .. }) => {}
+            (a, b) => assert_eq!(a, b, "cached revive differs"),
+        }
     }
     if let (true, Decoded::Msgpack(v)) = (tag == "json", &decoded) {
         for channel in ["values", jsvalue::TASKS, jsvalue::INTERRUPT] {

@@ -113,10 +113,21 @@ fn decode_typed_inner(
                 Err(e) => error(e.to_string()),
             },
         },
-        "json" => match serde_json::from_slice::<serde_json::Value>(bytes) {
-            Ok(value) => Decoded::from(crate::jsvalue::revive(&value)),
-            Err(e) => error(format!("invalid JSON value: {e}")),
-        },
+        "json" => {
+            let revived = match cache {
+                // Envelopes met before in the read are shared, not revived again.
+                Some(c) => std::str::from_utf8(bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| crate::jsvalue::revive_cached(t, c).map_err(|e| e.to_string())),
+                None => serde_json::from_slice::<serde_json::Value>(bytes)
+                    .map(|v| crate::jsvalue::revive(&v))
+                    .map_err(|e| e.to_string()),
+            };
+            match revived {
+                Ok(v) => Decoded::from(v),
+                Err(e) => error(format!("invalid JSON value: {e}")),
+            }
+        }
         t if t.contains('+') => match key.map(|k| k.open(t, bytes)) {
             Some(Ok((inner, plain))) => {
                 if let Some(c) = cache.as_deref_mut() {

@@ -466,7 +466,9 @@ fn interrupt(v: Value) -> Value {
     }
 }
 
+mod cached;
 mod write;
+pub use cached::revive_cached;
 pub use write::{encode, to_json, NotJson};
 
 #[cfg(test)]

@@ -48,6 +48,9 @@ const CACHE_MIN_LEN: usize = 48;
 #[derive(Debug, Default)]
 pub struct DecodeCache {
     by_code: [HashMap<Box<[u8]>, Value, Xxh3Builder>; 6],
+    /// `json` values: revived `lc` envelopes by their exact JSON text (see
+    /// [`crate::jsvalue::revive_cached`]).
+    pub(crate) envelopes: HashMap<Box<[u8]>, Value, Xxh3Builder>,
     budget: Option<DecodeBudget>,
     spent: u64,
     key: Option<std::sync::Arc<crate::cipher::AesKey>>,
