@@ -171,6 +171,18 @@ fn kind(first: Option<&u8>) -> &'static str {
 /// memory; the slim document has no entry for them) and reported with their stored length.
 /// Memory: the slim document plus one value up to the limit.
 pub fn slim_json_document<R: BufRead>(r: R, max_value_bytes: u64) -> io::Result<Slim> {
+    slim_json_with(r, |_| Some(max_value_bytes))
+}
+
+/// The document keeping only the values of the channels `keep` accepts (a selecting read, as
+/// [`crate::budget::select_channels`] for msgpack): the others are scanned past, not parsed.
+pub fn select_json_channels(doc: &[u8], keep: &dyn Fn(&str) -> bool) -> io::Result<Vec<u8>> {
+    slim_json_with(doc, |c| keep(c).then_some(u64::MAX)).map(|s| s.document)
+}
+
+/// The walk: `limit(channel)` is the longest value kept for that channel (`None`: left out
+/// unreported); a longer one is left out and reported in [`Slim::too_large`].
+fn slim_json_with<R: BufRead>(r: R, limit: impl Fn(&str) -> Option<u64>) -> io::Result<Slim> {
     let mut rd = Reader { r };
     let mut out = Vec::new();
     let mut too_large = Vec::new();
@@ -197,11 +209,19 @@ pub fn slim_json_document<R: BufRead>(r: R, max_value_bytes: u64) -> io::Result<
                         loop {
                             let channel = rd.key()?;
                             rd.expect(b':')?;
+                            let name: String = serde_json::from_slice(&channel)
+                                .map_err(|e| bad(&e.to_string()))?;
+                            let max = limit(&name);
                             let mut value = Vec::new();
-                            let len = rd.value(&mut value, max_value_bytes + 1)?;
-                            if len > max_value_bytes {
-                                let name: String = serde_json::from_slice(&channel)
-                                    .map_err(|e| bad(&e.to_string()))?;
+                            let len =
+                                rd.value(&mut value, max.map_or(0, |m| m.saturating_add(1)))?;
+                            let Some(max) = max else {
+                                if !rd.more()? {
+                                    break;
+                                }
+                                continue;
+                            };
+                            if len > max {
                                 too_large.push((name, len, kind(value.first()).to_owned()));
                             } else {
                                 if !first_value {
@@ -267,6 +287,12 @@ mod tests {
                 ("big".into(), 102, "str".into()),
                 ("arr".into(), 104, "list".into())
             ]
+        );
+        // A selecting read keeps only the channels asked for.
+        let picked = select_json_channels(doc.as_bytes(), &|c| c == "n").unwrap();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&picked).unwrap()["channel_values"],
+            json!({"n": -1.5e3})
         );
         // Under the limit, the document is unchanged.
         let (whole, none) = slim(&doc, 1000).unwrap();

@@ -354,10 +354,19 @@ pub async fn updated_channels(
     }
     let header = &tuple.header;
     let parent_id = header.parent_checkpoint_id.as_deref()?;
+    // Its versions only: a selecting read that decodes no value.
+    let key = (
+        header.thread_id.as_str(),
+        header.checkpoint_ns.as_str(),
+        Some(parent_id),
+    );
+    let none: flashback_storage::ChannelFilter = Arc::new(|_| false);
     let parent = store
-        .get_tuple(&header.thread_id, &header.checkpoint_ns, Some(parent_id))
+        .get_tuples_selecting(&[key], none)
         .await
-        .ok()??;
+        .ok()?
+        .into_iter()
+        .next()??;
     Some(
         tuple
             .checkpoint

@@ -1,7 +1,7 @@
 //! Turning stored checkpoint documents into [`Checkpoint`]s.
 
 use crate::model::{Checkpoint, Version, Versions};
-use flashback_codec::{msgpack, AesKey, DecodeBudget, DecodeCache, Decoded, Value};
+use flashback_codec::{jsvalue, msgpack, AesKey, DecodeBudget, DecodeCache, Decoded, Value};
 use std::sync::Arc;
 
 /// How a store decodes what it reads: within a budget, and with the key for encrypted values.
@@ -146,7 +146,7 @@ pub(crate) fn checkpoint_from_json(doc: &serde_json::Value) -> Result<Checkpoint
     if let Some(values) = obj.get("channel_values").and_then(|v| v.as_object()) {
         cp.channel_values = values
             .iter()
-            .map(|(k, v)| (k.clone(), Arc::new(Decoded::from(json_primitive(v)))))
+            .map(|(k, v)| (k.clone(), Arc::new(Decoded::from(jsvalue::revive(v)))))
             .collect();
     }
     cp.channel_versions = obj
@@ -181,30 +181,9 @@ fn versions_from_json(v: &serde_json::Value) -> Versions {
         .unwrap_or_default()
 }
 
-/// An inline JSONB primitive as a value tree (Postgres keeps str/int/float/bool/None inline).
-pub(crate) fn json_primitive(v: &serde_json::Value) -> Value {
-    match v {
-        serde_json::Value::Null => Value::Nil,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .or_else(|| n.as_u64().map(Value::UInt))
-            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
-        serde_json::Value::String(s) => Value::Str(s.as_str().into()),
-        serde_json::Value::Array(a) => Value::Array(a.iter().map(json_primitive).collect()),
-        serde_json::Value::Object(m) => Value::Map(
-            m.iter()
-                .map(|(k, v)| (Value::Str(k.as_str().into()), json_primitive(v)))
-                .collect(),
-        ),
-    }
-}
-
 /// A value decoded from `(tag, bytes)` stored for `channel`, with LangGraph.js's untyped
 /// control values (`json` only) given their Python types ([`flashback_codec::jsvalue::for_channel`]).
 pub(crate) fn in_channel(tag: &str, channel: &str, d: Decoded) -> Decoded {
-    use flashback_codec::jsvalue;
     if tag != "json" || (channel != jsvalue::TASKS && channel != jsvalue::INTERRUPT) {
         return d;
     }
@@ -218,8 +197,9 @@ pub(crate) fn in_channel(tag: &str, channel: &str, d: Decoded) -> Decoded {
 pub(crate) fn typed_channels(tag: &str, mut cp: Checkpoint) -> Checkpoint {
     if tag == "json" {
         for (channel, v) in &mut cp.channel_values {
-            if channel == flashback_codec::jsvalue::TASKS {
-                *v = Arc::new(in_channel(tag, channel, (**v).clone()));
+            if channel == jsvalue::TASKS {
+                let d = Arc::unwrap_or_clone(std::mem::replace(v, Arc::new(Decoded::Null)));
+                *v = Arc::new(in_channel(tag, channel, d));
             }
         }
     }

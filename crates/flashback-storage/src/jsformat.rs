@@ -62,8 +62,8 @@ pub fn js_iso(t: std::time::SystemTime) -> String {
 }
 
 /// A value as the JS savers store it: `(json | bytes, bytes)`, or why JS could not read it.
+/// (The writers check it first with [`crate::saver::check_storable`], as for Python's rows.)
 pub fn value(channel: &str, v: &Decoded) -> Result<(String, Vec<u8>), StoreError> {
-    crate::saver::check_storable(channel, v)?;
     jsvalue::encode(v).map_err(|e| refused(channel, &e))
 }
 
@@ -97,21 +97,17 @@ fn nested(channel: &str, v: &Decoded) -> Result<Option<Json>, StoreError> {
     }
 }
 
-fn versions_json(vs: &Versions) -> Json {
-    Json::Object(
-        vs.iter()
-            .map(|(c, v)| {
-                let v = match v {
-                    Version::Int(i) => Json::from(*i),
-                    Version::Float(f) => {
-                        serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number)
-                    }
-                    Version::Str(s) => Json::String(s.clone()),
-                };
-                (c.clone(), v)
-            })
-            .collect(),
-    )
+fn versions_json(vs: &Versions) -> Result<Json, StoreError> {
+    let mut out = Map::new();
+    for (channel, v) in vs {
+        let json = v.to_json().ok_or_else(|| {
+            StoreError::InvalidInput(format!(
+                "the version of channel {channel:?} is not a number JSON can store"
+            ))
+        })?;
+        out.insert(channel.clone(), json);
+    }
+    Ok(Json::Object(out))
 }
 
 /// The checkpoint document, keys in JS's order (`v, id, ts, channel_values,
@@ -133,17 +129,13 @@ pub fn checkpoint_document(cp: &Checkpoint, with_values: bool) -> Result<Json, S
     }
     doc.insert(
         "channel_versions".into(),
-        versions_json(&cp.channel_versions),
+        versions_json(&cp.channel_versions)?,
     );
-    doc.insert(
-        "versions_seen".into(),
-        Json::Object(
-            cp.versions_seen
-                .iter()
-                .map(|(node, vs)| (node.clone(), versions_json(vs)))
-                .collect(),
-        ),
-    );
+    let mut seen = Map::new();
+    for (node, vs) in &cp.versions_seen {
+        seen.insert(node.clone(), versions_json(vs)?);
+    }
+    doc.insert("versions_seen".into(), Json::Object(seen));
     Ok(Json::Object(doc))
 }
 

@@ -140,6 +140,15 @@ impl Version {
         }
     }
 
+    /// As a JSON value (`None` for a float JSON has no form for: NaN, ±infinity).
+    pub fn to_json(&self) -> Option<serde_json::Value> {
+        Some(match self {
+            Version::Int(i) => serde_json::Value::from(*i),
+            Version::Float(f) => serde_json::Value::Number(serde_json::Number::from_f64(*f)?),
+            Version::Str(s) => serde_json::Value::String(s.clone()),
+        })
+    }
+
     /// The text Postgres compares with `checkpoint_blobs.version` (`jsonb_each_text`).
     pub fn as_text(&self) -> String {
         match self {

@@ -141,7 +141,8 @@ fn message_class(id: &[&str]) -> Option<&'static MessageClass> {
 /// The message class of a Python type (`langchain_core.messages.ai`, `AIMessage`).
 fn class_of(o: &PyObject) -> Option<&'static MessageClass> {
     let c = MESSAGES.iter().find(|c| c.name == o.name)?;
-    (o.module == format!("langchain_core.messages.{}", c.module)).then_some(c)
+    let module = o.module.strip_prefix("langchain_core.messages.")?;
+    (module == c.module).then_some(c)
 }
 
 /// A JSON document as the value tree Python's reviver gives (see the module docs).
@@ -413,24 +414,23 @@ fn keys_are(m: &[(Value, Value)], keys: &[&str]) -> bool {
             .all(|k| m.iter().any(|(x, _)| x.as_str() == Some(k)))
 }
 
+/// The value of string key `key` in a dict's entries (`None`, Python's, when absent).
+fn entry(m: &[(Value, Value)], key: &str) -> Value {
+    m.iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map_or(Value::Nil, |(_, v)| v.clone())
+}
+
 fn send(v: Value) -> Value {
     let Value::Map(m) = v else { return v };
     let timeout = keys_are(&m, &["node", "args", "timeout"]);
-    let named = m
-        .iter()
-        .any(|(k, v)| k.as_str() == Some("node") && v.as_str().is_some());
+    let named = entry(&m, "node").as_str().is_some();
     if !named || !(timeout || keys_are(&m, &["node", "args"])) {
         return Value::Map(m);
     }
-    let get = |key: &str| {
-        m.iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v.clone())
-            .unwrap_or(Value::Nil)
-    };
-    let mut args = vec![get("node"), get("args")];
+    let mut args = vec![entry(&m, "node"), entry(&m, "args")];
     if timeout {
-        args.push(get("timeout"));
+        args.push(entry(&m, "timeout"));
     }
     object(
         ObjectForm::PosArgs,
@@ -444,15 +444,9 @@ fn send(v: Value) -> Value {
 fn interrupt(v: Value) -> Value {
     match v {
         Value::Map(m) if keys_are(&m, &["id", "value"]) => {
-            let get = |key: &str| {
-                m.iter()
-                    .find(|(k, _)| k.as_str() == Some(key))
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or(Value::Nil)
-            };
             let fields = vec![
-                (Value::Str("value".into()), get("value")),
-                (Value::Str("id".into()), get("id")),
+                (Value::Str("value".into()), entry(&m, "value")),
+                (Value::Str("id".into()), entry(&m, "id")),
             ];
             object(
                 ObjectForm::KwArgs,

@@ -65,7 +65,7 @@ fn json_at(v: &Value, path: &mut String) -> Result<Json, NotJson> {
             }
             Json::Array(out)
         }
-        Value::Map(entries) => Json::Object(fields(entries, path, |_| true)?),
+        Value::Map(entries) => Json::Object(fields(entries, path, |_, _| true)?),
         Value::Object(o) => object_json(o, path)?,
         Value::Bin(b) => record(
             "Uint8Array",
@@ -85,17 +85,18 @@ fn json_at(v: &Value, path: &mut String) -> Result<Json, NotJson> {
     })
 }
 
+/// A dict's entries as a JSON object, those `keep` accepts (all but a message's defaults).
 fn fields(
     entries: &[(Value, Value)],
     path: &mut String,
-    keep: impl Fn(&str) -> bool,
+    keep: impl Fn(&str, &Value) -> bool,
 ) -> Result<Map<String, Json>, NotJson> {
     let mut out = Map::new();
     for (k, v) in entries {
         let Some(key) = k.as_str() else {
             return Err(refuse(path, format!("a dict with a {} key", k.type_name())));
         };
-        if !keep(key) {
+        if !keep(key, v) {
             continue;
         }
         let len = path.len();
@@ -125,16 +126,9 @@ fn object_json(o: &PyObject, path: &mut String) -> Result<Json, NotJson> {
         };
         let always_list =
             |key: &str| class.kind == "ai" && matches!(key, "tool_calls" | "invalid_tool_calls");
-        let kept: Vec<(Value, Value)> = entries
-            .iter()
-            .filter(|(k, v)| match k.as_str() {
-                Some("type") => false,
-                Some(key) => ALWAYS.contains(&key) || always_list(key) || !is_default(key, v),
-                None => true,
-            })
-            .cloned()
-            .collect();
-        let kwargs = fields(&kept, path, |_| true)?;
+        let kwargs = fields(entries, path, |key, v| {
+            key != "type" && (ALWAYS.contains(&key) || always_list(key) || !is_default(key, v))
+        })?;
         return Ok(serde_json::json!({
             "lc": 1, "type": "constructor",
             "id": ["langchain_core", "messages", class.name],
@@ -156,9 +150,10 @@ fn object_json(o: &PyObject, path: &mut String) -> Result<Json, NotJson> {
             return Ok(send);
         }
         ("builtins.set", Value::Array(items)) => {
-            let Json::Array(items) = json_at(&Value::Array(items.clone()), path)? else {
-                unreachable!("an array is written as an array")
-            };
+            let items = items
+                .iter()
+                .map(|item| json_at(item, path))
+                .collect::<Result<_, _>>()?;
             return Ok(record("Set", None, vec![Json::Array(items)]));
         }
         ("js.Map", Value::Map(pairs)) => {
@@ -198,7 +193,7 @@ fn object_json(o: &PyObject, path: &mut String) -> Result<Json, NotJson> {
                 .map(|s| Json::String(s.into()))
                 .collect();
             id.push(Json::String(o.name.to_string()));
-            let kwargs = fields(entries, path, |_| true)?;
+            let kwargs = fields(entries, path, |_, _| true)?;
             return Ok(
                 serde_json::json!({"lc": 1, "type": "constructor", "id": id, "kwargs": kwargs}),
             );

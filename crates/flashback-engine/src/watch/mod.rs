@@ -167,24 +167,16 @@ pub async fn watch(
         return Err(EngineError::UnknownNamespace(checkpoint_ns.to_owned()));
     }
     crate::delta::materialize_all(&mut tuples, delta);
-    let mut report = changes_in(&tuples, path, limits, store.schema().dialect)?;
+    let mut report = changes(&tuples, path, limits, store.schema().dialect)?;
     report.thread_id = thread_id.to_owned();
     report.checkpoint_ns = checkpoint_ns.to_owned();
     Ok(report)
 }
 
 /// The changes of the value at `path` over the checkpoints of one namespace (values already
-/// rebuilt), in DAG order.
+/// rebuilt), in DAG order, in a database of the given library (whose task ids name the writes'
+/// nodes).
 pub fn changes(
-    tuples: &[CheckpointTuple],
-    path: &KeyPath,
-    limits: WatchLimits,
-) -> Result<WatchReport, EngineError> {
-    changes_in(tuples, path, limits, Dialect::Python)
-}
-
-/// [`changes`] in a database of the given library (whose task ids name the writes' nodes).
-pub fn changes_in(
     tuples: &[CheckpointTuple],
     path: &KeyPath,
     limits: WatchLimits,

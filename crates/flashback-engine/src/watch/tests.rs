@@ -62,6 +62,7 @@ fn watch_of(tuples: &[CheckpointTuple], path: &str) -> WatchReport {
         tuples,
         &KeyPath::parse(path).expect("path"),
         WatchLimits::default(),
+        Dialect::Python,
     )
     .expect("watch")
 }
@@ -244,6 +245,7 @@ fn large_values_are_sent_as_a_preview() {
         WatchLimits {
             max_value_bytes: 1000,
         },
+        Dialect::Python,
     )
     .expect("watch");
     let v = r.changes[0].value.as_ref().expect("a value");

@@ -193,10 +193,10 @@ fn finite(f: f64) -> Result<Json, String> {
 }
 
 fn version_json(v: &Version) -> Result<Json, String> {
-    match v {
-        Version::Int(i) => Ok(Json::from(*i)),
-        Version::Float(f) => finite(*f),
-        Version::Str(s) => Ok(Json::String(s.clone())),
+    match (v.to_json(), v) {
+        (Some(json), _) => Ok(json),
+        (None, Version::Float(f)) => finite(*f),
+        (None, _) => Err("a version JSON has no form for".into()),
     }
 }
 

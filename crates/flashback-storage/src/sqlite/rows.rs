@@ -152,17 +152,21 @@ impl Row {
         self.oversized
     }
 
-    /// Keep only the values of the channels `keep` accepts in this row's (plain msgpack) document, the others
-    /// read past without being decoded; an encrypted or unreadable document is left whole.
+    /// Keep only the values of the channels `keep` accepts in this row's (plain msgpack or
+    /// JSON) document, the others read past without being decoded; an encrypted or unreadable
+    /// document is left whole.
     pub(super) fn select(&mut self, keep: &dyn Fn(&str) -> bool) {
-        if self.type_tag.as_deref().is_some_and(|t| t != "msgpack") {
-            return;
-        }
         let Some(doc) = self.checkpoint.as_deref() else {
             return;
         };
-        if let Ok(slim) = flashback_codec::budget::select_channels(std::io::Cursor::new(doc), keep)
-        {
+        let slim = match self.type_tag.as_deref() {
+            None | Some("msgpack") => {
+                flashback_codec::budget::select_channels(std::io::Cursor::new(doc), keep)
+            }
+            Some("json") => flashback_codec::slimjson::select_json_channels(doc, keep),
+            Some(_) => return,
+        };
+        if let Ok(slim) = slim {
             self.checkpoint = Some(slim);
         }
     }

@@ -17,8 +17,8 @@ export function forkedText(verb: string, f: ForkResult, threadId: string, dialec
   return `${verb}: new checkpoint ${shortId(f.checkpoint_id)} (step ${f.step}) is the head. Resume it in ${lang} with ${resumeCall(dialect, threadId)}.`;
 }
 
-/** The code the dialogs quote, in the language of the program that wrote the database. */
-export function snippets(dialect: Dialect) {
+/** The code the dialogs quote, in the language of the program that wrote the database (Python when none is open). */
+export function snippets(dialect: Dialect | undefined) {
   return dialect === "js"
     ? {
         invoke: "graph.invoke(null, config)",
