@@ -97,14 +97,25 @@ fn nested(channel: &str, v: &Decoded) -> Result<Option<Json>, StoreError> {
     }
 }
 
+/// Channel versions as JS numbers them. LangGraph's `"{counter:032}.{random}"` strings (a thread
+/// copied from a Python database) are refused: JS's `getNextVersion` throws on a string, so the
+/// program could not continue the thread.
 fn versions_json(vs: &Versions) -> Result<Json, StoreError> {
     let mut out = Map::new();
     for (channel, v) in vs {
-        let json = v.to_json().ok_or_else(|| {
-            StoreError::InvalidInput(format!(
-                "the version of channel {channel:?} is not a number JSON can store"
-            ))
-        })?;
+        let json = match v {
+            Version::Str(s) => {
+                return Err(StoreError::InvalidInput(format!(
+                    "channel {channel:?} has LangGraph's (Python's) version {s:?}; LangGraph.js \
+                     numbers versions and could not continue this thread, so nothing was written"
+                )))
+            }
+            v => v.to_json().ok_or_else(|| {
+                StoreError::InvalidInput(format!(
+                    "the version of channel {channel:?} is not a number JSON can store"
+                ))
+            })?,
+        };
         out.insert(channel.clone(), json);
     }
     Ok(Json::Object(out))
@@ -187,6 +198,10 @@ mod tests {
             r#"{"v":4,"id":"1f0","ts":"2026-11-26T14:50:39.328Z","channel_values":{"log":["start"],"branch:to:a":null},"channel_versions":{"log":3},"versions_seen":{"a":{"log":2}}}"#
         );
         let pg = checkpoint_document(&cp, false).unwrap();
+        let mut python = cp.clone();
+        python.channel_versions = vec![("log".into(), Version::Str("0001.0.5".into()))];
+        let e = checkpoint_document(&python, true).unwrap_err().to_string();
+        assert!(e.contains("LangGraph.js numbers versions"), "{e}");
         assert!(pg.get("channel_values").is_none());
         let e = value("x", &Decoded::Pickle(vec![1]))
             .unwrap_err()
