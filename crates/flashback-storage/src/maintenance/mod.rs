@@ -42,13 +42,15 @@ use crate::StoreError;
 use async_trait::async_trait;
 
 mod copy;
+pub(crate) mod guard;
 pub(crate) mod plan;
 pub(crate) mod retain;
 
 pub use crate::three::repair::{BlobFix, DamagedBlob};
 pub use copy::copy_thread_between;
+pub use guard::{Guarded, Mark, PruneRun, SkipReason};
 pub use plan::Job;
-pub use retain::{ThreadPrune, VacuumReport};
+pub use retain::{ThreadPrune, VacuumPreview, VacuumReport, SQLITE_VACUUM_BYTES_PER_SEC};
 
 /// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
 /// writes to it.
@@ -104,6 +106,9 @@ pub struct PruneReport {
     pub parents_cleared: u64,
     /// Whether nothing was written (the report says what a real run would do).
     pub dry_run: bool,
+    /// Why nothing was done: the rows planned inside the transaction were not the ones the
+    /// operation was judged with (a branch that changed since its preview).
+    pub skipped: Option<SkipReason>,
 }
 
 /// What a `copy_thread` copied.
@@ -157,22 +162,37 @@ pub trait SaverMaintenance: CheckpointSaver {
         self.run_job(Job::Prune(threads, strategy), dry_run).await
     }
 
-    /// Prune `thread_ids` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
-    /// `keep_last` (≥ 1) latest checkpoints of each namespace along its head's lineage, in one
-    /// transaction (planned [`retain::RETAIN_CHUNK`] threads at a time). Returns per thread,
-    /// in the order given, what goes and what stays, with the bytes as stored. With `dry_run`,
-    /// nothing is written (a read-only transaction).
+    /// Prune `threads` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
+    /// `keep_last` (≥ 1) latest checkpoints of each namespace along its head's lineage, in
+    /// short writing transactions (`guard.rs`: each holds the lock about
+    /// [`guard::BATCH_BUDGET`], planning a group of threads at a time). Inside each, a thread
+    /// whose [`Mark`] is no longer the one it was chosen with is skipped
+    /// ([`ThreadPrune::skipped`]). Returns per thread, in the order given, what goes and what
+    /// stays, with the bytes as stored. With `dry_run`, nothing is written (one read-only
+    /// transaction). A failure after some transactions committed says so in its message.
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError>;
+    ) -> Result<PruneRun, StoreError>;
+
+    /// Each thread's [`Mark`] now (a thread without rows has the empty mark), read without
+    /// writing: what a prune's judgment is guarded with. Read it before judging the thread.
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<std::collections::HashMap<String, Mark>, StoreError>;
 
     /// Give the space freed back: SQLite `VACUUM` of the file, Postgres `VACUUM ANALYZE` of
     /// the saver's tables. Never inside a transaction; run it after a prune committed.
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError>;
+    /// SQLite's stops every writer while it runs: unless `force`, it is refused
+    /// ([`StoreError::InUse`]) while another program has the file open (`sqlite/holders.rs`).
+    async fn vacuum(&self, force: bool) -> Result<VacuumReport, StoreError>;
+
+    /// What [`vacuum`](Self::vacuum) would do, read without writing.
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError>;
 
     /// Delete the checkpoint `checkpoint_id` of namespace `checkpoint_ns` and every checkpoint
     /// descending from it (a branch: a fork and what ran on it), their writes, the subgraph
@@ -186,8 +206,22 @@ pub trait SaverMaintenance: CheckpointSaver {
         checkpoint_id: &str,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError> {
-        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id, None);
         self.run_job(job, dry_run).await
+    }
+
+    /// [`delete_branch`](Self::delete_branch), judged with `expect` checkpoints (what its
+    /// preview showed): when the branch planned inside the writing transaction holds another
+    /// number, nothing is deleted and the report says why ([`PruneReport::skipped`]).
+    async fn delete_branch_as_judged(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        expect: usize,
+    ) -> Result<PruneReport, StoreError> {
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id, Some(expect));
+        self.run_job(job, false).await
     }
 
     /// The blob rows `thread_id`'s checkpoints name (all namespaces) that cannot be read: no

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) mod access;
 mod batch;
+pub(crate) mod batches;
+mod holders;
 pub(crate) mod maintenance;
 pub(crate) mod read;
 mod rows;

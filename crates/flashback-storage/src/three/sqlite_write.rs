@@ -183,18 +183,14 @@ impl ThreeTableSaver {
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+        self.with_connection(move |conn| {
             // A rolled-back run only reads: a deferred transaction takes no write lock.
             let behavior = if commit {
                 TransactionBehavior::Immediate
             } else {
                 TransactionBehavior::Deferred
             };
-            let tx = guard
+            let tx = conn
                 .transaction_with_behavior(behavior)
                 .map_err(write_err)?;
             let out = f(&tx)?;
@@ -202,6 +198,22 @@ impl ThreeTableSaver {
                 tx.commit().map_err(write_err)?;
             }
             Ok(out)
+        })
+        .await
+    }
+
+    /// Run `f` on the saver's connection (its own transactions: a batched prune).
+    pub(super) async fn with_connection<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn
+                .lock()
+                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+            f(&mut guard)
         })
         .await
         .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?

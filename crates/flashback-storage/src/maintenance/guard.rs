@@ -1,0 +1,307 @@
+//! Decide inside the transaction (backend-neutral): a thread chosen for a prune carries the
+//! [`Mark`] it had when it was judged (by age and status, outside any transaction); the prune
+//! reads the mark again inside its writing transaction — SQLite under the write lock, Postgres
+//! with the saver's tables locked against inserts — and skips the thread when it differs, so a
+//! thread LangGraph wrote to after it was judged is never pruned on a stale judgment.
+//!
+//! Writes run in short transactions ([`Batches`]): a batch commits once it has held the lock
+//! for [`BATCH_BUDGET`], so a program writing beside Flashback (Python's `sqlite3` waits 5 s
+//! for a lock by default) never waits long. A dry run reads everything in one read-only
+//! transaction, so its preview is exact.
+
+use super::retain::ThreadPrune;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How long one batch may hold the write lock before it commits (checked between groups of
+/// threads, so one batch can run over by one group).
+pub(crate) const BATCH_BUDGET: Duration = Duration::from_millis(150);
+
+/// How long a SQLite prune leaves the lock free between two batches. SQLite has no queue of
+/// waiters: a program waiting for the lock polls it (the default busy handler, which
+/// Python's `sqlite3` uses, sleeps at most 100 ms between tries), so a pause longer than that
+/// lets every waiting writer in before the next batch.
+pub(crate) const SQLITE_PAUSE: Duration = Duration::from_millis(120);
+
+/// What a thread looked like: its checkpoint and pending-write rows, counted, with the newest
+/// checkpoint id and the newest row version (SQLite: the largest `rowid`, which every insert
+/// and `INSERT OR REPLACE` raises; Postgres: the largest `xmin`, which every insert and
+/// upsert sets). Any checkpoint or write LangGraph puts changes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mark {
+    pub(crate) checkpoints: i64,
+    pub(crate) newest: String,
+    pub(crate) writes: i64,
+    /// The newest row version of the checkpoints and of the writes.
+    pub(crate) version: (i64, i64),
+}
+
+impl Mark {
+    /// No row of the thread is left.
+    pub fn is_gone(&self) -> bool {
+        self.checkpoints == 0 && self.writes == 0
+    }
+}
+
+/// A thread to prune, with the [`Mark`] it had when it was chosen (`None`: prune it as it is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guarded {
+    /// Thread id.
+    pub thread_id: String,
+    /// Its mark when it was judged.
+    pub mark: Option<Mark>,
+}
+
+impl Guarded {
+    /// A thread pruned whatever it holds.
+    pub fn unguarded(thread_id: impl Into<String>) -> Guarded {
+        Guarded {
+            thread_id: thread_id.into(),
+            mark: None,
+        }
+    }
+}
+
+/// Why a chosen thread was left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub enum SkipReason {
+    /// Checkpoints or writes were put (or removed) after it was judged: the judgment is stale.
+    Changed,
+    /// Its rows were gone when the prune reached it.
+    Gone,
+}
+
+impl SkipReason {
+    /// The reason for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::Changed => "written to after it was chosen",
+            SkipReason::Gone => "gone before the prune reached it",
+        }
+    }
+}
+
+/// The verdict on a guarded thread given its mark read inside the writing transaction.
+pub(crate) fn verdict(guard: &Guarded, now: &Mark) -> Option<SkipReason> {
+    let seen = guard.mark.as_ref()?;
+    if seen == now {
+        None
+    } else if now.is_gone() {
+        Some(SkipReason::Gone)
+    } else {
+        Some(SkipReason::Changed)
+    }
+}
+
+/// A measured prune's outcome: per thread (in the order given) what went or why it was
+/// skipped, and how the writing transactions held the lock.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneRun {
+    /// Per thread, in the order given.
+    pub threads: Vec<ThreadPrune>,
+    /// Writing transactions committed (0 for a dry run).
+    pub transactions: u32,
+    /// The longest a writing transaction held the lock, in milliseconds.
+    pub longest_ms: u64,
+}
+
+/// The bookkeeping of a batched, guarded prune: which threads went into which transaction,
+/// how long each held the lock, and the outcome in the order given.
+pub(crate) struct Batches<'a> {
+    guards: &'a [Guarded],
+    next: usize,
+    done: HashMap<String, ThreadPrune>,
+    pending: Vec<ThreadPrune>,
+    started: Option<Instant>,
+    groups: usize,
+    dry_run: bool,
+    run: PruneRun,
+}
+
+impl<'a> Batches<'a> {
+    pub(crate) fn new(guards: &'a [Guarded], dry_run: bool) -> Self {
+        Batches {
+            guards,
+            next: 0,
+            done: HashMap::new(),
+            pending: Vec::new(),
+            started: None,
+            groups: 0,
+            dry_run,
+            run: PruneRun::default(),
+        }
+    }
+
+    /// Whether threads are left.
+    pub(crate) fn more(&self) -> bool {
+        self.next < self.guards.len()
+    }
+
+    /// A transaction begins (the lock is held from now).
+    pub(crate) fn begin(&mut self) {
+        self.started = Some(Instant::now());
+        self.groups = 0;
+    }
+
+    /// The next group of at most `n` threads, while the transaction is within its budget
+    /// (a dry run has none: one transaction reads everything).
+    pub(crate) fn group(&mut self, n: usize) -> Option<&'a [Guarded]> {
+        let within = self.dry_run
+            || self.groups == 0
+            || self.started.is_none_or(|t| t.elapsed() < BATCH_BUDGET);
+        if !within || !self.more() {
+            return None;
+        }
+        let end = (self.next + n.max(1)).min(self.guards.len());
+        let group = &self.guards[self.next..end];
+        self.next = end;
+        self.groups += 1;
+        Some(group)
+    }
+
+    /// Split `group` by verdict, given each thread's mark now (a thread without a guard
+    /// always goes on); the skipped ones are recorded. Returns the ids to prune.
+    pub(crate) fn judge(
+        &mut self,
+        group: &[Guarded],
+        marks: &HashMap<String, Mark>,
+    ) -> Vec<String> {
+        let mut go = Vec::with_capacity(group.len());
+        for g in group {
+            let now = marks.get(&g.thread_id).cloned().unwrap_or_default();
+            match verdict(g, &now) {
+                None => go.push(g.thread_id.clone()),
+                Some(reason) => self.pending.push(ThreadPrune {
+                    thread_id: g.thread_id.clone(),
+                    skipped: Some(reason),
+                    ..Default::default()
+                }),
+            }
+        }
+        go
+    }
+
+    /// What the transaction removed from the threads it pruned.
+    pub(crate) fn pruned(&mut self, tallies: Vec<ThreadPrune>) {
+        self.pending.extend(tallies);
+    }
+
+    /// The transaction committed (or, for a dry run, was rolled back after reading).
+    pub(crate) fn committed(&mut self) {
+        if let Some(t) = self.started.take() {
+            if !self.dry_run {
+                self.run.transactions += 1;
+                let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
+                self.run.longest_ms = self.run.longest_ms.max(ms);
+            }
+        }
+        for p in self.pending.drain(..) {
+            self.done.insert(p.thread_id.clone(), p);
+        }
+    }
+
+    /// A transaction failed and was rolled back: the error, saying what had been committed.
+    pub(crate) fn failed(&self, e: crate::StoreError) -> crate::StoreError {
+        let committed = self.done.len();
+        if committed == 0 || self.dry_run {
+            return e;
+        }
+        crate::StoreError::Query(format!(
+            "{e} (after {committed} of {} threads were pruned and committed in {} \
+             transactions; the database is consistent: run the prune again for the rest)",
+            self.guards.len(),
+            self.run.transactions
+        ))
+    }
+
+    /// The outcome, in the order given.
+    pub(crate) fn finish(mut self) -> PruneRun {
+        let guards = self.guards;
+        self.run.threads = guards
+            .iter()
+            .map(|g| {
+                self.done
+                    .remove(&g.thread_id)
+                    .unwrap_or_else(|| ThreadPrune {
+                        thread_id: g.thread_id.clone(),
+                        ..Default::default()
+                    })
+            })
+            .collect();
+        self.run
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(checkpoints: i64, version: i64) -> Mark {
+        Mark {
+            checkpoints,
+            newest: format!("id{checkpoints}"),
+            writes: 1,
+            version: (version, 0),
+        }
+    }
+
+    #[test]
+    fn a_thread_is_skipped_when_its_mark_changed_or_it_is_gone() {
+        let g = Guarded {
+            thread_id: "t".into(),
+            mark: Some(mark(3, 9)),
+        };
+        assert_eq!(verdict(&g, &mark(3, 9)), None);
+        assert_eq!(verdict(&g, &mark(4, 10)), Some(SkipReason::Changed));
+        assert_eq!(verdict(&g, &mark(3, 10)), Some(SkipReason::Changed));
+        assert_eq!(verdict(&g, &Mark::default()), Some(SkipReason::Gone));
+        assert_eq!(verdict(&Guarded::unguarded("t"), &mark(5, 1)), None);
+    }
+
+    #[test]
+    fn batches_keep_the_order_given_and_count_transactions() {
+        let guards: Vec<Guarded> = ["a", "b", "c"]
+            .iter()
+            .map(|t| Guarded {
+                thread_id: (*t).into(),
+                mark: Some(mark(1, 1)),
+            })
+            .collect();
+        let mut b = Batches::new(&guards, false);
+        let mut marks = HashMap::new();
+        marks.insert("a".to_owned(), mark(1, 1));
+        marks.insert("b".to_owned(), mark(2, 2));
+        b.begin();
+        let g = b.group(2).unwrap();
+        let go = b.judge(g, &marks);
+        assert_eq!(go, vec!["a".to_owned()]);
+        b.pruned(vec![ThreadPrune {
+            thread_id: "a".into(),
+            checkpoints: 1,
+            ..Default::default()
+        }]);
+        b.committed();
+        b.begin();
+        let g = b.group(2).unwrap();
+        assert_eq!(b.judge(g, &marks), Vec::<String>::new());
+        assert!(b.group(2).is_none());
+        b.committed();
+        let run = b.finish();
+        assert_eq!(run.transactions, 2);
+        let got: Vec<_> = run
+            .threads
+            .iter()
+            .map(|t| (t.thread_id.as_str(), t.checkpoints, t.skipped))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", 1, None),
+                ("b", 0, Some(SkipReason::Changed)),
+                ("c", 0, Some(SkipReason::Gone)),
+            ]
+        );
+    }
+}
