@@ -23,7 +23,9 @@ use crate::types::{
 };
 use crate::Api;
 use flashback_engine::ThreadStatus;
-use flashback_storage::maintenance::{Guarded, Mark, PruneStrategy, SaverMaintenance};
+use flashback_storage::maintenance::{
+    Guarded, Mark, PruneStrategy, SaverMaintenance, SkipReason, ThreadPrune,
+};
 use flashback_storage::memory::Stamp;
 use flashback_storage::{CheckpointStore, ThreadInfo};
 use std::collections::{HashMap, HashSet};
@@ -81,9 +83,11 @@ impl Api {
         .await?;
         let guards: Vec<Guarded> = chosen
             .iter()
-            .map(|c| Guarded {
-                thread_id: c.thread_id.clone(),
-                mark: Some(c.mark.clone()),
+            .filter_map(|c| {
+                c.mark.clone().map(|mark| Guarded {
+                    thread_id: c.thread_id.clone(),
+                    mark: Some(mark),
+                })
             })
             .collect();
         let run = saver
@@ -98,7 +102,10 @@ impl Api {
         let threads: Vec<RetentionThread> = chosen
             .into_iter()
             .map(|c| {
-                let p = by_id.remove(&c.thread_id).unwrap_or_default();
+                let p = by_id.remove(&c.thread_id).unwrap_or_else(|| ThreadPrune {
+                    skipped: Some(SkipReason::Changed),
+                    ..Default::default()
+                });
                 totals.threads += 1;
                 totals.skipped += u64::from(p.skipped.is_some());
                 totals.checkpoints += p.checkpoints;
@@ -192,10 +199,11 @@ fn iso(micros: i64) -> String {
     flashback_storage::pyfmt::isoformat_utc(secs, sub)
 }
 
-/// A thread chosen, with what the report shows of it and its mark read before it was judged.
+/// A thread chosen, with what the report shows of it and its mark read before it was judged
+/// (`None`: it changed while being judged, so it is skipped unjudged).
 struct Chosen {
     thread_id: String,
-    mark: Mark,
+    mark: Option<Mark>,
     status: Option<ThreadStatus>,
     ts: Option<String>,
 }
@@ -246,6 +254,20 @@ async fn choose(
         }
         let chunk_ids: Vec<String> = chunk.iter().map(|t| t.thread_id.clone()).collect();
         let mut marks = saver.thread_marks(&chunk_ids).await?;
+        // The list was read before the marks: a thread written to in between is judged on
+        // a stale head (the summary reads the checkpoint the list named), so it is not
+        // judged at all but skipped, as one written to after judging would be.
+        let (chunk, stale): (Vec<ThreadInfo>, Vec<ThreadInfo>) = chunk.into_iter().partition(|t| {
+            marks
+                .get(&t.thread_id)
+                .is_some_and(|m| m.checkpoints() == t.checkpoint_count)
+        });
+        out.extend(stale.into_iter().map(|t| Chosen {
+            thread_id: t.thread_id,
+            mark: None,
+            status: None,
+            ts: None,
+        }));
         let read = summaries::read_chunk(store, chunk).await?;
         for s in summaries::summarize_chunk(read, store.schema().dialect).await? {
             let old = cutoff.is_none_or(|cut| {
@@ -258,7 +280,7 @@ async fn choose(
                     .is_some_and(|st| statuses.iter().any(|f| matches(*f, st)));
             if old && wanted {
                 out.push(Chosen {
-                    mark: marks.remove(&s.thread_id).unwrap_or_default(),
+                    mark: marks.remove(&s.thread_id),
                     thread_id: s.thread_id,
                     status: s.status,
                     ts: s.latest_ts,

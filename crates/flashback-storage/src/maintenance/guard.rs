@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 /// threads, so one batch can run over by one group).
 pub(crate) const BATCH_BUDGET: Duration = Duration::from_millis(150);
 
+/// How many stored bytes one batch may delete before it commits: a commit writes every page
+/// the batch freed (SQLite appends them to the WAL), so its cost follows the bytes, which
+/// the time spent before it does not show.
+pub(crate) const BATCH_BYTES: u64 = 16_000_000;
+
 /// How long a SQLite prune leaves the lock free between two batches. SQLite has no queue of
 /// waiters: a program waiting for the lock polls it (the default busy handler, which
 /// Python's `sqlite3` uses, sleeps at most 100 ms between tries), so a pause longer than that
@@ -40,6 +45,12 @@ impl Mark {
     /// No row of the thread is left.
     pub fn is_gone(&self) -> bool {
         self.checkpoints == 0 && self.writes == 0
+    }
+
+    /// The number of checkpoint rows (all namespaces): a listing that counted another
+    /// number was read before a write this mark includes.
+    pub fn checkpoints(&self) -> u64 {
+        u64::try_from(self.checkpoints).unwrap_or(0)
     }
 }
 
@@ -116,6 +127,7 @@ pub(crate) struct Batches<'a> {
     pending: Vec<ThreadPrune>,
     started: Option<Instant>,
     groups: usize,
+    bytes: u64,
     dry_run: bool,
     run: PruneRun,
 }
@@ -129,6 +141,7 @@ impl<'a> Batches<'a> {
             pending: Vec::new(),
             started: None,
             groups: 0,
+            bytes: 0,
             dry_run,
             run: PruneRun::default(),
         }
@@ -143,14 +156,16 @@ impl<'a> Batches<'a> {
     pub(crate) fn begin(&mut self) {
         self.started = Some(Instant::now());
         self.groups = 0;
+        self.bytes = 0;
     }
 
-    /// The next group of at most `n` threads, while the transaction is within its budget
-    /// (a dry run has none: one transaction reads everything).
+    /// The next group of at most `n` threads, while the transaction is within its budgets of
+    /// time and bytes (a dry run has none: one transaction reads everything).
     pub(crate) fn group(&mut self, n: usize) -> Option<&'a [Guarded]> {
         let within = self.dry_run
             || self.groups == 0
-            || self.started.is_none_or(|t| t.elapsed() < BATCH_BUDGET);
+            || (self.bytes < BATCH_BYTES
+                && self.started.is_none_or(|t| t.elapsed() < BATCH_BUDGET));
         if !within || !self.more() {
             return None;
         }
@@ -185,6 +200,7 @@ impl<'a> Batches<'a> {
 
     /// What the transaction removed from the threads it pruned.
     pub(crate) fn pruned(&mut self, tallies: Vec<ThreadPrune>) {
+        self.bytes += tallies.iter().map(|t| t.bytes).sum::<u64>();
         self.pending.extend(tallies);
     }
 

@@ -11,7 +11,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use std::collections::HashMap;
 
 /// Threads planned at a time inside a writing batch (the budget is checked between groups).
-const GROUP: usize = 8;
+const GROUP: usize = 4;
 
 /// Each thread's [`Mark`]: its rows in `checkpoints` and in `writes` (the pending-writes
 /// table's name in the layout), counted, with the newest checkpoint id and `rowid`s (every
