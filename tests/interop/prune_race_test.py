@@ -293,9 +293,10 @@ def one_run(r: Results, backend: Backend, run: int, variant: str, forks: dict[st
         lost = [c for c in program.committed if tuple(c) not in present]
         r.check(where, f"every committed checkpoint is there ({len(program.committed)} committed)", not lost, f"lost: {lost[:5]}")
         orphans = [(t, ns, i, p_) for t, ns, i, p_ in rows if p_ is not None and (t, ns, p_) not in present]
-        # The one window no lock closes (docs/retention.md): the program read a thread's head
-        # just before a batch deleted the thread and put the head's child just after. Its
-        # child's parent is then the thread's old head; any other orphan is a failure.
+        # The one window no lock closes (README, "Pruning beside a running program"): the
+        # program read a thread's head just before a batch deleted the thread and put the
+        # head's child just after: that child's parent is the thread's old head. Any other
+        # orphan is a failure.
         window = [o for o in orphans if variant == "delete" and (o[0], o[1], o[3]) in heads]
         stray = [o for o in orphans if o not in window]
         r.check(where, "no checkpoint lost its parent", not stray, f"orphans: {stray[:5]}")

@@ -202,12 +202,24 @@ fn prune_refuses_what_is_not_a_choice_in_one_line() {
     // Issue 28: a missing thread is "not found" wherever a command names one.
     fails(&["prune", &db, "nope"], 3, "not found");
     fails(
-        &["prune", &db, "long", "nope", "--strategy", "delete", "--yes"],
+        &[
+            "prune",
+            &db,
+            "long",
+            "nope",
+            "--strategy",
+            "delete",
+            "--yes",
+        ],
         3,
         "not found",
     );
     fails(&["delete", &db, "nope", "--yes"], 3, "not found");
-    fails(&["delete-branch", &db, "nope", "1f0", "--yes"], 3, "not found");
+    fails(
+        &["delete-branch", &db, "nope", "1f0", "--yes"],
+        3,
+        "not found",
+    );
     let threads = json_ok(&["threads", &db, "--json"]);
     assert_eq!(threads.as_array().map(Vec::len), Some(12), "nothing went");
 }

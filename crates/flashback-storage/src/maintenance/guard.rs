@@ -28,16 +28,18 @@ pub(crate) const BATCH_BYTES: u64 = 16_000_000;
 /// lets every waiting writer in before the next batch.
 pub(crate) const SQLITE_PAUSE: Duration = Duration::from_millis(120);
 
-/// What a thread looked like: its checkpoint and pending-write rows, counted, with the newest
-/// checkpoint id and the newest row version (SQLite: the largest `rowid`, which every insert
-/// and `INSERT OR REPLACE` raises; Postgres: the largest `xmin`, which every insert and
-/// upsert sets). Any checkpoint or write LangGraph puts changes it.
+/// What a thread looked like: its checkpoint rows and its other rows (pending writes; on
+/// Postgres also blobs), counted, with the newest checkpoint id and the newest row versions
+/// (SQLite: the largest `rowid`, which every insert and `INSERT OR REPLACE` raises; Postgres:
+/// the largest `xmin`, which every insert and upsert sets). Any checkpoint, blob or write
+/// LangGraph puts changes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mark {
     pub(crate) checkpoints: i64,
     pub(crate) newest: String,
+    /// Pending writes (and, on Postgres, blobs).
     pub(crate) writes: i64,
-    /// The newest row version of the checkpoints and of the writes.
+    /// The newest row version of the checkpoints and of the other rows.
     pub(crate) version: (i64, i64),
 }
 
@@ -61,16 +63,6 @@ pub struct Guarded {
     pub thread_id: String,
     /// Its mark when it was judged.
     pub mark: Option<Mark>,
-}
-
-impl Guarded {
-    /// A thread pruned whatever it holds.
-    pub fn unguarded(thread_id: impl Into<String>) -> Guarded {
-        Guarded {
-            thread_id: thread_id.into(),
-            mark: None,
-        }
-    }
 }
 
 /// Why a chosen thread was left alone.
@@ -273,7 +265,11 @@ mod tests {
         assert_eq!(verdict(&g, &mark(4, 10)), Some(SkipReason::Changed));
         assert_eq!(verdict(&g, &mark(3, 10)), Some(SkipReason::Changed));
         assert_eq!(verdict(&g, &Mark::default()), Some(SkipReason::Gone));
-        assert_eq!(verdict(&Guarded::unguarded("t"), &mark(5, 1)), None);
+        let unguarded = Guarded {
+            thread_id: "t".into(),
+            mark: None,
+        };
+        assert_eq!(verdict(&unguarded, &mark(5, 1)), None);
     }
 
     #[test]

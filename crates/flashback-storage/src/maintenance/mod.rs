@@ -20,16 +20,26 @@
 //!                                          where every DeltaChannel has a stored value
 //!                                          (Python 3.2.0 refuses such threads)
 //!                            dry_run: the same report, computed in a read-only transaction
-//!  prune_measured(threads,  prune's plan, with KeepLatest keeping `keep_last` checkpoints per
+//!  prune_measured(guarded,  prune's plan, with KeepLatest keeping `keep_last` checkpoints per
 //!    strategy, keep_last)    namespace along the head's lineage (and what DeltaChannels and
-//!                            pre-v4 sends need of the oldest kept one); one transaction,
-//!                            planned 500 threads at a time; reports per thread what goes,
-//!                            with the stored bytes (`retain.rs`)
-//!  vacuum()                  after a commit, outside any transaction: SQLite `VACUUM`,
+//!                            pre-v4 sends need of the oldest kept one); short transactions
+//!                            (`guard.rs`), each re-reading its threads' marks first and
+//!                            skipping those that changed since they were judged; reports per
+//!                            thread what goes (or why it was skipped), with the stored bytes
+//!  thread_marks(threads)     what each thread looks like now, read before judging it
+//!  vacuum(force)             after a commit, outside any transaction: SQLite `VACUUM` (refused
+//!                            while another program has the file open, unless forced),
 //!                            Postgres `VACUUM ANALYZE` of the saver's three tables
+//!  vacuum_preview()          what a VACUUM would rewrite and how long SQLite's stops writers
 //!  delete_branch(t, ns, id)  one transaction: the checkpoint, its descendants, their writes,
 //!                            the subgraph calls started from them and the blobs left
-//!                            unreferenced (a failed re-run's fork); dry_run as for prune
+//!                            unreferenced (a failed re-run's fork); dry_run as for prune;
+//!                            `delete_branch_as_judged` does nothing when the branch no longer
+//!                            holds the checkpoints its preview counted
+//!
+//! Every writing transaction plans from rows nobody can change under it: SQLite's begin with
+//! the write lock (`BEGIN IMMEDIATE`), Postgres's lock the saver's tables against writers
+//! first (`postgres/batches.rs`).
 //! ```
 //!
 //! Python's OSS savers implement only Postgres `prune` (3.2.0); `copy_thread` and

@@ -38,9 +38,11 @@ pub(crate) async fn lock_tables(conn: &mut PgConnection) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Each thread's [`Mark`]: its rows in `checkpoints` and `checkpoint_writes` (both layouts
-/// name them so), counted, with the newest checkpoint id and the newest `xmin` (every insert
-/// and upsert writes a new row version).
+/// Each thread's [`Mark`]: its rows in `checkpoints`, and in `checkpoint_writes` and
+/// `checkpoint_blobs` together (both layouts name them so), counted, with the newest
+/// checkpoint id and the newest `xmin` (every insert and upsert writes a new row version).
+/// The blobs count because LangGraph's `put` commits a checkpoint's new blobs before the
+/// checkpoint itself.
 pub(crate) async fn marks(
     conn: &mut PgConnection,
     threads: &[String],
@@ -50,8 +52,11 @@ pub(crate) async fn marks(
          (SELECT count(*) FROM checkpoints c WHERE c.thread_id = t.id)::int8, \
          (SELECT coalesce(max(c.checkpoint_id), '') FROM checkpoints c WHERE c.thread_id = t.id), \
          (SELECT coalesce(max(c.xmin::text::int8), 0) FROM checkpoints c WHERE c.thread_id = t.id), \
-         (SELECT count(*) FROM checkpoint_writes w WHERE w.thread_id = t.id)::int8, \
-         (SELECT coalesce(max(w.xmin::text::int8), 0) FROM checkpoint_writes w WHERE w.thread_id = t.id) \
+         ((SELECT count(*) FROM checkpoint_writes w WHERE w.thread_id = t.id) \
+          + (SELECT count(*) FROM checkpoint_blobs b WHERE b.thread_id = t.id))::int8, \
+         greatest( \
+           (SELECT coalesce(max(w.xmin::text::int8), 0) FROM checkpoint_writes w WHERE w.thread_id = t.id), \
+           (SELECT coalesce(max(b.xmin::text::int8), 0) FROM checkpoint_blobs b WHERE b.thread_id = t.id)) \
          FROM unnest($1::text[]) AS t(id)",
     )
     .persistent(false)

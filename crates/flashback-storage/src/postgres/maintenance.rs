@@ -66,6 +66,9 @@ impl SaverMaintenance for PostgresStore {
         &self,
         thread_ids: &[String],
     ) -> Result<HashMap<String, Mark>, StoreError> {
+        if self.schema().shallow {
+            return Err(shallow_error(self.schema()));
+        }
         let mut conn = self.pool().acquire().await.map_err(err)?;
         batches::marks(&mut conn, thread_ids).await
     }

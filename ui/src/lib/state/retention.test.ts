@@ -100,7 +100,7 @@ describe("retention: the preview", () => {
   it("lists the threads largest first, ties by id", () => {
     const rows = retentionRows(report([thread("b", 10), thread("c", 5000), thread("a", 10, { status: null, last_checkpoint_ts: null })]));
     expect(rows.map((r) => r.thread_id)).toEqual(["c", "a", "b"]);
-    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "4.9 KB" });
+    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "4.9 KB", skipped: null });
     expect(rows[1].last).toBe("—");
   });
 });
