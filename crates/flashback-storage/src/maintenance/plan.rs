@@ -107,21 +107,26 @@ impl Job {
         }
     }
 
-    /// Whether `plan`, made inside the writing transaction, is not what the job was judged
-    /// with (a branch that grew or shrank since it was previewed): then nothing is done.
-    pub(crate) fn stale(&self, plan: &Plan) -> Option<super::SkipReason> {
-        match self {
+    /// When `plan`, made inside the writing transaction, is not what the job was judged with
+    /// (a branch that grew or shrank since it was previewed): the report of doing nothing.
+    pub(crate) fn stale(&self, plan: &Plan, dry_run: bool) -> Option<PruneReport> {
+        let skipped = match self {
             Job::Branch {
                 expect: Some(n), ..
             } if plan.report.checkpoints.len() != *n => {
-                Some(if plan.report.checkpoints.is_empty() {
+                if plan.report.checkpoints.is_empty() {
                     super::SkipReason::Gone
                 } else {
                     super::SkipReason::Changed
-                })
+                }
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some(PruneReport {
+            dry_run,
+            skipped: Some(skipped),
+            ..Default::default()
+        })
     }
 
     /// The threads named outright (`delete_for_runs` finds its own in the database).

@@ -301,13 +301,8 @@ async fn maintain_in(
     }
     let snap = snapshot(tx, &threads, !matches!(select, Select::Delete)).await?;
     let plan = plan(&snap, &threads, &select);
-    if let Some(skip) = job.stale(&plan) {
-        return Ok(PruneReport {
-            dry_run,
-            skipped: Some(skip),
-            ..Default::default()
-        }
-        .into());
+    if let Some(report) = job.stale(&plan, dry_run) {
+        return Ok(report.into());
     }
     if dry_run || plan.is_empty() {
         return Ok(Some(PruneReport {

@@ -311,12 +311,8 @@ async fn sqlite_maintain(
         let facts = !matches!(select, Select::Delete);
         let snap = snapshot(tx, &threads, key.as_deref(), facts)?;
         let plan = plan(&snap, &threads, &select);
-        if let Some(skip) = job.stale(&plan) {
-            return Ok(PruneReport {
-                dry_run,
-                skipped: Some(skip),
-                ..Default::default()
-            });
+        if let Some(report) = job.stale(&plan, dry_run) {
+            return Ok(report);
         }
         if dry_run || plan.is_empty() {
             return Ok(PruneReport {

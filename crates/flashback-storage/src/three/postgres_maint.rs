@@ -471,12 +471,8 @@ async fn maintain(
     }
     let snap = snapshot(conn, s, &threads, key.as_deref()).await?;
     let plan = plan(&snap, &threads, &job.select());
-    if let Some(skip) = job.stale(&plan) {
-        return Ok(PruneReport {
-            dry_run,
-            skipped: Some(skip),
-            ..Default::default()
-        });
+    if let Some(report) = job.stale(&plan, dry_run) {
+        return Ok(report);
     }
     let orphans = orphan_blobs(conn, s, &snap, &plan, &threads).await?;
     if dry_run || (plan.is_empty() && orphans.is_empty()) {

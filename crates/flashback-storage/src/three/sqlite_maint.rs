@@ -371,12 +371,8 @@ async fn maintain(
             }
             let snap = snapshot(tx, &threads, key.as_deref())?;
             let plan = plan(&snap, &threads, &job.select());
-            if let Some(skip) = job.stale(&plan) {
-                return Ok(PruneReport {
-                    dry_run,
-                    skipped: Some(skip),
-                    ..Default::default()
-                });
+            if let Some(report) = job.stale(&plan, dry_run) {
+                return Ok(report);
             }
             let orphans = orphan_blobs(tx, &snap, &plan, &threads)?;
             if dry_run || (plan.is_empty() && orphans.is_empty()) {

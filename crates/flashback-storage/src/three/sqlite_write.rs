@@ -208,15 +208,7 @@ impl ThreeTableSaver {
         T: Send + 'static,
         F: FnOnce(&mut rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
-            f(&mut guard)
-        })
-        .await
-        .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
+        crate::sqlite::on_connection(&self.conn, f).await
     }
 }
 
