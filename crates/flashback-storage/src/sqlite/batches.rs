@@ -1,7 +1,8 @@
 //! Guarded prunes on SQLite in short transactions (`maintenance/guard.rs`), shared by
 //! LangGraph's schema and the three-table store: each batch is `BEGIN IMMEDIATE` (the write
 //! lock), the chosen threads' marks read again, the threads still as judged planned and
-//! deleted, `COMMIT`; then a pause that lets a waiting program in.
+//! deleted, `COMMIT`; then a passive WAL checkpoint (no lock) and a pause that lets a waiting
+//! program in.
 
 use super::write::write_err as err;
 use crate::maintenance::guard::{Batches, Guarded, Mark, PruneRun, SQLITE_PAUSE};
@@ -57,6 +58,12 @@ pub(crate) fn prune_in_batches(
     mut step: impl FnMut(&Transaction<'_>, &[String]) -> Result<Vec<ThreadPrune>, StoreError>,
 ) -> Result<PruneRun, StoreError> {
     let mut b = Batches::new(guards, dry_run);
+    if !dry_run {
+        // The WAL is checkpointed after each batch, outside the lock (below), rather than
+        // inside a commit by SQLite's automatic checkpoint.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(err)?;
+    }
     let (behavior, group) = if dry_run {
         (TransactionBehavior::Deferred, retain::RETAIN_CHUNK)
     } else {
@@ -70,10 +77,18 @@ pub(crate) fn prune_in_batches(
         if let Err(e) = batch(&tx, &mut b, writes, group, &mut step) {
             return Err(b.failed(e)); // the transaction rolls back as it drops
         }
-        if !dry_run {
+        if dry_run {
+            drop(tx); // rolled back: it only read
+        } else {
             tx.commit().map_err(|e| b.failed(err(e)))?;
         }
         b.committed();
+        if !dry_run {
+            // Copy the batch's pages into the file without waiting for anyone (PASSIVE takes
+            // no writer lock), so the WAL stays small for the program's own checkpoints. A
+            // checkpoint that cannot finish now is only later work: not a failure.
+            let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
         if b.more() {
             std::thread::sleep(SQLITE_PAUSE);
         }
