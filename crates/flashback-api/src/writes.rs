@@ -126,8 +126,9 @@ impl Api {
         })
     }
 
-    /// Prune threads (or preview it). One transaction, planned from the rows it locked. A
-    /// thread that is not there is an error (nothing is pruned).
+    /// Prune threads (or preview it): groups of threads in short transactions, each planned
+    /// from the rows it locked (the preview: one read-only transaction). A thread that is not
+    /// there is an error (nothing is pruned).
     pub async fn prune_threads(&self, req: PruneRequest) -> ApiResult<PruneSummary> {
         if req.thread_ids.is_empty() {
             return Err(ApiError::invalid("choose at least one thread to prune"));

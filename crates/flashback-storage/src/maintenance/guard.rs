@@ -10,7 +10,10 @@
 //! transaction, so its preview is exact.
 
 use super::retain::ThreadPrune;
+use super::PruneReport;
+use crate::StoreError;
 use std::collections::HashMap;
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 /// How long one batch may hold the write lock before it commits (checked between groups of
@@ -84,6 +87,53 @@ impl SkipReason {
             SkipReason::Gone => "gone before the prune reached it",
         }
     }
+}
+
+/// A prune of threads named by id (no judgment to guard), in transactions of a group of
+/// threads each: `job` prunes a group in one transaction. The group grows while a
+/// transaction takes under half of [`BATCH_BUDGET`] and shrinks (to one thread) while one
+/// takes longer; a pause of [`SQLITE_PAUSE`] after each lets a waiting SQLite writer in. The
+/// reports are merged; a failure says how many threads had been pruned and committed.
+pub(crate) async fn prune_in_groups<F, Fut>(
+    threads: Vec<String>,
+    mut job: F,
+) -> Result<PruneReport, StoreError>
+where
+    F: FnMut(Vec<String>) -> Fut,
+    Fut: Future<Output = Result<PruneReport, StoreError>>,
+{
+    let mut out = PruneReport::default();
+    let (mut at, mut size) = (0, 1usize);
+    while at < threads.len() {
+        let group: Vec<String> = threads[at..(at + size).min(threads.len())].to_vec();
+        let started = Instant::now();
+        let report = job(group.clone()).await.map_err(|e| {
+            if at == 0 {
+                return e;
+            }
+            StoreError::Query(format!(
+                "{e} (after {at} of {} threads were pruned and committed; the database is \
+                 consistent: run the prune again for the rest)",
+                threads.len()
+            ))
+        })?;
+        at += group.len();
+        out.checkpoints.extend(report.checkpoints);
+        out.writes += report.writes;
+        out.blobs += report.blobs;
+        out.parents_cleared += report.parents_cleared;
+        let took = started.elapsed();
+        if took < BATCH_BUDGET / 2 {
+            size = size.saturating_mul(2).min(super::retain::RETAIN_CHUNK);
+        } else if took > BATCH_BUDGET {
+            size = (size / 2).max(1);
+        }
+        if at < threads.len() {
+            tokio::time::sleep(SQLITE_PAUSE).await;
+        }
+    }
+    out.checkpoints.sort();
+    Ok(out)
 }
 
 /// The verdict on a guarded thread given its mark read inside the writing transaction.
@@ -270,6 +320,55 @@ mod tests {
             mark: None,
         };
         assert_eq!(verdict(&unguarded, &mark(5, 1)), None);
+    }
+
+    #[tokio::test]
+    async fn groups_grow_while_quick_and_the_reports_merge() {
+        let threads: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        let mut sizes = Vec::new();
+        let report = prune_in_groups(threads, |group| {
+            sizes.push(group.len());
+            async move {
+                Ok(PruneReport {
+                    checkpoints: group
+                        .iter()
+                        .rev()
+                        .map(|t| (t.clone(), String::new(), "1".to_owned()))
+                        .collect(),
+                    writes: group.len() as u64,
+                    ..Default::default()
+                })
+            }
+        })
+        .await
+        .expect("pruned");
+        assert_eq!(sizes, [1, 2, 4, 3]);
+        assert_eq!(report.writes, 10);
+        let ids: Vec<&str> = report.checkpoints.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9"]
+        );
+
+        let mut calls = 0;
+        let e = prune_in_groups(vec!["a".into(), "b".into()], |_| {
+            calls += 1;
+            let fail = calls == 2;
+            async move {
+                if fail {
+                    Err(StoreError::Query("disk full".into()))
+                } else {
+                    Ok(PruneReport::default())
+                }
+            }
+        })
+        .await
+        .expect_err("the second group fails");
+        assert!(
+            e.to_string()
+                .contains("after 1 of 2 threads were pruned and committed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -153,9 +153,11 @@ pub trait SaverMaintenance: CheckpointSaver {
         self.run_job(Job::Runs(runs), false).await
     }
 
-    /// Prune the threads (see the module docs), in one transaction. `KeepLatest` keeps what a
-    /// DeltaChannel needs to rebuild the head's value.
-    /// With `dry_run`, nothing is written and the report says what would be deleted.
+    /// Prune the threads (see the module docs): each thread in one transaction, a group of
+    /// threads per transaction, the groups sized to hold the lock about
+    /// [`guard::BATCH_BUDGET`] (`guard::prune_in_groups`). `KeepLatest` keeps what a
+    /// DeltaChannel needs to rebuild the head's value. With `dry_run`, nothing is written and
+    /// the report (one read-only transaction) says what would be deleted.
     async fn prune(
         &self,
         thread_ids: &[String],
@@ -169,7 +171,13 @@ pub trait SaverMaintenance: CheckpointSaver {
                 ..Default::default()
             });
         }
-        self.run_job(Job::Prune(threads, strategy), dry_run).await
+        if dry_run || threads.len() == 1 {
+            return self.run_job(Job::Prune(threads, strategy), dry_run).await;
+        }
+        guard::prune_in_groups(threads, |group| {
+            self.run_job(Job::Prune(group, strategy), false)
+        })
+        .await
     }
 
     /// Prune `threads` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
