@@ -7,8 +7,10 @@
 //!                            (Postgres) blob of src, byte for byte, under dst; dst must be empty
 //!  delete_for_runs(runs)     one transaction: checkpoints whose metadata.run_id is in runs, their
 //!                            writes, and (Postgres) the blobs no remaining checkpoint references
-//!  prune(threads, strategy)  one transaction (REPEATABLE READ on Postgres), like
-//!                            langgraph-checkpoint-postgres 3.2.0's `prune`:
+//!  prune(threads, strategy)  groups of threads, one transaction each (REPEATABLE READ on
+//!                            Postgres), sized to hold the lock about 150 ms
+//!                            (`guard::prune_in_groups`), like langgraph-checkpoint-postgres
+//!                            3.2.0's `prune`:
 //!                              Delete      every row of the threads
 //!                              KeepLatest  per namespace the latest checkpoint (+ its parent when
 //!                                          it predates v4 and the parent holds pending sends),
