@@ -128,3 +128,56 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
     assert!(threads.iter().all(|t| t.thread_id != "long"));
     assert!(threads.iter().any(|t| t.thread_id == "chat-tools"));
 }
+
+#[tokio::test]
+async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
+    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
+    let damaged = rusqlite::Connection::open(&path)
+        .and_then(|c| {
+            c.execute(
+                "UPDATE checkpoints SET checkpoint = x'c1ffff' WHERE thread_id = 'long' \
+                 AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints \
+                 WHERE thread_id = 'long')",
+                [],
+            )
+        })
+        .expect("damage");
+    assert_eq!(damaged, 1);
+    let three = dir.path().join("three.sqlite");
+    for dry_run in [true, false] {
+        let job = api
+            .start_convert(ConvertRequest {
+                db: db.db.clone(),
+                target: three.to_string_lossy().into_owned(),
+                to: ConvertTo::ThreeTable,
+                whole_blobs: false,
+                threads: vec!["long".into()],
+                dry_run,
+            })
+            .await
+            .expect("start");
+        let done = finish(&api, &job).await;
+        assert_eq!(done.state, JobState::Failed, "dry run {dry_run}");
+        let e = done.error.expect("why");
+        assert_eq!(e.code, ErrorCode::Corrupt, "{e}");
+        assert!(e.message.contains("every thread was left out"), "{e}");
+        assert!(e.message.contains("long: checkpoint"), "{e}");
+        // The file this conversion created is gone again (a dry run creates none).
+        assert!(!three.exists(), "dry run {dry_run}");
+    }
+    // A thread that is not there: not found, before anything is created.
+    let job = api
+        .start_convert(ConvertRequest {
+            db: db.db.clone(),
+            target: three.to_string_lossy().into_owned(),
+            to: ConvertTo::ThreeTable,
+            whole_blobs: false,
+            threads: vec!["no-such-thread".into()],
+            dry_run: false,
+        })
+        .await
+        .expect("start");
+    let e = finish(&api, &job).await.error.expect("why");
+    assert_eq!(e.code, ErrorCode::NotFound, "{e}");
+    assert!(!three.exists());
+}

@@ -224,6 +224,18 @@ impl Server {
         )
     }
 
+    /// Poll a job until it ends (at most 15 s); its last snapshot.
+    pub fn follow(&self, job: &str) -> Json {
+        for _ in 0..300 {
+            let snap = self.ok("job_poll", json!({"job": job, "cursor": 0}));
+            if snap["state"] != "running" {
+                return snap;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("job {job} still running after 15 s");
+    }
+
     pub fn ok(&self, command: &str, req: Json) -> Json {
         let r = self.call(command, req);
         assert_eq!(
