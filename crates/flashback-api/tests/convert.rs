@@ -86,10 +86,8 @@ async fn the_fixture_converted_to_three_table_and_back_reads_equal() {
         .contains("already holds"));
 }
 
-#[tokio::test]
-async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
-    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
-    // One checkpoint document of `long` made unreadable.
+/// One checkpoint document of `long` made unreadable.
+fn damage_long(path: &std::path::Path) {
     let damaged = rusqlite::Connection::open(&path)
         .and_then(|c| {
             c.execute(
@@ -101,6 +99,12 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
         })
         .expect("damage");
     assert_eq!(damaged, 1);
+}
+
+#[tokio::test]
+async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
+    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
+    damage_long(&path);
     let three = dir.path().join("three.sqlite");
     for dry_run in [true, false] {
         let done = convert(&api, &db.db, &three, ConvertTo::ThreeTable, dry_run).await;
@@ -132,17 +136,7 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
 #[tokio::test]
 async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
     let OpenedFixture { dir, api, db, path } = opened_fixture().await;
-    let damaged = rusqlite::Connection::open(&path)
-        .and_then(|c| {
-            c.execute(
-                "UPDATE checkpoints SET checkpoint = x'c1ffff' WHERE thread_id = 'long' \
-                 AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints \
-                 WHERE thread_id = 'long')",
-                [],
-            )
-        })
-        .expect("damage");
-    assert_eq!(damaged, 1);
+    damage_long(&path);
     let three = dir.path().join("three.sqlite");
     for dry_run in [true, false] {
         let job = api

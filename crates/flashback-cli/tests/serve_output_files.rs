@@ -9,21 +9,27 @@ use common::*;
 use serde_json::{json, Value as Json};
 use std::os::unix::fs::FileTypeExt;
 
+/// `flashback serve --export-dir DIR` on the fixture, and the fixture's handle.
+fn serve_into(dir: &std::path::Path) -> Option<(Server, String)> {
+    let server = running(serve_fixture(
+        None,
+        &["--export-dir", &dir.to_string_lossy()],
+    ))?;
+    let db = server.ok("app_info", Json::Null)["initial"]["db"]
+        .as_str()
+        .expect("db")
+        .to_owned();
+    Some((server, db))
+}
+
 #[test]
 fn serve_writes_only_regular_files_inside_its_export_dir() {
     let exports = tempfile::tempdir().expect("tempdir");
     let outside = tempfile::tempdir().expect("tempdir");
     let dir = exports.path();
-    let Some(server) = running(serve_fixture(
-        None,
-        &["--export-dir", &dir.to_string_lossy()],
-    )) else {
+    let Some((server, db)) = serve_into(dir) else {
         return;
     };
-    let db = server.ok("app_info", Json::Null)["initial"]["db"]
-        .as_str()
-        .expect("db")
-        .to_owned();
     let precious = outside.path().join("precious.sqlite");
     std::fs::write(&precious, "precious").expect("write");
     std::fs::hard_link(&precious, dir.join("hard.json")).expect("hard link");
@@ -83,16 +89,9 @@ fn serve_writes_only_regular_files_inside_its_export_dir() {
 fn an_export_dir_that_takes_no_new_file_fails_the_job_with_one_line() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let locked = read_only_folder(tmp.path());
-    let Some(server) = running(serve_fixture(
-        None,
-        &["--export-dir", &locked.to_string_lossy()],
-    )) else {
+    let Some((server, db)) = serve_into(&locked) else {
         return;
     };
-    let db = server.ok("app_info", Json::Null)["initial"]["db"]
-        .as_str()
-        .expect("db")
-        .to_owned();
     let job = server.ok(
         "start_export",
         json!({"db": db, "thread_id": "forked", "format": "json", "redact": [],
