@@ -5,8 +5,9 @@
 //!   has arrived in full (within `header_timeout`, else it is closed: there was no request).
 //!   Silent or half-sent connections therefore never hold a serving place. The lobby holds at
 //!   most `max_waiting` connections; when it is full, the accept loop closes the one that has
-//!   waited longest without a whole head, once it has waited [`UNREADY_GRACE`], and otherwise
-//!   accepts no more until there is room (the kernel's backlog holds the rest, losing nothing).
+//!   waited longest without a whole head, once it has waited [`UNREADY_GRACE`] ([`FLOOD_GRACE`]
+//!   when most of the lobby has none), and otherwise accepts no more until there is room (the
+//!   kernel's backlog holds the rest, losing nothing).
 //! * **Places.** At most `max_connections` connections are served at once. One with a whole
 //!   head takes a free place at once; otherwise it waits its turn (first come, first served) for
 //!   at most `queue_wait`. While any wait, answers on served connections carry
@@ -29,6 +30,10 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 /// How long a connection may sit in a full lobby without a whole request head before it is
 /// closed to make room. A client on the loopback sends its head right after connecting.
 pub const UNREADY_GRACE: Duration = Duration::from_millis(100);
+
+/// The same when three quarters of the lobby have no whole head: a flood of silent or
+/// half-sent connections, cleared faster.
+pub const FLOOD_GRACE: Duration = Duration::from_millis(20);
 
 /// How long a served connection must have been quiet between requests before it is closed
 /// for a waiting request.
@@ -110,9 +115,15 @@ impl Admission {
                 if present < self.max_waiting && lobby.len() < self.max_waiting * 5 / 4 {
                     return;
                 }
+                let unready = lobby.values().filter(|w| !w.kicked && !w.whole).count();
+                let grace = if unready * 4 >= present * 3 {
+                    FLOOD_GRACE
+                } else {
+                    UNREADY_GRACE
+                };
                 let stale = lobby
                     .values_mut()
-                    .find(|w| !w.kicked && !w.whole && w.since.elapsed() >= UNREADY_GRACE);
+                    .find(|w| !w.kicked && !w.whole && w.since.elapsed() >= grace);
                 if let Some(w) = stale {
                     w.kicked = true;
                     w.kick.notify_one();
