@@ -88,7 +88,7 @@ async fn the_fixture_converted_to_three_table_and_back_reads_equal() {
 
 /// One checkpoint document of `long` made unreadable.
 fn damage_long(path: &std::path::Path) {
-    let damaged = rusqlite::Connection::open(&path)
+    let damaged = rusqlite::Connection::open(path)
         .and_then(|c| {
             c.execute(
                 "UPDATE checkpoints SET checkpoint = x'c1ffff' WHERE thread_id = 'long' \
@@ -138,19 +138,23 @@ async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
     let OpenedFixture { dir, api, db, path } = opened_fixture().await;
     damage_long(&path);
     let three = dir.path().join("three.sqlite");
+    let converted = |thread: &str, dry_run: bool| {
+        let req = ConvertRequest {
+            db: db.db.clone(),
+            target: three.to_string_lossy().into_owned(),
+            to: ConvertTo::ThreeTable,
+            whole_blobs: false,
+            threads: vec![thread.to_owned()],
+            dry_run,
+        };
+        let api = &api;
+        async move {
+            let job = api.start_convert(req).await.expect("start");
+            finish(api, &job).await
+        }
+    };
     for dry_run in [true, false] {
-        let job = api
-            .start_convert(ConvertRequest {
-                db: db.db.clone(),
-                target: three.to_string_lossy().into_owned(),
-                to: ConvertTo::ThreeTable,
-                whole_blobs: false,
-                threads: vec!["long".into()],
-                dry_run,
-            })
-            .await
-            .expect("start");
-        let done = finish(&api, &job).await;
+        let done = converted("long", dry_run).await;
         assert_eq!(done.state, JobState::Failed, "dry run {dry_run}");
         let e = done.error.expect("why");
         assert_eq!(e.code, ErrorCode::Corrupt, "{e}");
@@ -160,18 +164,7 @@ async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
         assert!(!three.exists(), "dry run {dry_run}");
     }
     // A thread that is not there: not found, before anything is created.
-    let job = api
-        .start_convert(ConvertRequest {
-            db: db.db.clone(),
-            target: three.to_string_lossy().into_owned(),
-            to: ConvertTo::ThreeTable,
-            whole_blobs: false,
-            threads: vec!["no-such-thread".into()],
-            dry_run: false,
-        })
-        .await
-        .expect("start");
-    let e = finish(&api, &job).await.error.expect("why");
+    let e = converted("no-such-thread", false).await.error.expect("why");
     assert_eq!(e.code, ErrorCode::NotFound, "{e}");
     assert!(!three.exists());
 }

@@ -45,6 +45,17 @@ fn every_command_naming_a_missing_thread_exits_3() {
         converted.to_string_lossy().into_owned(),
     );
     let t = MISSING;
+    let merge: [&str; 9] = [
+        "merge",
+        &w,
+        t,
+        "--into",
+        "a",
+        "--from",
+        "b",
+        "--channel",
+        "x",
+    ];
     let cases: Vec<(&str, Vec<&str>)> = vec![
         ("activity", vec!["activity", &db, t]),
         ("activity", vec!["activity", &db, "forked", t, "--json"]),
@@ -60,35 +71,8 @@ fn every_command_naming_a_missing_thread_exits_3() {
         ("storage", vec!["storage", &db, t]),
         ("export", vec!["export", &db, t, "-o", &bundle_s]),
         ("fork", vec!["fork", &w, t, "--checkpoint", "a"]),
-        (
-            "merge",
-            vec![
-                "merge",
-                &w,
-                t,
-                "--into",
-                "a",
-                "--from",
-                "b",
-                "--channel",
-                "x",
-            ],
-        ),
-        (
-            "merge",
-            vec![
-                "merge",
-                &w,
-                t,
-                "--into",
-                "a",
-                "--from",
-                "b",
-                "--channel",
-                "x",
-                "--dry-run",
-            ],
-        ),
+        ("merge", merge.to_vec()),
+        ("merge", [&merge[..], &["--dry-run"]].concat()),
         ("copy", vec!["copy", &w, t, "copied"]),
         ("copy", vec!["copy", &w, t, "copied", "--to", &other]),
         (
