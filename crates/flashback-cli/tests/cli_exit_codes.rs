@@ -142,24 +142,7 @@ fn a_conversion_that_converted_nothing_fails() {
         db.to_string_lossy().into_owned(),
         target.to_string_lossy().into_owned(),
     );
-    for dry_run in [false, true] {
-        let mut args = vec![
-            "convert",
-            &db,
-            &target_s,
-            "--to",
-            "three-table",
-            "--thread",
-            "reducers",
-        ];
-        if dry_run {
-            args.push("--dry-run");
-        }
-        fails(&args, 1, "every thread was left out");
-        assert!(!target.exists(), "nothing is left behind");
-    }
-    // With one thread that converts, the one left out is reported and the command succeeds.
-    let report = json_ok(&[
+    let convert: [&str; 7] = [
         "convert",
         &db,
         &target_s,
@@ -167,10 +150,17 @@ fn a_conversion_that_converted_nothing_fails() {
         "three-table",
         "--thread",
         "reducers",
-        "--thread",
-        "forked",
-        "--json",
-    ]);
+    ];
+    for extra in [&[][..], &["--dry-run"]] {
+        fails(
+            &[&convert[..], extra].concat(),
+            1,
+            "every thread was left out",
+        );
+        assert!(!target.exists(), "nothing is left behind");
+    }
+    // With one thread that converts, the one left out is reported and the command succeeds.
+    let report = json_ok(&[&convert[..], &["--thread", "forked", "--json"]].concat());
     assert_eq!(report["threads"], 1, "{report}");
     assert_eq!(report["skipped"][0]["thread_id"], "reducers", "{report}");
 }
