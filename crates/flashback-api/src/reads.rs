@@ -26,8 +26,9 @@ impl Api {
     /// What each thread's whole history says beyond its latest checkpoint: the tasks that
     /// raised and then recovered on a retry. One indexed read of each thread's write keys
     /// (no value decoded), for the rows of a list in view. A thread that cannot be read
-    /// carries its problem; the others are answered. A thread that does not exist is an
-    /// error (not found), as at every command that names a thread.
+    /// carries its problem; the others are answered. A thread that does not exist (deleted
+    /// since the list was read, say) is marked `missing`, so a list stays answerable; the
+    /// CLI's `activity`, which names threads, says not found for it.
     pub async fn thread_activity(
         &self,
         req: ThreadActivityRequest,
@@ -42,11 +43,13 @@ impl Api {
         let s = self.session(&req.db)?;
         let mut out = Vec::with_capacity(req.thread_ids.len());
         for thread_id in req.thread_ids {
+            let mut missing = false;
             let (recovered, problem) = match s.store.thread_writes(&thread_id).await {
                 // No writes: only then is the thread looked up (one indexed read).
                 Ok(writes) if writes.is_empty() => {
-                    ensure_thread(s.store.as_ref(), &thread_id).await?;
-                    (Vec::new(), None)
+                    missing = s.store.thread_namespaces(&thread_id).await?.is_empty();
+                    let problem = missing.then(|| format!("thread {thread_id:?} not found"));
+                    (Vec::new(), problem)
                 }
                 Ok(mut writes) => {
                     let mut recovered = flashback_engine::recovered_tasks(&writes);
@@ -68,6 +71,7 @@ impl Api {
                 thread_id,
                 recovered,
                 problem,
+                missing,
             });
         }
         Ok(out)
