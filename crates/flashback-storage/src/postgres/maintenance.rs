@@ -1,17 +1,20 @@
 //! [`SaverMaintenance`] for [`PostgresStore`]: `copy_thread`, `delete_for_runs` and `prune`,
 //! each in one `REPEATABLE READ` transaction.
 
+use super::batches;
 use super::PostgresStore;
 use crate::maintenance::plan::{
-    check_threads, copy_args, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
+    check_guards, copy_args, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
 };
-use crate::maintenance::{retain, ThreadPrune, VacuumReport};
+use crate::maintenance::{
+    retain, Guarded, Mark, PruneRun, ThreadPrune, VacuumPreview, VacuumReport,
+};
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
-use sqlx::postgres::{PgArguments, PgPool};
-use sqlx::{Postgres, Row as _, Transaction};
+use sqlx::postgres::{PgArguments, PgConnection, PgPool};
+use sqlx::{Postgres, Row as _};
 use std::collections::HashMap;
 
 const BEGIN_WRITE: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
@@ -44,50 +47,57 @@ impl SaverMaintenance for PostgresStore {
     }
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError> {
-        let threads = check_threads(thread_ids);
+    ) -> Result<PruneRun, StoreError> {
+        let threads = check_guards(threads);
         if threads.is_empty() {
-            return Ok(Vec::new());
+            return Ok(PruneRun::default());
         }
         if self.schema().shallow {
             return Err(shallow_error(self.schema()));
         }
-        let select = retain::select(strategy, keep_last);
-        let mut tx = self
-            .pool()
-            .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
-            .await
-            .map_err(err)?;
-        let mut out = Vec::with_capacity(threads.len());
-        for chunk in threads.chunks(retain::RETAIN_CHUNK) {
-            let step = async {
-                let versions = !matches!(select, Select::Delete);
-                let snap = snapshot(&mut tx, chunk, versions).await?;
-                let plan = plan(&snap, chunk, &select);
-                out.extend(retain::tally(&snap, &plan, chunk));
-                if !dry_run && !plan.is_empty() {
-                    apply(&mut tx, &plan).await?;
-                }
-                Ok::<_, StoreError>(())
-            };
-            if let Err(e) = step.await {
-                let _ = tx.rollback().await;
-                return Err(e);
-            }
-        }
-        if dry_run {
-            tx.rollback().await.map_err(err)?;
-        } else {
-            tx.commit().await.map_err(err)?;
-        }
-        Ok(out)
+        let step = Retain(retain::select(strategy, keep_last));
+        batches::prune_in_batches(self.pool(), &threads, dry_run, &step).await
     }
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
+        if self.schema().shallow {
+            return Err(shallow_error(self.schema()));
+        }
+        let mut conn = self.pool().acquire().await.map_err(err)?;
+        batches::marks(&mut conn, thread_ids).await
+    }
+    async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
         vacuum_tables(self.pool()).await
+    }
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
+        vacuum_preview_tables(self.pool()).await
+    }
+}
+
+/// A measured prune's step on LangGraph's schema: snapshot, plan, tally, delete.
+struct Retain(Select<'static>);
+
+#[async_trait]
+impl batches::PruneStep for Retain {
+    async fn step(
+        &self,
+        conn: &mut PgConnection,
+        threads: &[String],
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        let versions = !matches!(self.0, Select::Delete);
+        let snap = snapshot(conn, threads, versions).await?;
+        let plan = plan(&snap, threads, &self.0);
+        if !dry_run && !plan.is_empty() {
+            apply(conn, &plan).await?;
+        }
+        Ok(retain::tally(&snap, &plan, threads))
     }
 }
 
@@ -108,6 +118,18 @@ async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
         total += n.max(0) as u64;
     }
     Ok(total)
+}
+
+/// What `VACUUM ANALYZE` would work through; it does not stop writers (a plain VACUUM takes
+/// `SHARE UPDATE EXCLUSIVE`). Shared with the three-table store on Postgres.
+pub(crate) async fn vacuum_preview_tables(pool: &PgPool) -> Result<VacuumPreview, StoreError> {
+    let mut conn = pool.acquire().await.map_err(err)?;
+    Ok(VacuumPreview {
+        bytes: tables_size(&mut conn).await?,
+        blocks_writers: false,
+        seconds: 0,
+        open_elsewhere: None,
+    })
 }
 
 /// `VACUUM ANALYZE` of the saver's tables (outside any transaction: the simple protocol on
@@ -222,7 +244,17 @@ async fn maintain(
         .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
         .await
         .map_err(err)?;
-    let result = maintain_in(&mut tx, &job, dry_run).await;
+    // Writers wait until this commits: the plan is made from every committed row and
+    // carried out before anything new lands (`batches::LOCK_SAVER_TABLES`).
+    let locked = if dry_run {
+        Ok(())
+    } else {
+        batches::lock_tables(&mut tx).await
+    };
+    let result = match locked {
+        Ok(()) => maintain_in(&mut tx, &job, dry_run).await,
+        Err(e) => Err(e),
+    };
     match result {
         Ok(Some(report)) => {
             tx.commit().await.map_err(err)?;
@@ -240,7 +272,7 @@ async fn maintain(
 }
 
 async fn maintain_in(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut PgConnection,
     job: &Job,
     dry_run: bool,
 ) -> Result<Option<PruneReport>, StoreError> {
@@ -253,7 +285,7 @@ async fn maintain_in(
                  WHERE metadata ->> 'run_id' = ANY($1) ORDER BY thread_id",
             )
             .bind(&ids)
-            .fetch_all(&mut **tx)
+            .fetch_all(&mut *tx)
             .await
             .map_err(err)?
             .iter()
@@ -269,6 +301,9 @@ async fn maintain_in(
     }
     let snap = snapshot(tx, &threads, !matches!(select, Select::Delete)).await?;
     let plan = plan(&snap, &threads, &select);
+    if let Some(report) = job.stale(&plan, dry_run) {
+        return Ok(report.into());
+    }
     if dry_run || plan.is_empty() {
         return Ok(Some(PruneReport {
             dry_run,
@@ -279,7 +314,7 @@ async fn maintain_in(
 }
 
 async fn snapshot(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut PgConnection,
     threads: &[String],
     versions: bool,
 ) -> Result<Snapshot, StoreError> {
@@ -301,7 +336,7 @@ async fn snapshot(
          FROM checkpoints WHERE thread_id = ANY($1)",
     )
     .bind(threads)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await
     .map_err(err)?;
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
@@ -338,7 +373,7 @@ async fn snapshot(
              WHERE c.thread_id = ANY($1)",
         )
         .bind(threads)
-        .fetch_all(&mut **tx)
+        .fetch_all(&mut *tx)
         .await
         .map_err(err)?;
         for r in &rows {
@@ -361,7 +396,7 @@ async fn snapshot(
     )
     .bind(threads)
     .bind(TASKS)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await
     .map_err(err)?;
     for r in &rows {
@@ -382,7 +417,7 @@ async fn snapshot(
          coalesce(octet_length(blob), 0)::int8 FROM checkpoint_blobs WHERE thread_id = ANY($1)",
     )
     .bind(threads)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .await
     .map_err(err)?;
     for r in &rows {
@@ -403,10 +438,7 @@ fn column<T: Clone, const N: usize>(keys: &[[T; N]], i: usize) -> Vec<T> {
     keys.iter().map(|k| k[i].clone()).collect()
 }
 
-async fn apply(
-    tx: &mut Transaction<'static, Postgres>,
-    plan: &Plan,
-) -> Result<PruneReport, StoreError> {
+async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
         checkpoints: plan.report.checkpoints.clone(),
         ..Default::default()
@@ -414,18 +446,18 @@ async fn apply(
     if !plan.threads.is_empty() {
         query("DELETE FROM checkpoints WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await
             .map_err(err)?;
         report.blobs += query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await
             .map_err(err)?
             .rows_affected();
         report.writes += query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await
             .map_err(err)?
             .rows_affected();
@@ -443,7 +475,7 @@ async fn apply(
         )
         .bind(&t)
         .bind(&n)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?;
         report.writes += query(
@@ -452,7 +484,7 @@ async fn apply(
         )
         .bind(&t)
         .bind(&n)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?
         .rows_affected();
@@ -471,7 +503,7 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .bind(&i)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?
         .rows_affected();
@@ -482,7 +514,7 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .bind(&i)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?;
     }
@@ -500,7 +532,7 @@ async fn apply(
         .bind(column(&keys, 0))
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?
         .rows_affected();
@@ -519,7 +551,7 @@ async fn apply(
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
         .bind(column(&keys, 3))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .await
         .map_err(err)?
         .rows_affected();

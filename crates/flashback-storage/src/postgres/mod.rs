@@ -40,6 +40,7 @@ use std::time::Duration;
 use target::Target;
 
 mod assemble;
+pub(crate) mod batches;
 mod blobs;
 pub(crate) mod maintenance;
 mod read;
