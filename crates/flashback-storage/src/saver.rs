@@ -165,6 +165,24 @@ pub fn check_storable(channel: &str, v: &Decoded, dialect: Dialect) -> Result<()
     }
 }
 
+/// Refuse to write a value Flashback could not read, `what` naming it (`channel "notes" of
+/// checkpoint 1f0…`): one left sealed ([`Decoded::Encrypted`]: a cipher Flashback cannot open,
+/// or no key) or one that does not decode ([`Decoded::Error`]). A fork, merge or copy carrying
+/// it would store what it has not read: re-encoded, or sealed with another cipher.
+pub fn check_read(what: &str, v: &Decoded) -> Result<(), StoreError> {
+    match v {
+        Decoded::Encrypted { tag, .. } => {
+            let cipher = flashback_codec::cipher::cipher_of(tag).unwrap_or(tag);
+            Err(crate::sealed::sealed_source(what, &[cipher.to_owned()]))
+        }
+        Decoded::Error { message, .. } => Err(StoreError::InvalidInput(format!(
+            "{what} cannot be read ({message}); Flashback does not write what it could not \
+             read, so nothing was written"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A decoded value as it sits nested in a msgpack document (SQLite keeps the whole checkpoint,
 /// values included, in one document).
 pub fn nested_value(channel: &str, v: &Decoded) -> Result<Value, StoreError> {

@@ -366,13 +366,15 @@ impl Row {
                 (cp, Some(e))
             }
         };
-        let locked = matches!(problem, Some(DocError::Locked));
         let part = vec!["checkpoint".to_owned()];
-        let sealing = Sealing {
+        let mut sealing = Sealing {
             encrypted: if encrypted { part.clone() } else { Vec::new() },
             plaintext: if encrypted { Vec::new() } else { part },
-            locked,
+            ..Sealing::default()
         };
+        if matches!(problem, Some(DocError::Locked)) {
+            sealing.lock(tag);
+        }
         CheckpointTuple {
             header: self.header_with(checkpoint.ts.clone(), problem.and_then(DocError::problem)),
             checkpoint,
