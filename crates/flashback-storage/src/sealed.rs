@@ -97,8 +97,8 @@ pub fn locked_reason(ciphers: &[String]) -> String {
 /// with `ciphers` that stayed locked: Flashback does not write what it could not read.
 pub fn sealed_source(what: &str, ciphers: &[String]) -> StoreError {
     StoreError::Sealed(format!(
-        "{what}: its values are {}, so Flashback cannot read them and writes nothing from \
-         them; nothing was written",
+        "{what}: its values are {}; Flashback does not write what it cannot read, so nothing \
+         was written",
         locked_reason(ciphers)
     ))
 }
