@@ -8,7 +8,10 @@
 #   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
-#   them with the key, listed without it, forks written encrypted and resumed, on both backends.
+#   them with the key, listed without it, forks written encrypted and resumed, on both backends;
+#   and sealed with custom CipherProtocols (`kms`; one `des` row among AES ones): the cipher
+#   named, every write refused and nothing written (Postgres: databases <db>_kms and <db>_mixed
+#   beside the one given, dropped after), the AES rows still forked and resumed.
 #   activity_test.py: what each step did (nodes that ran, failures, retries that recovered,
 #   interrupts, resumes) as `flashback graph` marks it, against Python's state history; the
 #   human tables fit 100 columns, on both backends.
