@@ -24,6 +24,9 @@
 #   message instances, the stored rows in JS's format, edits JS cannot read refused. Needs
 #   `npm ci --prefix tests/js-fixtures` (scripts/test does it); its Postgres part uses the
 #   server found here (fresh databases flashback_jsinterop_<pid>_<random>_<n>, dropped at exit).
+#   tests/js-fixtures/edge.mjs (the same way): a string cut inside an emoji (a lone surrogate),
+#   a value nested 200 levels and numbers beyond float64, written by the real JS savers, read by
+#   `flashback state`, forked, and read back by JS exactly as stored, on both backends.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -271,6 +274,9 @@ else
     # The server found above (or the throwaway cluster); without one the script skips or fails
     # its Postgres part itself (CI / FLASHBACK_REQUIRE_PG).
     FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/interop.mjs || status=1
+    echo
+    echo "== tests/js-fixtures/edge.mjs: what JS reads and Rust's types cannot hold"
+    FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/edge.mjs || status=1
 fi
 
 echo

@@ -196,11 +196,15 @@ export const postgresBackend = {
       return `no PostgreSQL at ${PG_URL.replace(/\/\/[^@/]*@/, "//…@")} (${e.message})`;
     }
   },
-  async fresh() {
+  /** A new empty database (dropped by finish()); its URL. */
+  async empty() {
     const name = `${this.tag}_${++serial}`;
     await admin(`CREATE DATABASE "${name}"`);
     this.created.push(name);
-    const url = withDb(PG_URL, name);
+    return withDb(PG_URL, name);
+  },
+  async fresh() {
+    const url = await this.empty();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
