@@ -24,11 +24,11 @@ fn walk(node: &Node<'_>, cache: &mut DecodeCache) -> Value {
             let Some(text) = m.text else {
                 return revive_node(node);
             };
-            if let Some(v) = cache.envelopes.get(text.as_bytes()) {
+            if let Some(v) = cache.envelopes.get(text) {
                 return v.clone();
             }
             let v = revive_node(node);
-            cache.envelopes.insert(text.as_bytes().into(), v.clone());
+            cache.envelopes.insert(text.into(), v.clone());
             v
         }
         Node::Obj(m) => plain(m, |v| walk(v, cache)),

@@ -165,21 +165,14 @@ pub fn revive_text(text: &[u8]) -> Result<Value, JsonError> {
 
 /// The tree of a JSON text (UTF-8), nesting limited to the codec's depth.
 pub(crate) fn parse_text(text: &[u8]) -> Result<Node<'_>, JsonError> {
-    parse::parse(utf8(text)?, crate::msgpack::MAX_DEPTH)
-}
-
-fn utf8(text: &[u8]) -> Result<&str, JsonError> {
-    std::str::from_utf8(text).map_err(|e| JsonError {
-        offset: e.valid_up_to(),
-        message: "the text is not UTF-8".into(),
-    })
+    parse::parse(text, crate::msgpack::MAX_DEPTH)
 }
 
 /// The string member `key` of a JSON text's top-level dict, reading nothing deeper (its
 /// lists and dicts are checked, not decoded): `Err` when the text is not JSON, `Ok(None)`
 /// when the text is not a dict or has no such string.
 pub fn top_level_str(text: &[u8], key: &str) -> Result<Option<String>, JsonError> {
-    Ok(parse::parse(utf8(text)?, 1)?
+    Ok(parse::parse(text, 1)?
         .get(key)
         .and_then(Node::as_str)
         .map(str::to_owned))

@@ -27,7 +27,7 @@ pub(crate) enum Node<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Obj<'a> {
     pub(crate) members: Vec<(Node<'a>, Node<'a>)>,
-    pub(crate) text: Option<&'a str>,
+    pub(crate) text: Option<&'a [u8]>,
 }
 
 impl<'a> Node<'a> {

@@ -28,92 +28,123 @@ pub struct JsonError {
 
 /// Whether `text` is exactly one JSON number token.
 pub fn is_number(text: &str) -> bool {
-    let mut p = Reader::new(text);
-    p.number().is_ok() && p.pos == text.len()
+    let mut p = Reader::new(text.as_bytes());
+    p.skip_number().is_ok() && p.pos == text.len()
 }
 
 /// Parse a whole JSON text; lists and dicts opening deeper than `max_depth` levels are read
 /// past ([`Node::Deep`]).
-pub(crate) fn parse(text: &str, max_depth: usize) -> Result<Node<'_>, JsonError> {
+pub(crate) fn parse(text: &[u8], max_depth: usize) -> Result<Node<'_>, JsonError> {
     let mut p = Reader::new(text);
+    // The containers being built, and (past `max_depth`) those being read past: one flag each
+    // (a dict?), nothing built; `deep_start` is where the outermost of those began.
     let mut stack: Vec<Frame<'_>> = Vec::new();
-    // While reading past a value too deep: the depth and offset where it starts.
-    let mut skip: Option<(usize, usize)> = None;
+    let mut deep: Vec<bool> = Vec::new();
+    let mut deep_start = 0;
     'value: loop {
         p.ws();
         let mut node = match p.peek() {
             Some(open @ (b'[' | b'{')) => {
-                let start = p.pos;
-                if skip.is_none() && stack.len() >= max_depth {
-                    skip = Some((stack.len(), start));
-                }
+                let (start, dict) = (p.pos, open == b'{');
                 p.pos += 1;
-                let mut frame = match (skip.is_some(), open) {
-                    (true, _) => Frame::Skip { obj: open == b'{' },
-                    (false, b'[') => Frame::Arr(Vec::new()),
-                    (false, _) => Frame::Obj(Members::new(start)),
-                };
                 p.ws();
-                if p.peek() == Some(if open == b'[' { b']' } else { b'}' }) {
+                let empty = p.peek() == Some(if dict { b'}' } else { b']' });
+                if empty {
                     p.pos += 1;
-                    finish(frame, &p, &mut skip, stack.len())
-                } else {
-                    if let Frame::Obj(m) = &mut frame {
-                        m.key = Some(p.key(false)?);
-                    } else if let Frame::Skip { obj: true } = frame {
-                        p.key(true)?;
+                }
+                if deep.is_empty() && stack.len() < max_depth {
+                    match (empty, dict) {
+                        (true, false) => Node::Arr(Vec::new()),
+                        (true, true) => Node::Obj(Obj {
+                            members: Vec::new(),
+                            text: Some(&text[start..p.pos]),
+                        }),
+                        (false, false) => {
+                            stack.push(Frame::Arr(Vec::new()));
+                            continue 'value;
+                        }
+                        (false, true) => {
+                            let mut m = Members::new(start);
+                            m.key = Some(p.key()?);
+                            stack.push(Frame::Obj(m));
+                            continue 'value;
+                        }
                     }
-                    stack.push(frame);
-                    continue 'value;
+                } else {
+                    if deep.is_empty() {
+                        deep_start = start;
+                    }
+                    if !empty {
+                        deep.push(dict);
+                        if dict {
+                            p.skip_key()?;
+                        }
+                        continue 'value;
+                    }
+                    read_past(&deep, &p, deep_start)?
                 }
             }
-            Some(b'"') => p.string(skip.is_some())?,
+            Some(b'"') if deep.is_empty() => p.string()?,
+            Some(b'"') => {
+                p.skip_string()?;
+                Node::Null
+            }
             Some(b't') => p.literal("true", Node::Bool(true))?,
             Some(b'f') => p.literal("false", Node::Bool(false))?,
             Some(b'n') => p.literal("null", Node::Null)?,
-            Some(b'-' | b'0'..=b'9') => p.number()?,
+            Some(b'-' | b'0'..=b'9') if deep.is_empty() => p.number()?,
+            Some(b'-' | b'0'..=b'9') => {
+                p.skip_number()?;
+                Node::Null
+            }
             Some(b) => return Err(p.err(&format!("unexpected character {:?}", b as char))),
             None => return Err(p.err("the text ends where a value should be")),
         };
         // Put the value in its container; close the containers that end here.
         loop {
-            let Some(top) = stack.last_mut() else {
-                p.ws();
-                if p.pos != text.len() {
-                    return Err(p.err("unexpected text after the value"));
-                }
-                return Ok(node);
-            };
-            let obj = match top {
-                Frame::Arr(items) => {
+            let dict = match (deep.last(), stack.last_mut()) {
+                (Some(dict), _) => *dict,
+                (None, Some(Frame::Arr(items))) => {
                     items.push(node);
                     false
                 }
-                Frame::Obj(m) => {
+                (None, Some(Frame::Obj(m))) => {
                     m.insert(node);
                     true
                 }
-                Frame::Skip { obj } => *obj,
+                (None, None) => {
+                    p.ws();
+                    if p.pos != text.len() {
+                        return Err(p.err("unexpected text after the value"));
+                    }
+                    return Ok(node);
+                }
             };
             p.ws();
-            match (p.peek(), obj) {
+            match (p.peek(), dict) {
                 (Some(b','), _) => {
                     p.pos += 1;
-                    if obj {
-                        let skipping = matches!(top, Frame::Skip { .. });
-                        let key = p.key(skipping)?;
-                        if let Frame::Obj(m) = top {
-                            m.key = Some(key);
-                        }
+                    match (dict, deep.is_empty(), stack.last_mut()) {
+                        (true, true, Some(Frame::Obj(m))) => m.key = Some(p.key()?),
+                        (true, _, _) => p.skip_key()?,
+                        _ => {}
                     }
                     continue 'value;
                 }
                 (Some(b']'), false) | (Some(b'}'), true) => {
                     p.pos += 1;
-                    let Some(frame) = stack.pop() else {
-                        return Err(p.err("unbalanced"));
+                    node = if deep.pop().is_some() {
+                        read_past(&deep, &p, deep_start)?
+                    } else {
+                        match stack.pop() {
+                            Some(Frame::Arr(items)) => Node::Arr(items),
+                            Some(Frame::Obj(m)) => Node::Obj(Obj {
+                                text: Some(&text[m.start..p.pos]),
+                                members: m.members,
+                            }),
+                            None => return Err(p.err("unbalanced")),
+                        }
                     };
-                    node = finish(frame, &p, &mut skip, stack.len());
                 }
                 (_, false) => return Err(p.err("expected ',' or ']' after a list item")),
                 (_, true) => return Err(p.err("expected ',' or '}' after a dict member")),
@@ -122,14 +153,19 @@ pub(crate) fn parse(text: &str, max_depth: usize) -> Result<Node<'_>, JsonError>
     }
 }
 
-/// A container being read.
+/// A container read past has closed: the whole value too deep (from `start`) when it was the
+/// outermost, else nothing (a placeholder inside it).
+fn read_past<'a>(deep: &[bool], p: &Reader<'a>, start: usize) -> Result<Node<'a>, JsonError> {
+    Ok(match deep.is_empty() {
+        true => Node::Deep(p.str_of(start, p.pos)?),
+        false => Node::Null,
+    })
+}
+
+/// A container being built.
 enum Frame<'a> {
     Arr(Vec<Node<'a>>),
     Obj(Members<'a>),
-    /// Inside a value too deep: nothing is kept.
-    Skip {
-        obj: bool,
-    },
 }
 
 /// A dict's members while it is read: repeated keys are found through an index once there are
@@ -191,43 +227,23 @@ impl<'a> Members<'a> {
     }
 }
 
-/// The node of a container that has just closed (at `depth`, the stack's length without it).
-fn finish<'a>(
-    frame: Frame<'a>,
-    p: &Reader<'a>,
-    skip: &mut Option<(usize, usize)>,
-    depth: usize,
-) -> Node<'a> {
-    match frame {
-        Frame::Arr(items) => Node::Arr(items),
-        Frame::Obj(m) => Node::Obj(Obj {
-            members: m.members,
-            text: Some(&p.text[m.start..p.pos]),
-        }),
-        Frame::Skip { .. } => match *skip {
-            Some((at, start)) if at == depth => {
-                *skip = None;
-                Node::Deep(&p.text[start..p.pos])
-            }
-            // Inside the value read past: nothing is kept.
-            _ => Node::Null,
-        },
-    }
-}
-
 struct Reader<'a> {
-    text: &'a str,
     b: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn new(text: &'a str) -> Self {
-        Reader {
-            text,
-            b: text.as_bytes(),
-            pos: 0,
-        }
+    fn new(b: &'a [u8]) -> Self {
+        Reader { b, pos: 0 }
+    }
+
+    /// The text of `start..end`: only strings (and values kept as their text) are checked to
+    /// be UTF-8; what is read past is not decoded at all.
+    fn str_of(&self, start: usize, end: usize) -> Result<&'a str, JsonError> {
+        std::str::from_utf8(&self.b[start..end]).map_err(|e| JsonError {
+            offset: start + e.valid_up_to(),
+            message: "the text is not UTF-8".into(),
+        })
     }
 
     fn err(&self, message: &str) -> JsonError {
@@ -257,18 +273,33 @@ impl<'a> Reader<'a> {
     }
 
     /// `"key"` then `:`.
-    fn key(&mut self, skipping: bool) -> Result<Node<'a>, JsonError> {
+    fn key(&mut self) -> Result<Node<'a>, JsonError> {
         self.ws();
         if self.peek() != Some(b'"') {
             return Err(self.err("a dict key must be a string"));
         }
-        let key = self.string(skipping)?;
+        let key = self.string()?;
+        self.colon()?;
+        Ok(key)
+    }
+
+    /// [`Reader::key`] read past.
+    fn skip_key(&mut self) -> Result<(), JsonError> {
+        self.ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.err("a dict key must be a string"));
+        }
+        self.skip_string()?;
+        self.colon()
+    }
+
+    fn colon(&mut self) -> Result<(), JsonError> {
         self.ws();
         if self.peek() != Some(b':') {
             return Err(self.err("expected ':' after a dict key"));
         }
         self.pos += 1;
-        Ok(key)
+        Ok(())
     }
 
     fn digits(&mut self) -> usize {
@@ -279,9 +310,15 @@ impl<'a> Reader<'a> {
         self.pos - start
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, as its token.
+    /// A number, as its token.
     fn number(&mut self) -> Result<Node<'a>, JsonError> {
         let start = self.pos;
+        self.skip_number()?;
+        Ok(Node::Num(Cow::Borrowed(self.str_of(start, self.pos)?)))
+    }
+
+    /// Read past `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn skip_number(&mut self) -> Result<(), JsonError> {
         if self.peek() == Some(b'-') {
             self.pos += 1;
         }
@@ -307,7 +344,7 @@ impl<'a> Reader<'a> {
                 return Err(self.err("an exponent needs digits"));
             }
         }
-        Ok(Node::Num(Cow::Borrowed(&self.text[start..self.pos])))
+        Ok(())
     }
 
     /// Four hex digits.
@@ -327,30 +364,55 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
-    /// A string token. With `skipping`, only checked (a [`Node::Null`] stands for it).
-    fn string(&mut self, skipping: bool) -> Result<Node<'a>, JsonError> {
+    /// Read past a string token, checking its escapes (not its UTF-8: nothing is decoded).
+    fn skip_string(&mut self) -> Result<(), JsonError> {
+        self.pos += 1;
+        loop {
+            let Some(n) = special(&self.b[self.pos..]) else {
+                self.pos = self.b.len();
+                return Err(self.err("the text ends inside a string"));
+            };
+            self.pos += n;
+            match self.b[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                b'\\' => {}
+                _ => return Err(self.err("a control character inside a string")),
+            }
+            match self.b.get(self.pos + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
+                Some(b'u') => {
+                    self.pos += 2;
+                    self.hex4()?;
+                }
+                _ => return Err(self.err("an invalid escape inside a string")),
+            }
+        }
+    }
+
+    /// A string token.
+    fn string(&mut self) -> Result<Node<'a>, JsonError> {
         let start = self.pos;
         self.pos += 1;
         let mut out: Option<String> = None;
         let mut lone = false;
         let mut run = self.pos;
         loop {
-            let Some(b) = self.peek() else {
+            // The run up to the next quote, backslash or control character.
+            let Some(n) = special(&self.b[self.pos..]) else {
+                self.pos = self.b.len();
                 return Err(self.err("the text ends inside a string"));
             };
-            match b {
+            self.pos += n;
+            match self.b[self.pos] {
                 b'"' => break,
                 b'\\' => {}
-                0x00..=0x1f => return Err(self.err("a control character inside a string")),
-                _ => {
-                    self.pos += 1;
-                    continue;
-                }
+                _ => return Err(self.err("a control character inside a string")),
             }
             let buf = out.get_or_insert_with(String::new);
-            if !skipping {
-                buf.push_str(&self.text[run..self.pos]);
-            }
+            buf.push_str(self.str_of(run, self.pos)?);
             self.pos += 1;
             let esc = self
                 .peek()
@@ -393,26 +455,48 @@ impl<'a> Reader<'a> {
                 }
                 _ => return Err(self.err("an invalid escape inside a string")),
             };
-            if !skipping {
-                buf.push(c);
-            }
+            buf.push(c);
             run = self.pos;
         }
-        let body = &self.text[start + 1..self.pos];
+        let end = self.pos;
         self.pos += 1;
-        if skipping {
-            return Ok(Node::Null);
-        }
         Ok(match out {
-            None => Node::Str(Cow::Borrowed(body)),
+            None => Node::Str(Cow::Borrowed(self.str_of(start + 1, end)?)),
             Some(mut s) => {
-                s.push_str(&self.text[run..self.pos - 1]);
+                s.push_str(self.str_of(run, end)?);
                 if lone {
-                    Node::Lone(&self.text[start..self.pos], s)
+                    Node::Lone(self.str_of(start, self.pos)?, s)
                 } else {
                     Node::Str(Cow::Owned(s))
                 }
             }
         })
     }
+}
+
+/// Where the first `"`, `\\` or control character of `b` is: eight bytes at a time while
+/// there is none (a string's plain run), then byte by byte.
+fn special(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // A zero byte of x ^ c is a byte equal to c; a byte below 0x20 is a control character.
+        if below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1)
+            | below(x, 0x20)
+            != 0
+        {
+            break;
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
 }

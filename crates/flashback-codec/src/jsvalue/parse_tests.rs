@@ -6,7 +6,7 @@ use super::parse::{is_number, parse};
 use crate::value::{JsonTextKind, Value};
 
 fn ok(text: &str) -> Node<'_> {
-    parse(text, 256).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+    parse(text.as_bytes(), 256).unwrap_or_else(|e| panic!("{text:?}: {e}"))
 }
 
 #[test]
@@ -62,11 +62,11 @@ fn too_deep_values_are_kept_as_text_and_the_rest_reads() {
     let huge = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(matches!(ok(&huge), Node::Arr(_)));
     let bad = format!("{}1,{}", "[".repeat(1000), "]".repeat(1000));
-    assert!(parse(&bad, 256).is_err());
+    assert!(parse(bad.as_bytes(), 256).is_err());
     let bad = format!("{}{{\"a\" 1}}{}", "[".repeat(1000), "]".repeat(1000));
-    assert!(parse(&bad, 256).is_err());
+    assert!(parse(bad.as_bytes(), 256).is_err());
     let unclosed = "[".repeat(100_000);
-    assert!(parse(&unclosed, 256).is_err());
+    assert!(parse(unclosed.as_bytes(), 256).is_err());
 }
 
 #[test]
@@ -77,7 +77,7 @@ fn repeated_keys_keep_their_first_place_and_last_value() {
     assert_eq!(o.members.len(), 42);
     assert_eq!(o.members[0], (Node::Str("a".into()), Node::Num("3".into())));
     assert_eq!(o.get("k5"), Some(&Node::Str("x".into())));
-    assert_eq!(o.text, Some(text.as_str()));
+    assert_eq!(o.text, Some(text.as_bytes()));
 }
 
 #[test]
@@ -124,7 +124,25 @@ fn bad_text_is_an_error_not_a_panic() {
         "1 2",
         "[]]",
     ] {
-        assert!(parse(text, 256).is_err(), "{text:?}");
-        assert!(parse(text, 0).is_err(), "{text:?} read past");
+        assert!(parse(text.as_bytes(), 256).is_err(), "{text:?}");
+        assert!(parse(text.as_bytes(), 0).is_err(), "{text:?} read past");
+    }
+}
+
+#[test]
+fn string_runs_end_where_they_end_at_every_offset() {
+    for n in 0..24 {
+        let (head, tail) = ("é".repeat(n), "x".repeat(n));
+        let text = format!(r#"["{head}\n{tail}", "{tail}\"{head}"]"#);
+        let Node::Arr(items) = ok(&text) else {
+            panic!()
+        };
+        assert_eq!(items[0], Node::Str(format!("{head}\n{tail}").into()), "{n}");
+        assert_eq!(items[1], Node::Str(format!("{tail}\"{head}").into()), "{n}");
+        let control = format!("\"{tail}\u{1f}{head}\"");
+        assert!(parse(control.as_bytes(), 256).is_err(), "{n}");
+        let mut bad = format!("\"{tail}").into_bytes();
+        bad.extend_from_slice(&[0xff, b'"']);
+        assert!(parse(&bad, 256).is_err(), "{n}: not UTF-8");
     }
 }
