@@ -224,6 +224,17 @@ impl Api {
                 s.info.display_name
             )));
         }
+        let foreign = probe.unopenable();
+        if foreign.len() == probe.ciphers().len() {
+            return Err(ApiError::new(
+                ErrorCode::Encrypted,
+                format!(
+                    "{}: its values are {}; no key opens them",
+                    s.info.display_name,
+                    unsupported(&foreign)
+                ),
+            ));
+        }
         if let Err(e) = probe.check(&key) {
             return Err(ApiError::new(
                 ErrorCode::Encrypted,
