@@ -26,7 +26,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
-import { HERE, flashback, fork, postgresBackend } from "./interop-lib.mjs";
+import { HERE, check, flashback, fork, postgresBackend, requirePg, tally } from "./interop-lib.mjs";
 
 const cfg = (checkpoint_id) => ({ configurable: { thread_id: "edge", ...(checkpoint_id ? { checkpoint_id } : {}) } });
 const RAW = "\u0000raw:"; // a string the serializer below writes as the raw number after it
@@ -99,19 +99,6 @@ async function generate() {
 }
 
 // ---- the interop check ------------------------------------------------------------------------
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-    passed += 1;
-  } catch (e) {
-    console.log(`FAIL ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
-    failed += 1;
-  }
-}
-
 /** Strict equality of JS values: strings code unit for code unit, numbers by Object.is. */
 const exactly = (a, b, what) => assert.deepStrictEqual(a, b, what);
 
@@ -162,11 +149,9 @@ async function interop() {
     );
     if (!process.argv.includes("--no-postgres")) {
       const why = await postgresBackend.unavailable();
-      if (why) {
-        const required = process.env.CI === "true" || process.env.FLASHBACK_REQUIRE_PG === "1";
-        console.log(`${required ? "FAIL" : "skip"} postgres: ${why}`);
-        if (required) failed += 1;
-      } else {
+      if (why && requirePg) await check("postgres", () => assert.fail(`${why} (required)`));
+      else if (why) console.log(`skip postgres: ${why}`);
+      else {
         const url = await postgresBackend.empty();
         const setup = PostgresSaver.fromConnString(url);
         await setup.setup();
@@ -183,8 +168,8 @@ async function interop() {
     await postgresBackend.finish();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  console.log(`${tally.passed} passed, ${tally.failed} failed`);
+  process.exit(tally.failed ? 1 : 0);
 }
 
 if (process.argv.includes("--generate")) await generate();

@@ -5,7 +5,7 @@
 //!   `JSON.stringify` writes for a string cut inside an emoji) is read, as JS reads it: kept
 //!   with its exact token ([`Node::Lone`]) and shown with U+FFFD in place of the surrogate.
 //! * Numbers keep their text ([`Node::Num`]), so one beyond 64-bit integers or float64 is not
-//!   lost ([`number`]).
+//!   lost ([`super::number`]).
 //! * The reader is iterative (no recursion, any depth). A list or dict opening deeper than
 //!   `max_depth` levels is read past — its syntax checked, nothing built — and kept as its text
 //!   ([`Node::Deep`]): one value too deep, not the whole document.
@@ -364,22 +364,28 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
+    /// Inside a string: to the end of its plain run, at the closing quote (`true`) or a
+    /// backslash (`false`).
+    fn run_end(&mut self) -> Result<bool, JsonError> {
+        let Some(n) = special(&self.b[self.pos..]) else {
+            self.pos = self.b.len();
+            return Err(self.err("the text ends inside a string"));
+        };
+        self.pos += n;
+        match self.b[self.pos] {
+            b'"' => Ok(true),
+            b'\\' => Ok(false),
+            _ => Err(self.err("a control character inside a string")),
+        }
+    }
+
     /// Read past a string token, checking its escapes (not its UTF-8: nothing is decoded).
     fn skip_string(&mut self) -> Result<(), JsonError> {
         self.pos += 1;
         loop {
-            let Some(n) = special(&self.b[self.pos..]) else {
-                self.pos = self.b.len();
-                return Err(self.err("the text ends inside a string"));
-            };
-            self.pos += n;
-            match self.b[self.pos] {
-                b'"' => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                b'\\' => {}
-                _ => return Err(self.err("a control character inside a string")),
+            if self.run_end()? {
+                self.pos += 1;
+                return Ok(());
             }
             match self.b.get(self.pos + 1) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.pos += 2,
@@ -400,16 +406,8 @@ impl<'a> Reader<'a> {
         let mut lone = false;
         let mut run = self.pos;
         loop {
-            // The run up to the next quote, backslash or control character.
-            let Some(n) = special(&self.b[self.pos..]) else {
-                self.pos = self.b.len();
-                return Err(self.err("the text ends inside a string"));
-            };
-            self.pos += n;
-            match self.b[self.pos] {
-                b'"' => break,
-                b'\\' => {}
-                _ => return Err(self.err("a control character inside a string")),
+            if self.run_end()? {
+                break;
             }
             let buf = out.get_or_insert_with(String::new);
             buf.push_str(self.str_of(run, self.pos)?);
