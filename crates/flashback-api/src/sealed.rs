@@ -75,13 +75,11 @@ pub(crate) fn encryption_info(
 
 /// The ciphers of `info` Flashback cannot open with any key; `all`: whether that is every one.
 fn unopenable(info: &DbInfo) -> (Vec<String>, bool) {
-    let ciphers = info
-        .encryption
-        .as_ref()
-        .map(|e| e.ciphers.clone())
-        .unwrap_or_default();
-    let foreign: Vec<String> = ciphers.iter().filter(|c| *c != AES).cloned().collect();
-    let all = !foreign.is_empty() && foreign.len() == ciphers.len();
+    let Some(e) = &info.encryption else {
+        return (Vec::new(), false);
+    };
+    let foreign = e.unopenable();
+    let all = !foreign.is_empty() && foreign.len() == e.ciphers.len();
     (foreign, all)
 }
 

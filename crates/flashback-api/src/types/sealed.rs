@@ -36,6 +36,23 @@ pub struct EncryptionInfo {
     pub mixed: bool,
 }
 
+impl EncryptionInfo {
+    /// The ciphers seen that Flashback cannot open with any key (all but `aes`).
+    pub fn unopenable(&self) -> Vec<String> {
+        let aes = flashback_codec::cipher::AES;
+        self.ciphers.iter().filter(|c| *c != aes).cloned().collect()
+    }
+
+    /// For a database holding values of ciphers Flashback cannot open beside `aes` ones, the
+    /// one sentence naming them ("sealed with `des`, a cipher Flashback cannot open …"); `None`
+    /// when every cipher is `aes` (or none is: then `key_problem` names them).
+    pub fn some_unopenable(&self) -> Option<String> {
+        let foreign = self.unopenable();
+        (!foreign.is_empty() && foreign.len() < self.ciphers.len())
+            .then(|| flashback_codec::cipher::unsupported(&foreign))
+    }
+}
+
 /// How one checkpoint was stored, in an encrypted database.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct CheckpointSealing {

@@ -143,11 +143,9 @@ pub fn sealed_note(encryption: &Option<flashback_api::EncryptionInfo>) -> String
     if e.mixed {
         out.push_str("plaintext values were found among the encrypted ones (LangGraph reads them silently)\n");
     }
-    let foreign: Vec<String> = e.ciphers.iter().filter(|c| *c != "aes").cloned().collect();
-    if !foreign.is_empty() && foreign.len() < e.ciphers.len() {
+    if let Some(foreign) = e.some_unopenable() {
         out.push_str(&format!(
-            "some values are {}: they stay locked, and nothing is written from them\n",
-            flashback_codec::cipher::unsupported(&foreign)
+            "some values are {foreign}: they stay locked, and nothing is written from them\n"
         ));
     }
     out
