@@ -3,8 +3,8 @@
 //! streamed JSON view must write the collected view's bytes; and a msgpack value must re-encode
 //! to bytes that decode to the same value; the walk for large strings (`msgpack::scan`) stays
 //! inside the payload and walks whatever decodes; a `json` value (LangGraph.js) revives the same
-//! through a cache, and written back as JS's JSON (`jsvalue::to_json`) revives to a value that is
-//! written as the same JSON.
+//! through a cache, and written back as JS's JSON (`jsvalue::to_json_text`) reads back as a value
+//! that is written as the same JSON.
 #![no_main]
 
 use flashback_codec::{
@@ -65,9 +65,10 @@ fuzz_target!(|data: &[u8]| {
     if let (true, Decoded::Msgpack(v)) = (tag == "json", &decoded) {
         for channel in ["values", jsvalue::TASKS, jsvalue::INTERRUPT] {
             let typed = jsvalue::for_channel(channel, v.clone());
-            if let Ok(json) = jsvalue::to_json(&typed) {
-                let again = jsvalue::for_channel(channel, jsvalue::revive(&json));
-                let written = jsvalue::to_json(&again).expect("what was written is writable");
+            if let Ok(json) = jsvalue::to_json_text(&typed) {
+                let read = jsvalue::revive_text(json.as_bytes()).expect("what is written reads");
+                let again = jsvalue::for_channel(channel, read);
+                let written = jsvalue::to_json_text(&again).expect("what was written is writable");
                 assert_eq!(written, json, "writing JS's JSON is a fixpoint");
             }
         }

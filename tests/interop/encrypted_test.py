@@ -10,7 +10,11 @@ Real graphs run on the official savers with `EncryptedSerializer.from_pycryptodo
   * with a wrong key, or on a tampered value, only the values it cannot open fail;
   * Flashback's copy and edit forks are written encrypted and Python reads and resumes them;
   * a plaintext row inside the encrypted database is flagged;
-  * `export` holds ciphertext sizes and hashes, and decrypted values only with --decrypt.
+  * `export` holds ciphertext sizes and hashes, and decrypted values only with --decrypt;
+  * a database sealed with a custom `CipherProtocol` (`kms`), and one `msgpack+des` row among
+    AES ones: `state` names the cipher, fork / fork --set / merge / copy are refused in one line
+    and Python reads the database as before; the AES checkpoints still fork, sealed with `aes`,
+    and Python resumes the fork.
 
 Usage: FLASHBACK_BIN=target/debug/flashback python tests/interop/encrypted_test.py [--pg URL]
        python tests/interop/encrypted_test.py --make PATH   (the `wait` thread only, for ui/e2e)
@@ -20,15 +24,16 @@ Prints failures and `N passed, M failed`; exits 1 on failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
-import operator
 import os
 import pathlib
 import sqlite3
 import subprocess
 import sys
 import tempfile
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 sys.dont_write_bytecode = True
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -36,44 +41,13 @@ sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
 from jsonview import view  # noqa: E402
 from results import Results  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.graph.message import add_messages  # noqa: E402
-from langgraph.types import Command, interrupt  # noqa: E402
+from langgraph.types import Command  # noqa: E402
+# The graph, the key and the toy ciphers `kms` and `des` (custom CipherProtocols).
+from sealed_fixture import KEY, SECRET, aes_serde, build, cfg, des_serde, kms_serde, run  # noqa: E402
 
 BIN = os.environ.get("FLASHBACK_BIN", str(ROOT / "target" / "debug" / "flashback"))
-KEY = "0123456789abcdef0123456789abcdef"  # 32 bytes: AES-256
-SECRET = "the-launch-code-is-4711"
-
-
-def cfg(tid: str, **extra: Any) -> dict:
-    return {"configurable": {"thread_id": tid, **extra}}
-
-
-class State(TypedDict):
-    messages: Annotated[list, add_messages]
-    notes: Annotated[list, operator.add]
-    n: int
-
-
-def build(saver):
-    def think(s: State) -> dict:
-        n = s.get("n", 0) + 1
-        return {"n": n, "notes": [f"note {n}"], "messages": [AIMessage(content=f"{SECRET} #{n}", id=f"ai-{n}")]}
-
-    def ask(s: State) -> dict:
-        answer = interrupt({"question": "go on?", "n": s["n"]})
-        return {"notes": [f"answer {answer}"]}
-
-    b = StateGraph(State)
-    b.add_node("think", think)
-    b.add_node("ask", ask)
-    b.add_edge(START, "think")
-    b.add_conditional_edges("think", lambda s: "think" if s["n"] < 3 else "ask")
-    b.add_edge("ask", END)
-    return b.compile(checkpointer=saver)
 
 
 def flashback(*args: str, key: str | None = KEY) -> tuple[int, Any, str]:
@@ -226,6 +200,87 @@ def scenarios(r: Results, where: str, db: str, saver, plain_saver, raw_sql) -> N
     print(f"ok   {where}: encrypted database read, forked and exported", flush=True)
 
 
+KMS = "sealed with `kms`, a cipher Flashback cannot open"
+DES = "sealed with `des`, a cipher Flashback cannot open"
+
+
+def one_line(code: int, err: str, needle: str) -> bool:
+    return code == 1 and needle in err and "\n" not in err and "LANGGRAPH_AES_KEY" not in err
+
+
+def tips(history: list) -> list:
+    parents = {s.parent_config["configurable"]["checkpoint_id"] for s in history if s.parent_config}
+    return [s.config["configurable"]["checkpoint_id"] for s in history
+            if s.config["configurable"]["checkpoint_id"] not in parents]
+
+
+def foreign_ciphers(r: Results, where: str, kms_db: str, mixed_db: str, saver_for, snapshot) -> None:
+    """Databases sealed with ciphers Flashback cannot open. `saver_for(db, serde)` is a context
+    manager giving the official saver of `db`; `snapshot(db)` a digest of every row."""
+    with tempfile.TemporaryDirectory() as d:
+        target = os.path.join(d, "target.sqlite")
+        with sqlite3.connect(target) as conn:
+            SqliteSaver(conn).setup()
+        with saver_for(kms_db, kms_serde()) as saver:
+            saver.setup()
+            run(build(saver), "kms")
+        with saver_for(kms_db, kms_serde()) as saver:
+            g = build(saver)
+            kms_values = norm(g.get_state(cfg("kms")).values)
+            hist = list(g.get_state_history(cfg("kms")))
+        before = snapshot(kms_db)
+        code, _, err = flashback("state", kms_db, "kms")
+        r.check(where, "kms: state names the cipher instead of asking for the key", one_line(code, err, KMS), err)
+        head, oldest, (a, b) = hist[0], hist[-1], tips(hist)[:2]
+        for c in (head, oldest):
+            cid = c.config["configurable"]["checkpoint_id"]
+            for args in (("fork", kms_db, "kms", "--checkpoint", cid),
+                         ("fork", kms_db, "kms", "--checkpoint", cid, "--set", 'notes=["x"]')):
+                code, _, err = flashback(*args)
+                r.check(where, f"kms: {' '.join(args[3:])[:40]} refused", one_line(code, err, KMS), err)
+        code, _, err = flashback("merge", kms_db, "kms", "--into", a, "--from", b, "--channel", "notes=append")
+        r.check(where, "kms: merge refused", one_line(code, err, KMS), err)
+        code, _, err = flashback("copy", kms_db, "kms", "kms", "--to", target)
+        r.check(where, "kms: copy to another database refused", one_line(code, err, KMS), err)
+        r.check(where, "kms: nothing was written", snapshot(kms_db) == before)
+        with saver_for(kms_db, kms_serde()) as saver:
+            again = norm(build(saver).get_state(cfg("kms")).values)
+        r.check(where, "kms: Python reads the thread as before", again == kms_values, f"{again} vs {kms_values}")
+
+        # One msgpack+des row (the head, written by a program that moved to `des`) among AES.
+        with saver_for(mixed_db, aes_serde()) as saver:
+            saver.setup()
+            run(build(saver), "aes")
+        with saver_for(mixed_db, des_serde()) as saver:
+            build(saver).update_state(cfg("aes"), {"notes": ["sealed with des"]}, as_node="think")
+            hist = list(build(saver).get_state_history(cfg("aes")))
+        before = snapshot(mixed_db)
+        head = hist[0].config["configurable"]["checkpoint_id"]
+        src = next(s for s in hist if s.metadata.get("step") == 2)
+        sid = src.config["configurable"]["checkpoint_id"]
+        code, _, err = flashback("state", mixed_db, "aes")
+        r.check(where, "des: state of the des head names the cipher", one_line(code, err, DES), err)
+        for args in (("fork", mixed_db, "aes", "--checkpoint", head),
+                     ("fork", mixed_db, "aes", "--checkpoint", head, "--set", 'notes=["x"]'),
+                     ("merge", mixed_db, "aes", "--into", head, "--from", sid, "--channel", "notes=append"),
+                     ("copy", mixed_db, "aes", "aes", "--to", target)):
+            code, _, err = flashback(*args)
+            r.check(where, f"des: {args[0]} {'--set' if '--set' in args else ''} refused", one_line(code, err, DES), err)
+        r.check(where, "des: nothing was written", snapshot(mixed_db) == before)
+        code, fork, err = flashback("fork", mixed_db, "aes", "--checkpoint", sid, "--json")
+        if r.check(where, "des: an AES checkpoint still forks", code == 0, err):
+            with saver_for(mixed_db, aes_serde()) as saver:
+                g = build(saver)
+                now = g.get_state(cfg("aes"))
+                r.check(where, "des: the program reads the fork (sealed with aes)",
+                        now.config["configurable"]["checkpoint_id"] == fork["checkpoint_id"]
+                        and norm(now.values) == norm(src.values))
+                out_a = g.invoke(None, cfg("aes"))
+                out_b = g.invoke(None, src.config)
+                r.check(where, "des: resumed from the fork == LangGraph's time travel", norm(out_a) == norm(out_b))
+    print(f"ok   {where}: databases sealed with kms and des named and left unwritten", flush=True)
+
+
 def sqlite_sql(path: str):
     def run(what: str, cid: str) -> Any:
         with sqlite3.connect(path) as c:
@@ -264,13 +319,62 @@ def pg_sql(url: str):
     return run
 
 
+@contextlib.contextmanager
+def sqlite_saver(path: str, serde):
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        yield SqliteSaver(conn, serde=serde)
+    finally:
+        conn.commit()
+        conn.close()
+
+
+@contextlib.contextmanager
+def pg_saver(url: str, serde):
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.serde = serde
+        yield saver
+
+
+def pg_snapshot(url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as c:
+        rows = [c.execute(f"SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) FROM {t} t").fetchone()[0]
+                for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")]
+    return ",".join(rows)
+
+
+@contextlib.contextmanager
+def pg_databases(url: str, *suffixes: str):
+    """Fresh databases `<db>_<suffix>` beside `url`'s, dropped afterwards."""
+    import psycopg
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    base = parts.path.lstrip("/")
+    names = [f"{base}_{s}" for s in suffixes]
+    with psycopg.connect(url, autocommit=True) as admin:
+        for n in names:
+            admin.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
+            admin.execute(f'CREATE DATABASE "{n}"')
+    try:
+        yield [urlunsplit(parts._replace(path="/" + n)) for n in names]
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            for n in names:
+                admin.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pg", help="an empty Postgres database (its checkpoint tables are created)")
     ap.add_argument("--no-sqlite", action="store_true")
     ap.add_argument("--make", metavar="PATH", help="only write the `wait` thread, encrypted, to a new SQLite file")
     args = ap.parse_args()
-    serde = EncryptedSerializer.from_pycryptodome_aes(key=KEY.encode())
+    serde = aes_serde()
     if args.make:
         conn = sqlite3.connect(args.make, check_same_thread=False)
         saver = SqliteSaver(conn, serde=serde)
@@ -288,6 +392,8 @@ def main() -> int:
             plain = SqliteSaver(conn)
             scenarios(r, "sqlite", path, saver, plain, sqlite_sql(path))
             conn.close()
+            foreign_ciphers(r, "sqlite", os.path.join(d, "kms.sqlite"), os.path.join(d, "mixed.sqlite"),
+                            sqlite_saver, lambda p: hashlib.sha256(pathlib.Path(p).read_bytes()).hexdigest())
     if args.pg:
         from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -295,6 +401,8 @@ def main() -> int:
             saver.serde = serde
             saver.setup()
             scenarios(r, "postgres", args.pg, saver, plain, pg_sql(args.pg))
+        with pg_databases(args.pg, "kms", "mixed") as (kms_url, mixed_url):
+            foreign_ciphers(r, "postgres", kms_url, mixed_url, pg_saver, pg_snapshot)
     print(f"{r.passed} passed, {r.failed} failed", flush=True)
     return 1 if r.failed else 0
 

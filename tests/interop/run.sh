@@ -8,7 +8,10 @@
 #   delta_test.py: DeltaChannel values rebuilt as `graph.get_state` shows them, at every
 #   checkpoint, and forks of DeltaChannel threads that Python resumes, on both backends.
 #   encrypted_test.py: databases written with EncryptedSerializer (AES): read as Python reads
-#   them with the key, listed without it, forks written encrypted and resumed, on both backends.
+#   them with the key, listed without it, forks written encrypted and resumed, on both backends;
+#   and sealed with custom CipherProtocols (`kms`; one `des` row among AES ones): the cipher
+#   named, every write refused and nothing written (Postgres: databases <db>_kms and <db>_mixed
+#   beside the one given, dropped after), the AES rows still forked and resumed.
 #   activity_test.py: what each step did (nodes that ran, failures, retries that recovered,
 #   interrupts, resumes) as `flashback graph` marks it, against Python's state history; the
 #   human tables fit 100 columns, on both backends.
@@ -29,6 +32,9 @@
 #   message instances, the stored rows in JS's format, edits JS cannot read refused. Needs
 #   `npm ci --prefix tests/js-fixtures` (scripts/test does it); its Postgres part uses the
 #   server found here (fresh databases flashback_jsinterop_<pid>_<random>_<n>, dropped at exit).
+#   tests/js-fixtures/edge.mjs (the same way): a string cut inside an emoji (a lone surrogate),
+#   a value nested 200 levels and numbers beyond float64, written by the real JS savers, read by
+#   `flashback state`, forked, and read back by JS exactly as stored, on both backends.
 #
 # Environment:
 #   FLASHBACK_PYTHON   the Python with tests/fixtures/requirements.txt installed
@@ -285,6 +291,9 @@ else
     # The server found above (or the throwaway cluster); without one the script skips or fails
     # its Postgres part itself (CI / FLASHBACK_REQUIRE_PG).
     FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/interop.mjs || status=1
+    echo
+    echo "== tests/js-fixtures/edge.mjs: what JS reads and Rust's types cannot hold"
+    FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/edge.mjs || status=1
 fi
 
 echo

@@ -41,6 +41,30 @@ export function fork(db, thread, checkpointId, sets = {}) {
   return out.checkpoint_id;
 }
 
+// ---- checks ---------------------------------------------------------------------------------
+const truthy = (v) => ["1", "true", "TRUE", "True"].includes(v ?? "");
+/** No PostgreSQL is a failure (CI=true or FLASHBACK_REQUIRE_PG=1, unless that is 0/false). */
+export const requirePg = ["0", "false", "FALSE", "False"].includes(process.env.FLASHBACK_REQUIRE_PG ?? "")
+  ? false
+  : truthy(process.env.FLASHBACK_REQUIRE_PG) || truthy(process.env.CI);
+
+/** Counts of the checks run so far. */
+export const tally = { passed: 0, failed: 0 };
+
+/** Runs one named check: `ok NAME` or `FAIL NAME: reason` (one line); true when it passed. */
+export async function check(name, fn) {
+  try {
+    await fn();
+    console.log(`ok ${name}`);
+    tally.passed += 1;
+    return true;
+  } catch (e) {
+    console.log(`FAIL ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
+    tally.failed += 1;
+    return false;
+  }
+}
+
 // ---- comparisons ----------------------------------------------------------------------------
 /** Plain JSON of a value, as JSON.stringify renders JS objects (messages: lc envelopes). */
 export const plain = (v) => JSON.parse(JSON.stringify(v ?? null));
@@ -196,11 +220,15 @@ export const postgresBackend = {
       return `no PostgreSQL at ${PG_URL.replace(/\/\/[^@/]*@/, "//…@")} (${e.message})`;
     }
   },
-  async fresh() {
+  /** A new empty database (dropped by finish()); its URL. */
+  async empty() {
     const name = `${this.tag}_${++serial}`;
     await admin(`CREATE DATABASE "${name}"`);
     this.created.push(name);
-    const url = withDb(PG_URL, name);
+    return withDb(PG_URL, name);
+  },
+  async fresh() {
+    const url = await this.empty();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {

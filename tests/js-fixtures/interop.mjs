@@ -33,22 +33,20 @@
 import assert from "node:assert/strict";
 import { Command } from "@langchain/langgraph";
 import { cfg } from "./graphs.mjs";
-import { cleanupTmp, fork, flashback, outcome, plain, postgresBackend, same, sqliteBackend } from "./interop-lib.mjs";
+import {
+  check,
+  cleanupTmp,
+  fork,
+  flashback,
+  outcome,
+  plain,
+  postgresBackend,
+  requirePg,
+  same,
+  sqliteBackend,
+  tally,
+} from "./interop-lib.mjs";
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-    passed += 1;
-    return true;
-  } catch (e) {
-    console.log(`FAIL ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
-    failed += 1;
-    return false;
-  }
-}
 
 const head = (g, tid) => g.getState(cfg(tid));
 const at = (g, tid, id) => g.getState(cfg(tid, { checkpoint_id: id }));
@@ -241,10 +239,6 @@ async function runBackend(backend) {
 }
 
 const argv = new Set(process.argv.slice(2));
-const truthy = (v) => ["1", "true", "TRUE", "True"].includes(v ?? "");
-const requirePg = ["0", "false", "FALSE", "False"].includes(process.env.FLASHBACK_REQUIRE_PG ?? "")
-  ? false
-  : truthy(process.env.FLASHBACK_REQUIRE_PG) || truthy(process.env.CI);
 try {
   await check("flashback binary answers", () => assert.equal(flashback("--version").status, 0));
   if (!argv.has("--no-sqlite")) await runBackend(sqliteBackend);
@@ -260,5 +254,5 @@ try {
   await postgresBackend.finish();
   cleanupTmp();
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+console.log(`${tally.passed} passed, ${tally.failed} failed`);
+process.exit(tally.failed ? 1 : 0);

@@ -34,7 +34,8 @@ pub enum ErrorCode {
     /// Another process holds a lock on the database (SQLite "database is locked"): try again.
     Locked,
     /// The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
-    /// the app's Unlock), or the key given does not open it.
+    /// the app's Unlock), the key given does not open it, or its values are sealed with a
+    /// cipher Flashback cannot open (then nothing is written from them).
     Encrypted,
     /// The database cannot be written here (a read-only file or directory).
     ReadOnly,
@@ -125,6 +126,7 @@ impl From<StoreError> for ApiError {
             StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
             StoreError::Locked(_) | StoreError::InUse(_) => ErrorCode::Locked,
             StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
+            StoreError::Sealed(_) => ErrorCode::Encrypted,
         };
         ApiError::new(code, e.to_string())
     }

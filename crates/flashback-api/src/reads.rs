@@ -173,8 +173,11 @@ impl Api {
         };
         let sealing = crate::sealed::checkpoint_sealing(&s, &tuple);
         let locked = sealing.as_ref().is_some_and(|x| x.locked);
-        if locked && !req.allow_locked {
-            return Err(crate::sealed::locked_error(&s.info));
+        if let (Some(x), false) = (sealing.as_ref().filter(|x| x.locked), req.allow_locked) {
+            let id = &tuple.header.checkpoint_id;
+            return Err(crate::sealed::locked_checkpoint_error(
+                &s.info, id, &x.ciphers,
+            ));
         }
         let rebuilt = if req.raw || locked {
             Default::default()

@@ -8,8 +8,8 @@
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{CheckpointSealing, DbInfo, EncryptionInfo, KeySource, UnlockRequest};
 use crate::{Api, Session};
-use flashback_codec::cipher::{is_encrypted, KEY_ENV};
-use flashback_codec::{AesKey, Decoded};
+use flashback_codec::cipher::{is_encrypted, unsupported, AES, KEY_ENV};
+use flashback_codec::AesKey;
 use flashback_storage::{CheckpointStore, CheckpointTuple, EncryptionProbe};
 use std::sync::Arc;
 
@@ -45,19 +45,27 @@ pub(crate) fn encryption_info(
     if !probe.encrypted() {
         return None;
     }
-    let key_problem = match key {
-        Some((k, source)) => probe.check(k).err().map(|e| {
-            let from = match source {
-                KeySource::Env => format!("the key in {KEY_ENV}"),
-                KeySource::Keyring => "the key saved in the keyring".into(),
-                KeySource::Typed => "the key typed".into(),
-            };
-            format!("{from} does not open this database's values ({e})")
-        }),
-        None => env_problem,
+    let ciphers = probe.ciphers();
+    let unopenable = probe.unopenable();
+    let key_problem = if unopenable.len() == ciphers.len() {
+        // No key opens any of them.
+        Some(format!("its values are {}", unsupported(&unopenable)))
+    } else {
+        match key {
+            Some((k, source)) => probe.check(k).err().map(|e| {
+                let from = match source {
+                    KeySource::Env => format!("the key in {KEY_ENV}"),
+                    KeySource::Keyring => "the key saved in the keyring".into(),
+                    KeySource::Typed => "the key typed".into(),
+                };
+                format!("{from} does not open this database's values ({e})")
+            }),
+            None => env_problem,
+        }
     };
     Some(EncryptionInfo {
         tags: probe.tags.clone(),
+        ciphers,
         unlocked: key.is_some(),
         key_source: key.map(|(_, s)| *s),
         key_problem,
@@ -65,8 +73,30 @@ pub(crate) fn encryption_info(
     })
 }
 
-/// The one line for a read that needs the key and has none.
+/// The ciphers of `info` Flashback cannot open with any key; `all`: whether that is every one.
+fn unopenable(info: &DbInfo) -> (Vec<String>, bool) {
+    let Some(e) = &info.encryption else {
+        return (Vec::new(), false);
+    };
+    let foreign = e.unopenable();
+    let all = !foreign.is_empty() && foreign.len() == e.ciphers.len();
+    (foreign, all)
+}
+
+/// The one line for a read that needs the key and has none; for a database whose values are
+/// all sealed with ciphers Flashback cannot open, that line names them instead.
 pub(crate) fn locked_error(info: &DbInfo) -> ApiError {
+    let (foreign, all) = unopenable(info);
+    if all {
+        return ApiError::new(
+            ErrorCode::Encrypted,
+            format!(
+                "{}: its values are {}",
+                info.display_name,
+                unsupported(&foreign)
+            ),
+        );
+    }
     let (tags, problem) = info
         .encryption
         .as_ref()
@@ -79,6 +109,23 @@ pub(crate) fn locked_error(info: &DbInfo) -> ApiError {
             "{} is encrypted ({tags}): set {KEY_ENV} to its AES key (16, 24 or 32 bytes), \
              or unlock it in the app{why}",
             info.display_name
+        ),
+    )
+}
+
+/// The one line for a checkpoint whose `ciphers` stayed locked: the cipher Flashback cannot
+/// open when there is one, else (`aes` without a key) [`locked_error`].
+pub(crate) fn locked_checkpoint_error(info: &DbInfo, id: &str, ciphers: &[String]) -> ApiError {
+    let foreign: Vec<String> = ciphers.iter().filter(|c| *c != AES).cloned().collect();
+    if foreign.is_empty() {
+        return locked_error(info);
+    }
+    ApiError::new(
+        ErrorCode::Encrypted,
+        format!(
+            "checkpoint {id} of {} is {}",
+            info.display_name,
+            unsupported(&foreign)
         ),
     )
 }
@@ -101,6 +148,27 @@ impl Session {
     /// The key writes encrypt with: only for an encrypted database.
     pub(crate) fn write_key(&self) -> Option<Arc<AesKey>> {
         self.info.encryption.as_ref().and(self.key.clone())
+    }
+
+    /// `Err` (one line) when a write that stores new values (fork, merge, re-run, repair, copy
+    /// into it) could not seal them as the database's program reads them: locked
+    /// ([`Session::require_key`]), or sealed only with ciphers Flashback cannot produce (it
+    /// seals with `aes`, which that program's cipher would refuse).
+    pub(crate) fn require_sealable(&self) -> ApiResult<()> {
+        self.require_key()?;
+        let (foreign, all) = unopenable(&self.info);
+        if !all {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            ErrorCode::Encrypted,
+            format!(
+                "{}: its values are {}, and Flashback seals what it writes with `{AES}`, which \
+                 the program could not read; nothing was written",
+                self.info.display_name,
+                unsupported(&foreign)
+            ),
+        ))
     }
 }
 
@@ -126,12 +194,12 @@ pub(crate) fn checkpoint_sealing(
             .filter(|w| !is_encrypted(&w.type_tag))
             .map(|w| format!("write {} {}", w.task_id, w.channel)),
     );
-    let locked = tuple.sealing.locked
-        || tuple
-            .pending_writes
-            .iter()
-            .any(|w| matches!(w.value, Decoded::Encrypted { .. }));
-    Some(CheckpointSealing { locked, plaintext })
+    let ciphers = tuple.locked_ciphers();
+    Some(CheckpointSealing {
+        locked: !ciphers.is_empty(),
+        ciphers,
+        plaintext,
+    })
 }
 
 impl Api {
@@ -153,6 +221,17 @@ impl Api {
                 "{} is not encrypted: there is nothing to unlock",
                 s.info.display_name
             )));
+        }
+        let foreign = probe.unopenable();
+        if foreign.len() == probe.ciphers().len() {
+            return Err(ApiError::new(
+                ErrorCode::Encrypted,
+                format!(
+                    "{}: its values are {}; no key opens them",
+                    s.info.display_name,
+                    unsupported(&foreign)
+                ),
+            ));
         }
         if let Err(e) = probe.check(&key) {
             return Err(ApiError::new(

@@ -64,7 +64,7 @@ impl Api {
 
     /// Fork a checkpoint: a copy, or with edited channels. One transaction.
     pub async fn fork_checkpoint(&self, req: ForkRequest) -> ApiResult<ForkResult> {
-        self.session(&req.db)?.require_key()?;
+        self.session(&req.db)?.require_sealable()?;
         let saver = self.writable(&req.db).await?;
         let edits: Vec<(String, Json)> = req
             .edits
@@ -86,7 +86,7 @@ impl Api {
     /// Write a merge checkpoint on branch A. One transaction.
     pub async fn merge_branches(&self, req: MergeRequest) -> ApiResult<ForkResult> {
         refuse_subgraph(&req.checkpoint_ns, "merge into")?;
-        self.session(&req.db)?.require_key()?;
+        self.session(&req.db)?.require_sealable()?;
         let saver = self.writable(&req.db).await?;
         let take: Vec<_> = req
             .channels
@@ -199,6 +199,9 @@ impl Api {
     /// Rebuild the damaged blob rows of a three-table thread from the writes that produced
     /// them (`flashback_engine::repair`), or preview it. One transaction.
     pub async fn repair_blobs(&self, req: RepairRequest) -> ApiResult<RepairReport> {
+        if !req.dry_run {
+            self.session(&req.db)?.require_sealable()?;
+        }
         let saver = self.writable(&req.db).await?;
         ensure_thread(saver.as_ref(), &req.thread_id).await?;
         Ok(
@@ -216,6 +219,7 @@ impl Api {
         // Copying a thread that is not there copies nothing: not found, not "0 checkpoints".
         ensure_thread(self.session(&req.db)?.store.as_ref(), &req.thread_id).await?;
         Ok(match &req.to_db {
+            // Rows copied as stored (nothing decoded or sealed again).
             None => {
                 self.writable(&req.db)
                     .await?
@@ -224,6 +228,7 @@ impl Api {
             }
             Some(to) => {
                 let from = self.session(&req.db)?;
+                self.session(to)?.require_sealable()?;
                 let to = self.writable(to).await?;
                 flashback_storage::maintenance::copy_thread_between(
                     from.store.as_ref(),

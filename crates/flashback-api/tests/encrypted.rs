@@ -200,3 +200,100 @@ async fn locked_then_unlocked_then_remembered() {
     assert!(enc.unlocked);
     assert_eq!(enc.key_source, Some(KeySource::Keyring));
 }
+
+/// A copy of one of `tests/fixtures/sealed-*.sqlite` (written by the real LangGraph with a
+/// custom `CipherProtocol`: `tests/fixtures/sealed_fixture.py`), opened.
+async fn sealed(dir: &std::path::Path, name: &str) -> (Api, DbInfo) {
+    let path = dir.join(name);
+    std::fs::copy(fixtures().join(name), &path).unwrap();
+    let api = api_in(dir, Initial::None);
+    let db = open(&api, path.to_str().unwrap()).await;
+    (api, db)
+}
+
+#[tokio::test]
+async fn a_cipher_flashback_cannot_open_is_named_and_no_key_unlocks_it() {
+    if std::env::var_os("LANGGRAPH_AES_KEY").is_some() {
+        eprintln!("skipped: LANGGRAPH_AES_KEY is set in this environment");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kms = "sealed with `kms`, a cipher Flashback cannot open";
+
+    let (api, db) = sealed(dir.path(), "sealed-kms.sqlite").await;
+    let enc = db.encryption.clone().expect("encrypted");
+    assert_eq!(enc.ciphers, ["kms"]);
+    assert!(
+        enc.key_problem.as_deref().is_some_and(|p| p.contains(kms)),
+        "{enc:?}"
+    );
+    let e = api
+        .unlock_database(UnlockRequest {
+            db: db.db.clone(),
+            key: KEY.into(),
+            remember: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        e.message.contains(kms) && e.message.contains("no key opens"),
+        "{e:?}"
+    );
+    for e in [
+        api.checkpoint_detail(detail_request(&db, "kms", false))
+            .await
+            .unwrap_err(),
+        api.fork_checkpoint(ForkRequest {
+            db: db.db.clone(),
+            thread_id: "kms".into(),
+            checkpoint_ns: String::new(),
+            checkpoint_id: api
+                .checkpoint_detail(detail_request(&db, "kms", true))
+                .await
+                .unwrap()
+                .checkpoint_id,
+            edits: Vec::new(),
+        })
+        .await
+        .unwrap_err(),
+    ] {
+        assert_eq!(e.code, ErrorCode::Encrypted);
+        assert!(
+            e.message.contains(kms) && !e.message.contains("LANGGRAPH_AES_KEY"),
+            "{e:?}"
+        );
+    }
+    let shown = api
+        .checkpoint_detail(detail_request(&db, "kms", true))
+        .await
+        .unwrap();
+    assert_eq!(
+        shown.sealing.map(|s| s.ciphers),
+        Some(vec!["kms".to_owned()])
+    );
+
+    // One des row among AES ones: the key unlocks the AES rows; the des head stays named.
+    let (api, db) = sealed(dir.path(), "sealed-mixed.sqlite").await;
+    assert_eq!(
+        db.encryption.as_ref().map(|e| e.ciphers.clone()),
+        Some(vec!["aes".into(), "des".into()])
+    );
+    let unlocked = api
+        .unlock_database(UnlockRequest {
+            db: db.db.clone(),
+            key: KEY.into(),
+            remember: false,
+        })
+        .await
+        .expect("the AES key unlocks the AES rows");
+    assert!(unlocked.encryption.is_some_and(|e| e.key_problem.is_none()));
+    let e = api
+        .checkpoint_detail(detail_request(&db, "aes", false))
+        .await
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("sealed with `des`, a cipher Flashback cannot open"),
+        "{e:?}"
+    );
+}

@@ -31,9 +31,7 @@ pub enum CipherError {
     #[error("an AES key is 16, 24 or 32 bytes long; this one is {0} bytes")]
     KeyLength(usize),
     /// The value names a cipher other than pycryptodome's AES.
-    #[error(
-        "it is encrypted with the cipher {0:?}, which Flashback cannot decrypt (only \"aes\")"
-    )]
+    #[error("it is {}", unsupported(std::slice::from_ref(.0)))]
     Unsupported(String),
     /// The payload is shorter than its nonce and tag.
     #[error("it is {0} bytes long, shorter than an AES-EAX nonce and tag (32 bytes)")]
@@ -152,6 +150,26 @@ impl AesKey {
     }
 }
 
+/// The one wording of values sealed with ciphers Flashback cannot open (`EncryptedSerializer`
+/// with a custom `CipherProtocol`): "sealed with `kms`, a cipher Flashback cannot open (it
+/// opens LangGraph's `aes` only)".
+pub fn unsupported(ciphers: &[String]) -> String {
+    let names: Vec<String> = ciphers.iter().map(|c| format!("`{c}`")).collect();
+    let what = match names.len() {
+        1 => "a cipher",
+        _ => "ciphers",
+    };
+    format!(
+        "sealed with {}, {what} Flashback cannot open (it opens LangGraph's `{AES}` only)",
+        names.join(", ")
+    )
+}
+
+/// The cipher of a stored serde tag: `msgpack+kms` → `kms`; `None` when it is not encrypted.
+pub fn cipher_of(tag: &str) -> Option<&str> {
+    split_tag(tag).map(|(_, c)| c)
+}
+
 /// `msgpack+aes` → `("msgpack", "aes")`; a tag without `+` → `None`.
 pub fn split_tag(tag: &str) -> Option<(&str, &str)> {
     tag.split_once('+')
@@ -241,6 +259,13 @@ mod tests {
             key.open("msgpack+rot13", b"x"),
             Err(CipherError::Unsupported("rot13".into()))
         );
+        assert_eq!(
+            CipherError::Unsupported("kms".into()).to_string(),
+            "it is sealed with `kms`, a cipher Flashback cannot open (it opens LangGraph's \
+             `aes` only)"
+        );
+        assert_eq!(cipher_of("msgpack+kms"), Some("kms"));
+        assert_eq!(cipher_of("msgpack"), None);
         assert_eq!(key.open("msgpack", b"plain").unwrap().1, b"plain");
     }
 }

@@ -48,5 +48,5 @@ pub use budget::{DecodeBudget, TooLargeReason};
 pub use cipher::{AesKey, CipherError};
 pub use msgpack::DecodeCache;
 pub use typed::{decode_typed, decode_typed_cached, decode_typed_keyed, encode_typed, Decoded};
-pub use value::{NdArray, ObjectForm, PyObject, RawExt, Value};
+pub use value::{JsonText, JsonTextKind, NdArray, ObjectForm, PyObject, RawExt, Value};
 pub use view::{view, view_decoded, JsonView, ViewOptions};

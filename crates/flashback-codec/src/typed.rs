@@ -116,16 +116,12 @@ fn decode_typed_inner(
         "json" => {
             let revived = match cache {
                 // Envelopes met before in the read are shared, not revived again.
-                Some(c) => std::str::from_utf8(bytes)
-                    .map_err(|e| e.to_string())
-                    .and_then(|t| crate::jsvalue::revive_cached(t, c).map_err(|e| e.to_string())),
-                None => serde_json::from_slice::<serde_json::Value>(bytes)
-                    .map(|v| crate::jsvalue::revive(&v))
-                    .map_err(|e| e.to_string()),
+                Some(c) => crate::jsvalue::revive_cached(bytes, c),
+                None => crate::jsvalue::revive_text(bytes),
             };
             match revived {
                 Ok(v) => Decoded::from(v),
-                Err(e) => error(format!("invalid JSON value: {e}")),
+                Err(e) => error(e.to_string()),
             }
         }
         t if t.contains('+') => match key.map(|k| k.open(t, bytes)) {

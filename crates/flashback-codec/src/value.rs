@@ -46,6 +46,40 @@ pub enum Value {
     /// bytes are kept so that the value round-trips. (Boxed: keeping every variant at most
     /// 24 bytes makes `Value` 32 bytes, which matters for long histories.)
     RawExt(Box<RawExt>),
+    /// A value of a `json` document (LangGraph.js, Python's 2024 format) that the tree has no
+    /// exact form for, kept as its stored text: written back into JSON unchanged.
+    JsonText(Box<JsonText>),
+}
+
+/// A JSON value kept as its exact stored text (see [`JsonTextKind`]). JSON writers write the
+/// text back as it is; msgpack has no form for it, so writers of Python's format refuse it
+/// (encoding it as msgpack gives only what it shows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonText {
+    /// What it is.
+    pub kind: JsonTextKind,
+    /// The exact JSON text as stored: a string token with its quotes and escapes, a number
+    /// token, or a whole list or dict.
+    pub text: String,
+}
+
+/// What a [`JsonText`] holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonTextKind {
+    /// A string holding a UTF-16 surrogate that is not half of a pair (`"great job \ud83d"`:
+    /// JS's `JSON.stringify` of a string cut inside an emoji). JS reads it as it is; Rust
+    /// strings cannot hold it. `shown` is the string with U+FFFD in place of each such
+    /// surrogate, as the view shows it.
+    LoneSurrogate {
+        /// The string as shown.
+        shown: String,
+    },
+    /// A number no 64-bit integer or float64 holds as stored: an integer beyond 64 bits
+    /// (`123456789012345678901234567890`) or a number beyond float64's range (`1e400`).
+    Number,
+    /// A list or dict nested deeper than [`crate::msgpack::MAX_DEPTH`] levels: read past (its
+    /// syntax checked) but not decoded.
+    TooDeep,
 }
 
 /// An undecodable extension value, kept byte for byte.
@@ -182,6 +216,11 @@ impl Value {
             Value::NdArray(_) => "numpy.ndarray".into(),
             Value::DeltaSnapshot(_) => "_DeltaSnapshot".into(),
             Value::RawExt(raw) => format!("msgpack.ext({})", raw.code),
+            Value::JsonText(t) => match t.kind {
+                JsonTextKind::LoneSurrogate { .. } => "str".into(),
+                JsonTextKind::Number => "number".into(),
+                JsonTextKind::TooDeep => "json".into(),
+            },
         }
     }
 }

@@ -12,6 +12,8 @@ use crate::delta::{DeltaOptions, Rebuilt};
 use crate::error::EngineError;
 use flashback_codec::{Decoded, Value};
 use flashback_storage::pyfmt::uuid6;
+use flashback_storage::saver::check_read;
+use flashback_storage::sealed::sealed_source;
 use flashback_storage::{
     Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Dialect, PutRequest, StoreError,
     Version, Versions,
@@ -98,16 +100,23 @@ pub(crate) async fn load_rebuilt(
     Ok((tuple, delta))
 }
 
-/// Refuse a checkpoint whose row could not be read in full.
+/// Refuse a checkpoint whose row could not be read in full, or whose values stayed sealed (a
+/// cipher Flashback cannot open, or no key): it would be forked, merged or compared as
+/// something it is not.
 pub(crate) fn readable(tuple: &CheckpointTuple) -> Result<(), EngineError> {
-    match &tuple.header.problem {
-        None => Ok(()),
-        Some(problem) => Err(StoreError::Corrupt {
-            checkpoint_id: tuple.header.checkpoint_id.clone(),
+    let id = &tuple.header.checkpoint_id;
+    if let Some(problem) = &tuple.header.problem {
+        return Err(StoreError::Corrupt {
+            checkpoint_id: id.clone(),
             detail: problem.clone(),
         }
-        .into()),
+        .into());
     }
+    if tuple.sealing.locked {
+        let what = format!("checkpoint {id}");
+        return Err(sealed_source(&what, &tuple.sealing.locked_ciphers).into());
+    }
+    Ok(())
 }
 
 /// Write a new child of `source` as the thread's newest checkpoint: a copy of it with a new
@@ -136,6 +145,14 @@ pub(crate) async fn write_fork(
     checkpoint.updated_channels = None;
     let mut new_versions = change(&mut checkpoint, dialect);
     snapshot_deltas(&mut checkpoint, source, delta, &mut new_versions, dialect)?;
+    // What is carried from the source (not replaced by an edit) must have been read.
+    let id = &header.checkpoint_id;
+    for (channel, v) in &checkpoint.channel_values {
+        check_read(&format!("channel {channel:?} of checkpoint {id}"), v)?;
+    }
+    for v in checkpoint.pending_sends.iter().flatten() {
+        check_read(&format!("a pending send of checkpoint {id}"), v)?;
+    }
     let mut metadata = Map::new();
     metadata.insert("source".into(), metadata_source.into());
     metadata.insert("step".into(), step.into());

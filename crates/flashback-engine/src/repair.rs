@@ -15,6 +15,8 @@
 //! * a delta whose own row is intact but whose base is damaged reads again once the base is
 //!   rebuilt: it is rebuilt too when its step's writes allow (its value may be what a later
 //!   damaged version builds on), else left to read through the rebuilt base;
+//! * a thread holding values left sealed (a cipher Flashback cannot open, or no key) is refused
+//!   whole: what a repair writes is sealed with the store's `aes` key;
 //! * what cannot be rebuilt says why, and stays as it is: a version written by
 //!   `update_state`, a fork or the input (no writes produced it), a DeltaChannel (its value is
 //!   rebuilt on read, not stored whole), writes that cannot be read, a reducer that does not
@@ -27,6 +29,7 @@ use crate::merge::{apply, rebuild_report, Reducer, REDUCERS};
 use crate::EngineError;
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::maintenance::{BlobFix, DamagedBlob, SaverMaintenance};
+use flashback_storage::sealed::sealed_source;
 use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -128,6 +131,15 @@ async fn plan_namespace(
             ..Default::default()
         })
         .await?;
+    // A repair writes rebuilt values sealed with the store's key (`aes`): a thread whose
+    // values stayed sealed (a cipher Flashback cannot open, or no key) is not repaired.
+    if let Some(t) = tuples.iter().find(|t| !t.locked_ciphers().is_empty()) {
+        let what = format!(
+            "thread {thread_id:?}, checkpoint {}",
+            t.header.checkpoint_id
+        );
+        return Err(sealed_source(&what, &t.locked_ciphers()).into());
+    }
     let by_id: HashMap<&str, &CheckpointTuple> = tuples
         .iter()
         .map(|t| (t.header.checkpoint_id.as_str(), t))

@@ -54,6 +54,10 @@ pub enum StoreError {
     /// operation needed to (SQLite `SQLITE_READONLY`).
     #[error("the database is read-only here: {0}")]
     ReadOnly(String),
+    /// Values are sealed (`EncryptedSerializer`) in a way Flashback cannot open or write: a
+    /// cipher other than `aes`, or no key. The text says which and that nothing was written.
+    #[error("{0}")]
+    Sealed(String),
 }
 
 impl StoreError {
@@ -70,6 +74,7 @@ impl StoreError {
             StoreError::InvalidInput(_) => "invalid_input",
             StoreError::Locked(_) | StoreError::InUse(_) => "locked",
             StoreError::ReadOnly(_) => "read_only",
+            StoreError::Sealed(_) => "sealed",
         }
     }
 }

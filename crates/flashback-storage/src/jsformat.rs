@@ -81,13 +81,13 @@ fn refused(channel: &str, e: &jsvalue::NotJson) -> StoreError {
     ))
 }
 
-/// A value inside the SQLite checkpoint document.
-fn nested(channel: &str, v: &Decoded) -> Result<Option<Json>, StoreError> {
-    crate::saver::check_storable(channel, v)?;
+/// A value inside the SQLite checkpoint document, as its JSON text (`None`: no value).
+fn nested(channel: &str, v: &Decoded) -> Result<Option<String>, StoreError> {
+    crate::saver::check_storable(channel, v, Dialect::Js)?;
     match v {
         Decoded::Empty => Ok(None),
-        Decoded::Null => Ok(Some(Json::Null)),
-        Decoded::Msgpack(v) => jsvalue::to_json(v)
+        Decoded::Null => Ok(Some("null".into())),
+        Decoded::Msgpack(v) => jsvalue::to_json_text(v)
             .map(Some)
             .map_err(|e| refused(channel, &e)),
         other => Err(StoreError::InvalidInput(format!(
@@ -121,33 +121,67 @@ fn versions_json(vs: &Versions) -> Result<Json, StoreError> {
     Ok(Json::Object(out))
 }
 
-/// The checkpoint document, keys in JS's order (`v, id, ts, channel_values,
-/// channel_versions, versions_seen`); `with_values`: SQLite (values inline) or Postgres
-/// (no `channel_values` key).
-pub fn checkpoint_document(cp: &Checkpoint, with_values: bool) -> Result<Json, StoreError> {
-    let mut doc = Map::new();
-    doc.insert("v".into(), Json::from(cp.v));
-    doc.insert("id".into(), Json::String(cp.id.clone()));
-    doc.insert("ts".into(), Json::String(cp.ts.clone()));
-    if with_values {
-        let mut values = Map::new();
-        for (channel, v) in &cp.channel_values {
-            if let Some(json) = nested(channel, v)? {
-                values.insert(channel.clone(), json);
-            }
-        }
-        doc.insert("channel_values".into(), Json::Object(values));
-    }
-    doc.insert(
-        "channel_versions".into(),
-        versions_json(&cp.channel_versions)?,
-    );
+/// The document's fields but `channel_values`, in JS's order.
+fn fields(cp: &Checkpoint) -> Result<[(&'static str, Json); 5], StoreError> {
     let mut seen = Map::new();
     for (node, vs) in &cp.versions_seen {
         seen.insert(node.clone(), versions_json(vs)?);
     }
-    doc.insert("versions_seen".into(), Json::Object(seen));
-    Ok(Json::Object(doc))
+    Ok([
+        ("v", Json::from(cp.v)),
+        ("id", Json::String(cp.id.clone())),
+        ("ts", Json::String(cp.ts.clone())),
+        ("channel_versions", versions_json(&cp.channel_versions)?),
+        ("versions_seen", Json::Object(seen)),
+    ])
+}
+
+/// The checkpoint document Postgres stores (JSONB, no `channel_values`: JS keeps every value
+/// in `checkpoint_blobs`), keys in JS's order (`v, id, ts, channel_versions, versions_seen`).
+pub fn checkpoint_document(cp: &Checkpoint) -> Result<Json, StoreError> {
+    Ok(Json::Object(
+        fields(cp)?
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    ))
+}
+
+/// The checkpoint document SQLite stores, as `JSON.stringify` writes it (keys in JS's order:
+/// `v, id, ts, channel_values, channel_versions, versions_seen`), every value inline as its
+/// JSON text (what was kept as its stored text written back unchanged).
+pub fn sqlite_document(cp: &Checkpoint) -> Result<Vec<u8>, StoreError> {
+    let fields = fields(cp)?;
+    let mut values = Vec::with_capacity(cp.channel_values.len());
+    for (channel, v) in &cp.channel_values {
+        if let Some(text) = nested(channel, v)? {
+            values.push((channel.as_str(), text));
+        }
+    }
+    let mut out = Vec::with_capacity(256);
+    out.push(b'{');
+    for (i, (key, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        if *key == "channel_versions" {
+            out.extend_from_slice(b"\"channel_values\":{");
+            for (j, (channel, text)) in values.iter().enumerate() {
+                if j > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&to_bytes(&Json::String((*channel).to_owned())));
+                out.push(b':');
+                out.extend_from_slice(text.as_bytes());
+            }
+            out.extend_from_slice(b"},");
+        }
+        out.extend_from_slice(&to_bytes(&Json::String((*key).to_owned())));
+        out.push(b':');
+        out.extend_from_slice(&to_bytes(value));
+    }
+    out.push(b'}');
+    Ok(out)
 }
 
 /// Compact JSON bytes, as `JSON.stringify` writes them.
@@ -194,13 +228,13 @@ mod tests {
             pending_sends: None,
         };
         assert_eq!(
-            String::from_utf8(to_bytes(&checkpoint_document(&cp, true).unwrap())).unwrap(),
+            String::from_utf8(sqlite_document(&cp).unwrap()).unwrap(),
             r#"{"v":4,"id":"1f0","ts":"2026-11-26T14:50:39.328Z","channel_values":{"log":["start"],"branch:to:a":null},"channel_versions":{"log":3},"versions_seen":{"a":{"log":2}}}"#
         );
-        let pg = checkpoint_document(&cp, false).unwrap();
+        let pg = checkpoint_document(&cp).unwrap();
         let mut python = cp.clone();
         python.channel_versions = vec![("log".into(), Version::Str("0001.0.5".into()))];
-        let e = checkpoint_document(&python, true).unwrap_err().to_string();
+        let e = sqlite_document(&python).unwrap_err().to_string();
         assert!(e.contains("LangGraph.js numbers versions"), "{e}");
         assert!(pg.get("channel_values").is_none());
         let e = value("x", &Decoded::Pickle(vec![1]))

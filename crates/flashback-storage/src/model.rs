@@ -365,6 +365,26 @@ pub struct CheckpointTuple {
     pub sealing: Sealing,
 }
 
+impl CheckpointTuple {
+    /// The ciphers of everything in it left sealed (`aes` without a key, `kms`…): its parts
+    /// ([`Sealing::locked_ciphers`]) and its pending writes, sorted.
+    pub fn locked_ciphers(&self) -> Vec<String> {
+        let mut out = self.sealing.locked_ciphers.clone();
+        for w in &self.pending_writes {
+            if let flashback_codec::Decoded::Encrypted { tag, .. } = &w.value {
+                out.push(
+                    flashback_codec::cipher::cipher_of(tag)
+                        .unwrap_or(tag)
+                        .to_owned(),
+                );
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 /// How a checkpoint's serde values were stored, for databases written with LangGraph's
 /// `EncryptedSerializer` (tags `<inner>+<cipher>`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -375,10 +395,36 @@ pub struct Sealing {
     /// Parts stored as plaintext serde values (on Postgres, inline primitives are never
     /// serde values and are not listed).
     pub plaintext: Vec<String>,
-    /// An encrypted part was left unopened for lack of a key: its values are
+    /// An encrypted part was left unopened for lack of a key, or because its cipher is not one
+    /// Flashback opens: its values are
     /// [`Decoded::Encrypted`](flashback_codec::Decoded::Encrypted), and when it is SQLite's
     /// document the checkpoint has no values, versions or next tasks to show.
     pub locked: bool,
+    /// The ciphers of the parts left locked (`aes` without a key, `kms`…), sorted.
+    pub locked_ciphers: Vec<String>,
+}
+
+impl Sealing {
+    /// Note a part stored with the encrypted serde tag `tag` that was left locked.
+    pub fn lock(&mut self, tag: &str) {
+        self.locked = true;
+        let cipher = flashback_codec::cipher::cipher_of(tag).unwrap_or(tag);
+        if let Err(at) = self
+            .locked_ciphers
+            .binary_search_by(|c| c.as_str().cmp(cipher))
+        {
+            self.locked_ciphers.insert(at, cipher.to_owned());
+        }
+    }
+
+    /// The locked ciphers Flashback cannot open whatever the key (all but `aes`).
+    pub fn unopenable(&self) -> Vec<String> {
+        self.locked_ciphers
+            .iter()
+            .filter(|c| c.as_str() != flashback_codec::cipher::AES)
+            .cloned()
+            .collect()
+    }
 }
 
 /// Summary of one thread.

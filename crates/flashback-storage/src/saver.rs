@@ -6,9 +6,9 @@
 //! parent id taken from the config's `checkpoint_id`.
 
 use crate::model::{Checkpoint, Version, Versions};
-use crate::{CheckpointStore, StoreError};
+use crate::{CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{Decoded, Value};
+use flashback_codec::{Decoded, JsonTextKind, Value};
 use serde_json::{Map, Value as Json};
 
 /// `WRITES_IDX_MAP`: special channels get a fixed negative `idx`, one slot per task.
@@ -114,18 +114,39 @@ pub trait CheckpointSaver: CheckpointStore {
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError>;
 }
 
-/// Refuse to store a value whose encoding would not give back what was read: one holding a
-/// string that was not valid UTF-8 (decoded in place, see
-/// [`flashback_codec::msgpack::is_invalid_str`]), which would be written as something else.
-pub fn check_storable(channel: &str, v: &Decoded) -> Result<(), StoreError> {
-    fn bad(v: &Value) -> bool {
+/// Refuse to store a value whose encoding in `dialect` would not give back what was read: one
+/// holding a string that was not valid UTF-8 (decoded in place, see
+/// [`flashback_codec::msgpack::is_invalid_str`]), which would be written as something else; in
+/// Python's msgpack, one holding JSON kept as its text ([`flashback_codec::JsonText`]: a
+/// string with a lone surrogate, a number beyond 64 bits or float64, a value nested too deep),
+/// which msgpack has no form for (JSON writes it back unchanged).
+pub fn check_storable(channel: &str, v: &Decoded, dialect: Dialect) -> Result<(), StoreError> {
+    fn bad(v: &Value, dialect: Dialect) -> Option<String> {
         match v {
-            Value::RawExt(raw) => flashback_codec::msgpack::is_invalid_str(raw),
-            Value::Array(items) => items.iter().any(bad),
-            Value::Map(entries) => entries.iter().any(|(k, v)| bad(k) || bad(v)),
-            Value::Object(o) => bad(&o.payload) || o.extra.as_ref().is_some_and(bad),
-            Value::DeltaSnapshot(inner) => bad(inner),
-            _ => false,
+            Value::RawExt(raw) if flashback_codec::msgpack::is_invalid_str(raw) => Some(
+                "holds a string that is not valid UTF-8 as stored; Flashback cannot write it \
+                 back byte for byte, so it does not write it"
+                    .into(),
+            ),
+            Value::JsonText(t) if dialect == Dialect::Python => Some(format!(
+                "holds {} read from JSON ({}), which msgpack has no form for; nothing was \
+                 written",
+                match t.kind {
+                    JsonTextKind::LoneSurrogate { .. } => "a string with a lone surrogate",
+                    JsonTextKind::Number => "a number beyond 64-bit integers and float64",
+                    JsonTextKind::TooDeep => "a list or dict nested deeper than Flashback reads",
+                },
+                flashback_codec::describe::quoted(&t.text, 40)
+            )),
+            Value::Array(items) => items.iter().find_map(|i| bad(i, dialect)),
+            Value::Map(entries) => entries
+                .iter()
+                .find_map(|(k, v)| bad(k, dialect).or_else(|| bad(v, dialect))),
+            Value::Object(o) => {
+                bad(&o.payload, dialect).or_else(|| o.extra.as_ref().and_then(|e| bad(e, dialect)))
+            }
+            Value::DeltaSnapshot(inner) => bad(inner, dialect),
+            _ => None,
         }
     }
     match v {
@@ -134,9 +155,29 @@ pub fn check_storable(channel: &str, v: &Decoded) -> Result<(), StoreError> {
              loaded; Flashback does not write a value it has not read",
             flashback_codec::budget::human_bytes(*bytes)
         ))),
-        Decoded::Msgpack(v) if bad(v) => Err(StoreError::InvalidInput(format!(
-            "channel {channel:?}: the value holds a string that is not valid UTF-8 as stored; \
-             Flashback cannot write it back byte for byte, so it does not write it"
+        Decoded::Msgpack(v) => match bad(v, dialect) {
+            Some(why) => Err(StoreError::InvalidInput(format!(
+                "channel {channel:?}: the value {why}"
+            ))),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Refuse to write a value Flashback could not read, `what` naming it (`channel "notes" of
+/// checkpoint 1f0…`): one left sealed ([`Decoded::Encrypted`]: a cipher Flashback cannot open,
+/// or no key) or one that does not decode ([`Decoded::Error`]). A fork, merge or copy carrying
+/// it would store what it has not read: re-encoded, or sealed with another cipher.
+pub fn check_read(what: &str, v: &Decoded) -> Result<(), StoreError> {
+    match v {
+        Decoded::Encrypted { tag, .. } => {
+            let cipher = flashback_codec::cipher::cipher_of(tag).unwrap_or(tag);
+            Err(crate::sealed::sealed_source(what, &[cipher.to_owned()]))
+        }
+        Decoded::Error { message, .. } => Err(StoreError::InvalidInput(format!(
+            "{what} cannot be read ({message}); Flashback does not write what it could not \
+             read, so nothing was written"
         ))),
         _ => Ok(()),
     }
@@ -145,7 +186,7 @@ pub fn check_storable(channel: &str, v: &Decoded) -> Result<(), StoreError> {
 /// A decoded value as it sits nested in a msgpack document (SQLite keeps the whole checkpoint,
 /// values included, in one document).
 pub fn nested_value(channel: &str, v: &Decoded) -> Result<Value, StoreError> {
-    check_storable(channel, v)?;
+    check_storable(channel, v, Dialect::Python)?;
     Ok(match v {
         Decoded::Msgpack(v) => v.clone(),
         Decoded::Null => Value::Nil,

@@ -5,6 +5,8 @@
 //! recent checkpoint and write rows (never a scan of a large table), and keeps one small
 //! encrypted value to check a key against before it is used.
 
+use crate::StoreError;
+use flashback_codec::cipher::{cipher_of, unsupported, AES, KEY_ENV};
 use flashback_codec::{AesKey, CipherError};
 
 /// How many of the newest rows of each table a probe looks at.
@@ -17,7 +19,8 @@ pub struct EncryptionProbe {
     pub tags: Vec<String>,
     /// Whether plaintext serde values were seen beside encrypted ones.
     pub mixed: bool,
-    /// The smallest encrypted value seen, `(tag, payload)`, to check a key against.
+    /// The smallest `+aes` value seen, `(tag, payload)`, to check a key against (values of
+    /// other ciphers cannot be opened with any key).
     pub sample: Option<(String, Vec<u8>)>,
 }
 
@@ -25,6 +28,24 @@ impl EncryptionProbe {
     /// Whether the database is written encrypted.
     pub fn encrypted(&self) -> bool {
         !self.tags.is_empty()
+    }
+
+    /// The ciphers seen (`aes`, `kms`…), sorted.
+    pub fn ciphers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .tags
+            .iter()
+            .filter_map(|t| cipher_of(t))
+            .map(str::to_owned)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The ciphers seen that Flashback cannot open with any key (all but `aes`).
+    pub fn unopenable(&self) -> Vec<String> {
+        self.ciphers().into_iter().filter(|c| c != AES).collect()
     }
 
     /// Check `key` against the sample: `Ok` when it opens it (or there is nothing to check).
@@ -46,7 +67,7 @@ impl EncryptionProbe {
             self.tags.push(tag.to_owned());
             self.tags.sort();
         }
-        if let Some(p) = payload {
+        if let Some(p) = payload.filter(|_| cipher_of(tag) == Some(AES)) {
             let smaller = self.sample.as_ref().is_none_or(|(_, s)| p.len() < s.len());
             if smaller {
                 self.sample = Some((tag.to_owned(), p));
@@ -59,4 +80,25 @@ impl EncryptionProbe {
         self.mixed &= self.encrypted();
         self
     }
+}
+
+/// Why values sealed with `ciphers` (the ciphers of parts left locked) stayed locked: "sealed
+/// with `kms`, a cipher Flashback cannot open (…)", or, for `aes`, that no key opened them.
+pub fn locked_reason(ciphers: &[String]) -> String {
+    let foreign: Vec<String> = ciphers.iter().filter(|c| *c != AES).cloned().collect();
+    if foreign.is_empty() {
+        format!("encrypted (`{AES}`) and no key was given to open them (set {KEY_ENV})")
+    } else {
+        unsupported(&foreign)
+    }
+}
+
+/// The refusal of a write (fork, merge, copy, repair) whose source `what` holds values sealed
+/// with `ciphers` that stayed locked: Flashback does not write what it could not read.
+pub fn sealed_source(what: &str, ciphers: &[String]) -> StoreError {
+    StoreError::Sealed(format!(
+        "{what}: its values are {}; Flashback does not write what it cannot read, so nothing \
+         was written",
+        locked_reason(ciphers)
+    ))
 }

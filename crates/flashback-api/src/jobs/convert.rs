@@ -187,14 +187,12 @@ pub(crate) async fn convert_job(
             )));
         }
         // A thread that cannot be converted as stored is left out (said why); the rest go.
-        if let Some(t) = tuples.iter().find(|t| t.header.problem.is_some()) {
+        if let Err(StoreError::InvalidInput(reason) | StoreError::Sealed(reason)) =
+            flashback_storage::maintenance::check_copyable(thread, &tuples)
+        {
             report.skipped.push(SkippedThread {
                 thread_id: thread.clone(),
-                reason: format!(
-                    "checkpoint {} cannot be read as stored ({})",
-                    t.header.checkpoint_id,
-                    t.header.problem.as_deref().unwrap_or_default()
-                ),
+                reason,
             });
             continue;
         }
@@ -214,7 +212,7 @@ pub(crate) async fn convert_job(
             .await;
             match copied {
                 Ok(_) => {}
-                Err(StoreError::InvalidInput(reason)) => {
+                Err(StoreError::InvalidInput(reason) | StoreError::Sealed(reason)) => {
                     report.skipped.push(SkippedThread {
                         thread_id: thread.clone(),
                         reason,

@@ -41,7 +41,7 @@ impl Api {
     pub async fn start_rerun(&self, req: RerunRequest) -> ApiResult<String> {
         self.policy.check_run()?;
         let s = self.session(&req.db)?;
-        s.require_key()?;
+        s.require_sealable()?;
         if req.runner.trim().is_empty() {
             return Err(ApiError::invalid(
                 "enter the command that resumes your graph",

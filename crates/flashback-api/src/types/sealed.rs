@@ -20,23 +20,48 @@ pub enum KeySource {
 pub struct EncryptionInfo {
     /// The encrypted serde tags seen among the newest rows (`msgpack+aes`, …).
     pub tags: Vec<String>,
+    /// The ciphers those tags name (`aes`, and any Flashback cannot open: `kms`…), sorted.
+    #[serde(default)]
+    pub ciphers: Vec<String>,
     /// Whether a key is in use (values are decrypted, and forks are written encrypted).
     pub unlocked: bool,
     /// Where that key came from.
     pub key_source: Option<KeySource>,
     /// Why the key in use does not open a value it was checked against (a wrong key: every
-    /// value it cannot open is shown as an error), when it does not.
+    /// value it cannot open is shown as an error), when it does not; or that the values are
+    /// sealed with a cipher Flashback cannot open whatever the key.
     pub key_problem: Option<String>,
     /// Plaintext values were seen beside encrypted ones among the newest rows (LangGraph
     /// reads them silently).
     pub mixed: bool,
 }
 
+impl EncryptionInfo {
+    /// The ciphers seen that Flashback cannot open with any key (all but `aes`).
+    pub fn unopenable(&self) -> Vec<String> {
+        let aes = flashback_codec::cipher::AES;
+        self.ciphers.iter().filter(|c| *c != aes).cloned().collect()
+    }
+
+    /// For a database holding values of ciphers Flashback cannot open beside `aes` ones, the
+    /// one sentence naming them ("sealed with `des`, a cipher Flashback cannot open …"); `None`
+    /// when every cipher is `aes` (or none is: then `key_problem` names them).
+    pub fn some_unopenable(&self) -> Option<String> {
+        let foreign = self.unopenable();
+        (!foreign.is_empty() && foreign.len() < self.ciphers.len())
+            .then(|| flashback_codec::cipher::unsupported(&foreign))
+    }
+}
+
 /// How one checkpoint was stored, in an encrypted database.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type)]
 pub struct CheckpointSealing {
-    /// Its values are encrypted and no key was given: they are shown locked.
+    /// Its values are encrypted and no key was given (or their cipher is not one Flashback
+    /// opens): they are shown locked.
     pub locked: bool,
+    /// The ciphers of what stayed locked (`aes` without a key, `kms`…), sorted.
+    #[serde(default)]
+    pub ciphers: Vec<String>,
     /// Parts of it stored as plaintext although the database is encrypted: `checkpoint`
     /// (SQLite's document), `channel NAME` (a Postgres blob) or `write TASK_ID CHANNEL`.
     pub plaintext: Vec<String>,

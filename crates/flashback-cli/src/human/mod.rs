@@ -143,6 +143,11 @@ pub fn sealed_note(encryption: &Option<flashback_api::EncryptionInfo>) -> String
     if e.mixed {
         out.push_str("plaintext values were found among the encrypted ones (LangGraph reads them silently)\n");
     }
+    if let Some(foreign) = e.some_unopenable() {
+        out.push_str(&format!(
+            "some values are {foreign}: they stay locked, and nothing is written from them\n"
+        ));
+    }
     out
 }
 

@@ -2,89 +2,37 @@
 //! envelope stored again and again (LangGraph.js's SQLite saver keeps every message in every
 //! later checkpoint) is revived once and shared, as msgpack objects are.
 //!
-//! The document is walked as raw JSON (`serde_json::value::RawValue`): an object with an `lc`
-//! key is revived whole by [`revive`] and remembered by its exact text; any other object or
-//! array is walked into; scalars are parsed. The result equals `revive` of the parsed document
-//! (keys in first-seen order, a repeated key's last value), which the tests check.
+//! The document is parsed once ([`super::parse`]); lists and dicts are walked into, and a dict
+//! with an `lc` key is revived whole by [`super::revive_node`] and remembered by its exact
+//! text. The result equals [`super::revive_text`] of the document, which the tests check.
 
-use super::revive;
+use super::node::Node;
+use super::{parse_text, plain, revive_node, JsonError};
 use crate::msgpack::DecodeCache;
 use crate::value::Value;
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
-use serde_json::Value as Json;
-use std::fmt;
 
-/// An object's members in stored order, their values left raw.
-struct Members<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Members<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Members<'de>, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
-                    out.push((k, v));
-                }
-                Ok(Members(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
+/// The value [`super::revive_text`] gives for the JSON `text`, envelopes shared through
+/// `cache`.
+pub fn revive_cached(text: &[u8], cache: &mut DecodeCache) -> Result<Value, JsonError> {
+    Ok(walk(&parse_text(text)?, cache))
 }
 
-/// How deep the raw walk goes before parsing the rest in one piece (each level re-scans its
-/// text; envelopes sit a few levels down).
-const MAX_WALK: usize = 8;
-
-/// The value [`revive`] gives for the JSON `text`, envelopes shared through `cache`.
-pub fn revive_cached(text: &str, cache: &mut DecodeCache) -> Result<Value, serde_json::Error> {
-    let raw: &RawValue = serde_json::from_str(text)?;
-    walk(raw, cache, 0)
-}
-
-fn walk(raw: &RawValue, cache: &mut DecodeCache, depth: usize) -> Result<Value, serde_json::Error> {
-    let text = raw.get();
-    let whole = |text: &str| -> Result<Value, serde_json::Error> {
-        Ok(revive(&serde_json::from_str::<Json>(text)?))
-    };
-    match text.as_bytes().first() {
-        _ if depth >= MAX_WALK => whole(text),
-        Some(b'[') => {
-            let items: Vec<&RawValue> = serde_json::from_str(text)?;
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                out.push(walk(item, cache, depth + 1)?);
+fn walk(node: &Node<'_>, cache: &mut DecodeCache) -> Value {
+    match node {
+        Node::Arr(items) => Value::Array(items.iter().map(|i| walk(i, cache)).collect()),
+        Node::Obj(m) if m.has("lc") => {
+            let Some(text) = m.text else {
+                return revive_node(node);
+            };
+            if let Some(v) = cache.envelopes.get(text) {
+                return v.clone();
             }
-            Ok(Value::Array(out))
+            let v = revive_node(node);
+            cache.envelopes.insert(text.into(), v.clone());
+            v
         }
-        Some(b'{') => {
-            let Members(members) = serde_json::from_str(text)?;
-            if members.iter().any(|(k, _)| k == "lc") {
-                if let Some(v) = cache.envelopes.get(text.as_bytes()) {
-                    return Ok(v.clone());
-                }
-                let v = whole(text)?;
-                cache.envelopes.insert(text.as_bytes().into(), v.clone());
-                return Ok(v);
-            }
-            // As `serde_json::Map` keeps them: a repeated key at its first place, last value.
-            let mut out: Vec<(Value, Value)> = Vec::with_capacity(members.len());
-            for (k, v) in members {
-                let v = walk(v, cache, depth + 1)?;
-                match out.iter_mut().find(|(x, _)| x.as_str() == Some(k.as_str())) {
-                    Some(slot) => slot.1 = v,
-                    None => out.push((Value::Str(k.as_str().into()), v)),
-                }
-            }
-            Ok(Value::Map(out))
-        }
-        _ => whole(text),
+        Node::Obj(m) => plain(m, |v| walk(v, cache)),
+        scalar => revive_node(scalar),
     }
 }
 
@@ -94,8 +42,8 @@ mod tests {
 
     fn same(text: &str) {
         let mut cache = DecodeCache::new();
-        let cached = revive_cached(text, &mut cache).expect("parses");
-        let plain = revive(&serde_json::from_str::<Json>(text).expect("parses"));
+        let cached = revive_cached(text.as_bytes(), &mut cache).expect("parses");
+        let plain = super::super::revive_text(text.as_bytes()).expect("parses");
         assert_eq!(cached, plain, "{text}");
     }
 
@@ -110,17 +58,18 @@ mod tests {
         same(
             r#"{"lc":2,"type":"constructor","id":["Set"],"method":null,"args":[["a"]],"kwargs":{}}"#,
         );
-        same(&format!("{}1{}", "[".repeat(40), "]".repeat(40)));
+        same(&format!("{}1{}", "[".repeat(400), "]".repeat(400)));
         same(" [ 1 , -2.5e3 , \"\\u00e9\" , true ] ");
         same("12345678901234567890123");
+        same(r#"{"s":"cut \ud83d","n":1e400}"#);
     }
 
     #[test]
     fn an_envelope_met_again_is_shared() {
         let msg = r#"{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"content":"hi"}}"#;
         let mut cache = DecodeCache::new();
-        let first = revive_cached(&format!("[{msg}]"), &mut cache).unwrap();
-        let again = revive_cached(&format!(r#"{{"m":[{msg}]}}"#), &mut cache).unwrap();
+        let first = revive_cached(format!("[{msg}]").as_bytes(), &mut cache).unwrap();
+        let again = revive_cached(format!(r#"{{"m":[{msg}]}}"#).as_bytes(), &mut cache).unwrap();
         let (Value::Array(a), Some(Value::Array(b))) = (&first, again.get("m")) else {
             panic!("{first:?} {again:?}")
         };
@@ -128,6 +77,6 @@ mod tests {
             panic!("messages are objects")
         };
         assert!(std::sync::Arc::ptr_eq(x, y), "one revived message, shared");
-        assert!(revive_cached("{\"a\":", &mut cache).is_err());
+        assert!(revive_cached(b"{\"a\":", &mut cache).is_err());
     }
 }

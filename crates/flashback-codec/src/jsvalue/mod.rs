@@ -12,12 +12,18 @@
 //! Python types: `{node, args}` packets in `__pregel_tasks` are `langgraph.types.Send`s and the
 //! `{id, value}` items of an `__interrupt__` write are `langgraph.types.Interrupt`s.
 //!
-//! [`to_json`] is the way back, for writing into a LangGraph.js database: it refuses (with the
-//! path and the type) every value JS's reader could not revive, so that Flashback never writes
-//! what the program cannot read.
+//! [`revive_text`] reads stored JSON as JS's `JSON.parse` does ([`parse`]): a string holding a
+//! lone surrogate, a number beyond float64 and a list or dict nested deeper than the codec's
+//! limit are kept as their exact text ([`crate::JsonText`]), one value each, never failing the
+//! whole document.
+//!
+//! [`to_json_text`] is the way back, for writing into a LangGraph.js database: it refuses (with
+//! the path and the type) every value JS's reader could not revive, so that Flashback never
+//! writes what the program cannot read; what was kept as text is written back unchanged.
 
 use crate::value::{ObjectForm, PyObject, Value};
-use serde_json::{Map, Value as Json};
+use node::{Node, Obj};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 /// The `extra` of an object revived from an `lc: 1` envelope that is not a message: written back
@@ -147,24 +153,49 @@ fn class_of(o: &PyObject) -> Option<&'static MessageClass> {
 
 /// A JSON document as the value tree Python's reviver gives (see the module docs).
 pub fn revive(v: &Json) -> Value {
+    revive_node(&Node::of_json(v))
+}
+
+/// The value [`revive`] gives for the JSON `text` as JS's `JSON.parse` reads it: strings with
+/// lone surrogates, numbers beyond float64 and lists or dicts nested deeper than
+/// [`crate::msgpack::MAX_DEPTH`] levels are kept as their text ([`crate::JsonText`]).
+pub fn revive_text(text: &[u8]) -> Result<Value, JsonError> {
+    Ok(revive_node(&parse_text(text)?))
+}
+
+/// The tree of a JSON text (UTF-8), nesting limited to the codec's depth.
+pub(crate) fn parse_text(text: &[u8]) -> Result<Node<'_>, JsonError> {
+    parse::parse(text, crate::msgpack::MAX_DEPTH)
+}
+
+/// The string member `key` of a JSON text's top-level dict, reading nothing deeper (its
+/// lists and dicts are checked, not decoded): `Err` when the text is not JSON, `Ok(None)`
+/// when the text is not a dict or has no such string.
+pub fn top_level_str(text: &[u8], key: &str) -> Result<Option<String>, JsonError> {
+    Ok(parse::parse(text, 1)?
+        .get(key)
+        .and_then(Node::as_str)
+        .map(str::to_owned))
+}
+
+pub(crate) fn revive_node(v: &Node<'_>) -> Value {
     match v {
-        Json::Null => Value::Nil,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .or_else(|| n.as_u64().map(Value::UInt))
-            .unwrap_or_else(|| Value::Float(n.as_f64().unwrap_or(f64::NAN))),
-        Json::String(s) => Value::Str(s.as_str().into()),
-        Json::Array(items) => Value::Array(items.iter().map(revive).collect()),
-        Json::Object(m) => envelope(m).unwrap_or_else(|| plain(m)),
+        Node::Arr(items) => Value::Array(items.iter().map(revive_node).collect()),
+        Node::Obj(m) => envelope(m).unwrap_or_else(|| plain(m, revive_node)),
+        scalar => scalar.scalar().unwrap_or(Value::Nil),
     }
 }
 
-fn plain(m: &Map<String, Json>) -> Value {
+/// A dict key as a value: a string, or one holding lone surrogates kept as its token.
+fn key_value(k: &Node<'_>) -> Value {
+    k.scalar().unwrap_or(Value::Nil)
+}
+
+fn plain(m: &Obj<'_>, mut revive: impl FnMut(&Node<'_>) -> Value) -> Value {
     Value::Map(
-        m.iter()
-            .map(|(k, v)| (Value::Str(k.as_str().into()), revive(v)))
+        m.members
+            .iter()
+            .map(|(k, v)| (key_value(k), revive(v)))
             .collect(),
     )
 }
@@ -188,12 +219,12 @@ fn object(
 /// The `lc: 2` records LangGraph.js's `_default` writes and its reviver reads back: `undefined`,
 /// a DeltaChannel snapshot, and `Set`, `Map`, `RegExp`, `Error`, `Uint8Array` constructors
 /// (JS keeps any other `lc: 2` constructor as the plain object it is).
-fn js_record(m: &Map<String, Json>) -> Option<Value> {
+fn js_record(m: &Obj<'_>) -> Option<Value> {
     if m.get("lc")?.as_i64()? != 2 {
         return None;
     }
     match m.get("type")?.as_str()? {
-        "undefined" if m.len() == 2 => {
+        "undefined" if m.members.len() == 2 => {
             return Some(object(
                 ObjectForm::KwArgs,
                 JS,
@@ -202,35 +233,37 @@ fn js_record(m: &Map<String, Json>) -> Option<Value> {
                 None,
             ))
         }
-        "delta_snapshot" => return Some(Value::DeltaSnapshot(Box::new(revive(m.get("value")?)))),
+        "delta_snapshot" => {
+            return Some(Value::DeltaSnapshot(Box::new(revive_node(m.get("value")?))))
+        }
         "constructor" => {}
         _ => return None,
     }
-    let [Json::String(name)] = m.get("id")?.as_array()?.as_slice() else {
+    let [Node::Str(name)] = m.get("id")?.as_array()?.as_slice() else {
         return None;
     };
     let method = m
         .get("method")
         .filter(|v| !v.is_null())
-        .and_then(Json::as_str);
+        .and_then(Node::as_str);
     let args = m.get("args")?.as_array()?;
     let items = || match args.as_slice() {
-        [Json::Array(items)] => Some(items),
+        [Node::Arr(items)] => Some(items),
         _ => None,
     };
-    Some(match (name.as_str(), method) {
+    Some(match (name.as_ref(), method) {
         ("Set", None) => object(
             ObjectForm::SingleArg,
             "builtins",
             "set",
-            Value::Array(items()?.iter().map(revive).collect()),
+            Value::Array(items()?.iter().map(revive_node).collect()),
             None,
         ),
         ("Map", None) => {
             let pairs = items()?
                 .iter()
                 .map(|p| match p.as_array().map(Vec::as_slice) {
-                    Some([k, v]) => Some((revive(k), revive(v))),
+                    Some([k, v]) => Some((revive_node(k), revive_node(v))),
                     _ => None,
                 })
                 .collect::<Option<Vec<_>>>()?;
@@ -238,10 +271,10 @@ fn js_record(m: &Map<String, Json>) -> Option<Value> {
         }
         ("RegExp", None) | ("Error", None) => {
             let n = if name == "RegExp" { 2 } else { 1 };
-            if args.len() != n || !args.iter().all(Json::is_string) {
+            if args.len() != n || !args.iter().all(Node::is_string) {
                 return None;
             }
-            let args = args.iter().map(revive).collect();
+            let args = args.iter().map(revive_node).collect();
             object(ObjectForm::PosArgs, JS, name, Value::Array(args), None)
         }
         ("Uint8Array", None | Some("from")) => Value::Bin(
@@ -257,7 +290,7 @@ fn js_record(m: &Map<String, Json>) -> Option<Value> {
 /// The module of JS values with no Python type (`js.Map`, `js.RegExp`, `js.Error`, `js.undefined`).
 pub const JS: &str = "js";
 
-fn envelope(m: &Map<String, Json>) -> Option<Value> {
+fn envelope(m: &Obj<'_>) -> Option<Value> {
     if let Some(v) = js_record(m) {
         return Some(v);
     }
@@ -267,7 +300,7 @@ fn envelope(m: &Map<String, Json>) -> Option<Value> {
         .get("id")?
         .as_array()?
         .iter()
-        .map(Json::as_str)
+        .map(Node::as_str)
         .collect::<Option<_>>()?;
     let (last, path) = id.split_last()?;
     if lc == 2 && path.is_empty() {
@@ -275,7 +308,7 @@ fn envelope(m: &Map<String, Json>) -> Option<Value> {
         return None;
     }
     let module = path.join(".");
-    let kwargs = m.get("kwargs").and_then(Json::as_object);
+    let kwargs = m.get("kwargs").and_then(Node::as_object);
     Some(match (lc, kind) {
         (1, "constructor") => match message_class(&id) {
             Some(class) => message(class, kwargs),
@@ -283,25 +316,29 @@ fn envelope(m: &Map<String, Json>) -> Option<Value> {
                 ObjectForm::KwArgs,
                 &module,
                 last,
-                kwargs.map_or(Value::Map(Vec::new()), plain),
+                kwargs.map_or(Value::Map(Vec::new()), |k| plain(k, revive_node)),
                 Some(Value::Str(LC_EXTRA.into())),
             ),
         },
         (2, "constructor") => {
             let args: Vec<Value> = match m.get("args") {
-                Some(Json::Array(a)) => a.iter().map(revive).collect(),
+                Some(Node::Arr(a)) => a.iter().map(revive_node).collect(),
                 _ => Vec::new(),
             };
-            let method = m.get("method").and_then(Json::as_str);
+            let method = m.get("method").and_then(Node::as_str);
             match (method, kwargs) {
                 (Some(method), None) if args.len() == 1 => {
                     let arg = args.into_iter().next().unwrap_or(Value::Nil);
                     let extra = Some(Value::Str(method.into()));
                     object(ObjectForm::Method, &module, last, arg, extra)
                 }
-                (_, Some(kwargs)) if args.is_empty() => {
-                    object(ObjectForm::KwArgs, &module, last, plain(kwargs), None)
-                }
+                (_, Some(kwargs)) if args.is_empty() => object(
+                    ObjectForm::KwArgs,
+                    &module,
+                    last,
+                    plain(kwargs, revive_node),
+                    None,
+                ),
                 _ => object(ObjectForm::PosArgs, &module, last, Value::Array(args), None),
             }
         }
@@ -315,7 +352,7 @@ fn envelope(m: &Map<String, Json>) -> Option<Value> {
         (_, "not_implemented") => {
             let mut fields = vec![(Value::Str("id".into()), Value::Str(id.join(".").into()))];
             if let Some(repr) = m.get("repr") {
-                fields.push((Value::Str("repr".into()), revive(repr)));
+                fields.push((Value::Str("repr".into()), revive_node(repr)));
             }
             object(
                 ObjectForm::KwArgs,
@@ -331,17 +368,20 @@ fn envelope(m: &Map<String, Json>) -> Option<Value> {
 
 /// A message with Python's `model_dump()` fields: the base fields, then the class's own, then
 /// whatever else the envelope holds, in stored order.
-fn message(class: &MessageClass, kwargs: Option<&Map<String, Json>>) -> Value {
-    let empty = Map::new();
+fn message(class: &MessageClass, kwargs: Option<&Obj<'_>>) -> Value {
+    let empty = Obj {
+        members: Vec::new(),
+        text: None,
+    };
     let kwargs = kwargs.unwrap_or(&empty);
     let mut fields: Vec<(Value, Value)> = Vec::with_capacity(BASE.len() + class.extra.len());
     let mut push = |key: &str, default: Value| {
         let v = match (key, kwargs.get(key)) {
             ("type", _) => Value::Str(class.kind.into()),
-            ("tool_calls" | "invalid_tool_calls", Some(Json::Array(calls))) => {
+            ("tool_calls" | "invalid_tool_calls", Some(Node::Arr(calls))) => {
                 Value::Array(calls.iter().map(tool_call).collect())
             }
-            (_, Some(v)) => revive(v),
+            (_, Some(v)) => revive_node(v),
             (_, None) => default,
         };
         fields.push((Value::Str(key.into()), v));
@@ -357,9 +397,12 @@ fn message(class: &MessageClass, kwargs: Option<&Map<String, Json>>) -> Value {
     for (key, default) in class.extra {
         push(key, default.value());
     }
-    for (k, v) in kwargs {
-        if !fields.iter().any(|(f, _)| f.as_str() == Some(k.as_str())) {
-            fields.push((Value::Str(k.as_str().into()), revive(v)));
+    for (k, v) in &kwargs.members {
+        let known = k
+            .as_str()
+            .is_some_and(|k| fields.iter().any(|(f, _)| f.as_str() == Some(k)));
+        if !known {
+            fields.push((key_value(k), revive_node(v)));
         }
     }
     object(
@@ -372,17 +415,17 @@ fn message(class: &MessageClass, kwargs: Option<&Map<String, Json>>) -> Value {
 }
 
 /// A tool call with its keys in Python's order (`name, args, id, type`, then any others).
-fn tool_call(v: &Json) -> Value {
-    let Json::Object(m) = v else {
-        return revive(v);
+fn tool_call(v: &Node<'_>) -> Value {
+    let Node::Obj(m) = v else {
+        return revive_node(v);
     };
     let mut out: Vec<(Value, Value)> = TOOL_CALL
         .iter()
-        .filter_map(|k| Some((Value::Str((*k).into()), revive(m.get(*k)?))))
+        .filter_map(|k| Some((Value::Str((*k).into()), revive_node(m.get(k)?))))
         .collect();
-    for (k, v) in m {
-        if !TOOL_CALL.contains(&k.as_str()) {
-            out.push((Value::Str(k.as_str().into()), revive(v)));
+    for (k, v) in &m.members {
+        if !k.as_str().is_some_and(|k| TOOL_CALL.contains(&k)) {
+            out.push((key_value(k), revive_node(v)));
         }
     }
     Value::Map(out)
@@ -461,9 +504,15 @@ fn interrupt(v: Value) -> Value {
 }
 
 mod cached;
+mod node;
+mod parse;
 mod write;
 pub use cached::revive_cached;
-pub use write::{encode, to_json, NotJson};
+pub use node::number;
+pub use parse::{is_number, JsonError};
+pub use write::{encode, to_json_text, NotJson};
 
+#[cfg(test)]
+mod parse_tests;
 #[cfg(test)]
 mod tests;

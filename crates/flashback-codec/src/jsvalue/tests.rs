@@ -1,6 +1,12 @@
 use super::*;
 use crate::view::{view, ViewOptions};
+use crate::Decoded;
 use serde_json::json;
+
+/// What is written, parsed back (the values of these tests are plain JSON).
+fn to_json(v: &Value) -> Result<Json, NotJson> {
+    to_json_text(v).map(|t| serde_json::from_str(&t).expect("written JSON parses"))
+}
 
 fn js_ai() -> Json {
     json!({"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "AIMessage"],
@@ -187,4 +193,75 @@ fn js_records_revive_and_are_written_back() {
     // Any other lc:2 constructor is kept as the plain object JS keeps.
     let inert = json!({"lc": 2, "type": "constructor", "id": ["Function"], "method": null, "args": ["x"], "kwargs": {}});
     assert_eq!(to_json(&revive(&inert)).unwrap(), inert);
+}
+
+#[test]
+fn what_js_reads_and_rust_cannot_hold_is_kept_as_its_text() {
+    let deep = format!("{}0{}", "[".repeat(300), "]".repeat(300));
+    let text = format!(
+        r#"{{"said":"great job \ud83d","big":123456789012345678901234567890,"huge":1e400,"deep":{deep},"ok":[1.5,"😀",-7]}}"#
+    );
+    let v = revive_text(text.as_bytes()).expect("reads");
+    // Written back exactly as stored.
+    assert_eq!(to_json_text(&v).unwrap(), text);
+    let shown = view(&v, ViewOptions::default());
+    assert_eq!(shown["said"], "great job \u{fffd}");
+    assert_eq!(
+        shown["big"],
+        json!({"$type": "json.number", "$value": "123456789012345678901234567890"})
+    );
+    assert_eq!(
+        shown["huge"],
+        json!({"$type": "json.number", "$value": "1e400"})
+    );
+    assert_eq!(shown["ok"], json!([1.5, "😀", -7]));
+    // 255 levels under the document, then the rest as one value that says why.
+    let mut at = &shown["deep"];
+    let mut levels = 0;
+    while let Json::Array(items) = at {
+        levels += 1;
+        at = &items[0];
+    }
+    assert_eq!(levels, crate::msgpack::MAX_DEPTH - 1);
+    let why = at["$error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains(&format!("deeper than {} levels", crate::msgpack::MAX_DEPTH)),
+        "{at}"
+    );
+    // An edit that leaves them as shown keeps them; the view of a number is read back too.
+    let back = crate::unview::from_view(&shown, Some(&v)).expect("unview");
+    assert_eq!(to_json_text(&back).unwrap(), text);
+    let typed =
+        crate::unview::from_view(&json!({"$type": "json.number", "$value": "-1E+400"}), None)
+            .unwrap();
+    assert_eq!(to_json_text(&typed).unwrap(), "-1E+400");
+    assert!(
+        crate::unview::from_view(&json!({"$type": "json.number", "$value": "x"}), None).is_err()
+    );
+    // A key holding a lone surrogate is written back as its token.
+    let keyed = r#"{"k\udc00":1,"a":2}"#;
+    let v = revive_text(keyed.as_bytes()).unwrap();
+    assert_eq!(to_json_text(&v).unwrap(), keyed);
+}
+
+#[test]
+fn no_depth_overflows_the_stack() {
+    for n in [256, 257, 100_000] {
+        let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let d = crate::decode_typed("json", Some(text.as_bytes()));
+        let Decoded::Msgpack(v) = &d else {
+            panic!("{n}: {d:?}")
+        };
+        let _ = view(v, ViewOptions::default());
+        assert_eq!(
+            to_json_text(v).unwrap(),
+            text,
+            "{n}: written back unchanged"
+        );
+        let mut cache = crate::DecodeCache::new();
+        assert_eq!(
+            crate::decode_typed_cached("json", Some(text.as_bytes()), &mut cache),
+            d
+        );
+    }
 }

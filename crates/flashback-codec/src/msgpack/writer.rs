@@ -1,6 +1,6 @@
 //! Encoding: a [`Value`] as msgpack in the minimal forms Python's `ormsgpack` writes.
 
-use crate::value::Value;
+use crate::value::{JsonTextKind, Value};
 
 /// Encode a value as msgpack, minimal forms only.
 pub fn encode(value: &Value) -> Vec<u8> {
@@ -69,6 +69,15 @@ pub fn encode_into(value: &Value, out: &mut Vec<u8>) {
         }
         Value::DeltaSnapshot(inner) => write_ext(7, &encode(inner), out),
         Value::RawExt(raw) => write_ext(raw.code, &raw.data, out),
+        // msgpack has no exact form (writers refuse it): only what the view shows.
+        Value::JsonText(t) => match &t.kind {
+            JsonTextKind::LoneSurrogate { shown } => write_str(shown, out),
+            JsonTextKind::Number => {
+                let f = t.text.parse::<f64>().unwrap_or(f64::NAN);
+                encode_into(&Value::Float(f), out);
+            }
+            JsonTextKind::TooDeep => write_str(&t.text, out),
+        },
     }
 }
 

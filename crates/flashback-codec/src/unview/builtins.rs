@@ -7,6 +7,19 @@ use crate::value::{NdArray, Str, Value};
 use serde_json::{Map, Value as Json};
 
 impl Unview {
+    /// `{"$type": "json.number", "$value": "<a JSON number>"}`: the number that text holds
+    /// (kept as its text when no 64-bit integer or float64 holds it).
+    pub(super) fn number_text(&self, obj: &Map<String, Json>) -> Result<Value, UnviewError> {
+        self.only_keys(obj, &["$type", "$value"])?;
+        match obj.get("$value") {
+            Some(Json::String(s)) if crate::jsvalue::is_number(s) => Ok(crate::jsvalue::number(s)),
+            _ => self.err(format!(
+                "{} needs \"$value\": a JSON number as text, such as \"1e400\"",
+                crate::view::NUMBER_TYPE
+            )),
+        }
+    }
+
     pub(super) fn special_float(
         &self,
         obj: &Map<String, Json>,

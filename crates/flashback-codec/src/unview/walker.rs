@@ -68,6 +68,12 @@ impl Unview {
         json: &Json,
         template: Option<&Value>,
     ) -> Result<Value, UnviewError> {
+        // A value kept as its stored JSON text stays that text while its view is unchanged.
+        if let Some(t @ Value::JsonText(_)) = template {
+            if view(t, ViewOptions::default()) == *json {
+                return Ok(t.clone());
+            }
+        }
         Ok(match json {
             Json::Null => Value::Nil,
             Json::Bool(b) => Value::Bool(*b),
@@ -205,6 +211,7 @@ impl Unview {
         if template_object.is_none() && !explicit_ext {
             match type_name {
                 "builtins.float" => return self.special_float(obj, template),
+                crate::view::NUMBER_TYPE => return self.number_text(obj),
                 "builtins.bytes" | "builtins.bytearray" => return Ok(Value::Bin(self.bytes(obj)?)),
                 "builtins.dict" => return self.items(obj, template),
                 "numpy.ndarray" => return self.ndarray(obj),

@@ -20,6 +20,11 @@ const DICT_TYPE: &str = "builtins.dict";
 const NDARRAY_TYPE: &str = "numpy.ndarray";
 /// `$type` of a DeltaChannel snapshot.
 const DELTA_TYPE: &str = "langgraph.checkpoint.serde.types._DeltaSnapshot";
+/// `$type` of a JSON number kept as its text (beyond 64-bit integers or float64's range).
+pub const NUMBER_TYPE: &str = "json.number";
+/// The `$error` of a JSON list or dict nested deeper than the codec reads.
+const TOO_DEEP: &str =
+    "nested deeper than 256 levels: not decoded (raw_base64 holds its JSON text)";
 
 /// The masked form of a secret, as pydantic prints it.
 pub const SECRET_MASK: &str = "**********";

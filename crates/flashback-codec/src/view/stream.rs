@@ -5,10 +5,10 @@
 
 use super::{
     b64, bytes_view, decoded_view, error_view, float_name, is_secret, ViewOptions, BYTES_TYPE,
-    DELTA_TYPE, DICT_TYPE, FLOAT_TYPE, NDARRAY_TYPE, SECRET_MASK,
+    DELTA_TYPE, DICT_TYPE, FLOAT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
 };
 use crate::typed::Decoded;
-use crate::value::{NdArray, ObjectForm, PyObject, Value};
+use crate::value::{JsonTextKind, NdArray, ObjectForm, PyObject, Value};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -88,6 +88,18 @@ impl Serialize for V<'_> {
                 error_view(&raw.error, &format!("msgpack.ext({})", raw.code), &raw.data)
                     .serialize(s)
             }
+            Value::JsonText(t) => match &t.kind {
+                JsonTextKind::LoneSurrogate { shown } => s.serialize_str(shown),
+                JsonTextKind::Number => {
+                    let mut m = s.serialize_map(Some(2))?;
+                    m.serialize_entry("$type", NUMBER_TYPE)?;
+                    m.serialize_entry("$value", &t.text)?;
+                    m.end()
+                }
+                JsonTextKind::TooDeep => {
+                    error_view(TOO_DEEP, "json", t.text.as_bytes()).serialize(s)
+                }
+            },
         }
     }
 }

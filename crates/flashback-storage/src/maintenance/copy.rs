@@ -2,8 +2,11 @@
 
 use super::plan::not_empty;
 use super::CopyReport;
-use crate::model::{ListQuery, PendingWrite};
-use crate::saver::{write_idx, CheckpointSaver, PutRequest, WriteBatch, WRITES_IDX_MAP};
+use crate::model::{CheckpointTuple, ListQuery, PendingWrite};
+use crate::saver::{
+    check_read, write_idx, CheckpointSaver, PutRequest, WriteBatch, WRITES_IDX_MAP,
+};
+use crate::sealed::sealed_source;
 use crate::{CheckpointStore, StoreError};
 use flashback_codec::Decoded;
 use std::collections::BTreeMap;
@@ -89,6 +92,41 @@ fn write_batches(checkpoint_id: &str, writes: &[PendingWrite]) -> Result<Vec<Bat
     Ok(out)
 }
 
+/// Refuse to copy the thread `source` (its `tuples`) when it holds what Flashback could not
+/// read: a checkpoint that cannot be read as stored, values left sealed (a cipher Flashback
+/// cannot open, or no key) or a value or write that does not decode. A copy writes every value
+/// again in the target's format (sealed with the target's key), so it would store what it has
+/// not read.
+pub fn check_copyable(source: &str, tuples: &[CheckpointTuple]) -> Result<(), StoreError> {
+    for t in tuples {
+        let id = &t.header.checkpoint_id;
+        if let Some(problem) = &t.header.problem {
+            return Err(StoreError::InvalidInput(format!(
+                "thread {source:?}: checkpoint {id} cannot be read as stored ({problem}); \
+                 nothing was copied"
+            )));
+        }
+        if t.sealing.locked {
+            let what = format!("thread {source:?}, checkpoint {id}");
+            return Err(sealed_source(&what, &t.sealing.locked_ciphers));
+        }
+        for (channel, v) in &t.checkpoint.channel_values {
+            check_read(
+                &format!("thread {source:?}, channel {channel:?} of checkpoint {id}"),
+                v,
+            )?;
+        }
+        for w in &t.pending_writes {
+            let what = format!(
+                "thread {source:?}, the write of task {} to {:?} at checkpoint {id}",
+                w.task_id, w.channel
+            );
+            check_read(&what, &w.value)?;
+        }
+    }
+    Ok(())
+}
+
 /// Copy the thread `source` of one database to the thread `target` of another (or the same)
 /// database, through the public read and write operations: every checkpoint of every
 /// namespace is `put` oldest first (with all its channel versions as new versions), then its
@@ -114,15 +152,8 @@ pub async fn copy_thread_between(
         return Err(not_empty(target));
     }
     let tuples = from.list_tuples(&ListQuery::thread(source)).await?;
-    // Everything that can be refused is checked before the first write. A checkpoint that
-    // could not be read would be copied as something it is not.
-    if let Some(t) = tuples.iter().find(|t| t.header.problem.is_some()) {
-        return Err(StoreError::InvalidInput(format!(
-            "thread {source:?}: checkpoint {} cannot be read as stored ({}); nothing was copied",
-            t.header.checkpoint_id,
-            t.header.problem.as_deref().unwrap_or_default()
-        )));
-    }
+    // Everything that can be refused is checked before the first write.
+    check_copyable(source, &tuples)?;
     let mut batches = Vec::with_capacity(tuples.len());
     for t in &tuples {
         batches.push(write_batches(&t.header.checkpoint_id, &t.pending_writes)?);

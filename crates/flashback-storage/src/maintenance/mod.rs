@@ -59,7 +59,7 @@ pub(crate) mod plan;
 pub(crate) mod retain;
 
 pub use crate::three::repair::{BlobFix, DamagedBlob};
-pub use copy::copy_thread_between;
+pub use copy::{check_copyable, copy_thread_between};
 pub use guard::{Guarded, Mark, PruneRun, SkipReason};
 pub use plan::Job;
 pub use retain::{ThreadPrune, VacuumPreview, VacuumReport, SQLITE_VACUUM_BYTES_PER_SEC};

@@ -37,7 +37,9 @@ pub(super) fn assemble(
                     true => sealing.encrypted.push(channel.clone()),
                     false => sealing.plaintext.push(channel.clone()),
                 }
-                sealing.locked |= matches!(**value, Decoded::Encrypted { .. });
+                if let Decoded::Encrypted { tag, .. } = &**value {
+                    sealing.lock(tag);
+                }
             }
         }
 

@@ -113,7 +113,7 @@ impl PutRows {
             let version = version.as_text();
             check_text("channel", channel)?;
             check_text("channel version", &version)?;
-            check_storable(channel, value)?;
+            check_storable(channel, value, dialect)?;
             let (tag, bytes) = if js {
                 jsformat::value(channel, value)?
             } else {
@@ -129,7 +129,7 @@ impl PutRows {
         }
 
         rows.checkpoint = if js {
-            jsformat::checkpoint_document(cp, false)?
+            jsformat::checkpoint_document(cp)?
         } else {
             checkpoint_json(cp, inline)?
         };
@@ -403,7 +403,7 @@ impl WriteRows {
             blobs: Vec::with_capacity(rows.len()),
         };
         for (idx, channel, value) in rows {
-            check_storable(channel, value)?;
+            check_storable(channel, value, dialect)?;
             let (tag, bytes) = match dialect {
                 Dialect::Js => jsformat::value(channel, value)?,
                 Dialect::Python => encode_typed(value),

@@ -90,8 +90,8 @@ pub(crate) fn versions(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
 
 /// The node a JSON `Send` packet goes to (`None`: not a readable Send).
 pub(crate) fn send_node(bytes: &[u8]) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_slice(bytes).ok()?;
-    super::payload::send_target(&jsvalue::for_channel(jsvalue::TASKS, jsvalue::revive(&v)))
+    let v = jsvalue::revive_text(bytes).ok()?;
+    super::payload::send_target(&jsvalue::for_channel(jsvalue::TASKS, v))
 }
 
 /// The items of a JSON array, each as its stored bytes (`None`: not an array).

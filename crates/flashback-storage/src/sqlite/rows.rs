@@ -139,13 +139,6 @@ fn parse_metadata(raw: Option<&[u8]>) -> serde_json::Value {
     }
 }
 
-/// The `ts` of a JSON checkpoint document (LangGraph.js), everything else skipped.
-#[derive(serde::Deserialize)]
-struct JsonHead {
-    #[serde(default)]
-    ts: Option<String>,
-}
-
 impl Row {
     /// The stored length of a document left unselected for being over the budget.
     pub(super) fn oversized(&self) -> Option<u64> {
@@ -288,9 +281,9 @@ impl Row {
                 };
                 (msgpack::top_level_str(b, "ts").unwrap_or_default(), problem)
             }
-            // LangGraph.js: the JSON is parsed, its values skipped without being revived.
-            ("json", Some(b)) => match serde_json::from_slice::<JsonHead>(b) {
-                Ok(head) => (head.ts.unwrap_or_default(), None),
+            // LangGraph.js: the JSON is checked, its values skipped without being revived.
+            ("json", Some(b)) => match flashback_codec::jsvalue::top_level_str(b, "ts") {
+                Ok(ts) => (ts.unwrap_or_default(), None),
                 Err(_) => match full() {
                     Ok(cp) => (cp.ts, None),
                     Err(e) => (String::new(), e.problem()),
@@ -373,13 +366,15 @@ impl Row {
                 (cp, Some(e))
             }
         };
-        let locked = matches!(problem, Some(DocError::Locked));
         let part = vec!["checkpoint".to_owned()];
-        let sealing = Sealing {
+        let mut sealing = Sealing {
             encrypted: if encrypted { part.clone() } else { Vec::new() },
             plaintext: if encrypted { Vec::new() } else { part },
-            locked,
+            ..Sealing::default()
         };
+        if matches!(problem, Some(DocError::Locked)) {
+            sealing.lock(tag);
+        }
         CheckpointTuple {
             header: self.header_with(checkpoint.ts.clone(), problem.and_then(DocError::problem)),
             checkpoint,

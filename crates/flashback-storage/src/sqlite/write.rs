@@ -191,13 +191,9 @@ impl OwnedPut {
     ) -> Result<OwnedPut, StoreError> {
         let (tag, doc, metadata) = match dialect {
             Dialect::Js => {
-                let doc = jsformat::checkpoint_document(req.checkpoint, true)?;
+                let doc = jsformat::sqlite_document(req.checkpoint)?;
                 let metadata = serde_json::Value::Object(req.metadata.clone());
-                (
-                    "json".to_owned(),
-                    jsformat::to_bytes(&doc),
-                    jsformat::to_bytes(&metadata),
-                )
+                ("json".to_owned(), doc, jsformat::to_bytes(&metadata))
             }
             Dialect::Python => {
                 let doc = msgpack::encode(&checkpoint_document(req.checkpoint)?);
@@ -253,7 +249,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value)?;
+                check_storable(channel, value, schema.dialect)?;
                 let (tag, bytes) = match (schema.dialect, key) {
                     (Dialect::Js, _) => jsformat::value(channel, value)?,
                     (Dialect::Python, Some(k)) => {

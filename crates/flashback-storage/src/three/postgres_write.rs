@@ -11,7 +11,7 @@ use crate::postgres::sql::{Arg, Sql};
 use crate::postgres::write_rows::{check_text, nul_path};
 use crate::saver::WriteBatch;
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
-use crate::StoreError;
+use crate::{Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, AesKey, Decoded};
 use serde_json::Value as Json;
@@ -259,7 +259,7 @@ async fn put_writes_tx(
     let hash = ns_hash(w.checkpoint_ns);
     // One row at a time: a batch naming one idx twice keeps the last (REPLACE) or the first.
     for (i, (channel, value)) in w.writes.iter().enumerate() {
-        check_storable(channel, value)?;
+        check_storable(channel, value, Dialect::Python)?;
         check_text("channel", channel)?;
         let (tag, bytes) = encode_typed(value);
         let (tag, bytes) = match key {

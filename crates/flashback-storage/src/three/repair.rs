@@ -9,7 +9,7 @@
 use super::rows::{materialise, ns_hash, Memo, NewBlob, StoredBlob, EMPTY};
 use crate::maintenance::plan::CpRow;
 use crate::saver::check_storable;
-use crate::StoreError;
+use crate::{Dialect, StoreError};
 use flashback_codec::{decode_typed_keyed, encode_typed, AesKey, Decoded};
 use std::collections::{BTreeMap, HashMap};
 
@@ -158,7 +158,7 @@ pub(super) fn fix_row(
     fix: &BlobFix,
     key: Option<&AesKey>,
 ) -> Result<(String, NewBlob), StoreError> {
-    check_storable(&fix.channel, &fix.value)?;
+    check_storable(&fix.channel, &fix.value, Dialect::Python)?;
     let (tag, bytes) = encode_typed(&fix.value);
     let (tag, bytes) = match key {
         Some(k) => k.seal(tag, bytes),

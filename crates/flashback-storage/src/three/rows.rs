@@ -6,7 +6,7 @@ use super::delta::{self, Kind, MAX_DEPTH};
 use super::Blobs;
 use crate::model::{Checkpoint, Version};
 use crate::saver::{check_storable, checkpoint_document};
-use crate::StoreError;
+use crate::{Dialect, StoreError};
 use flashback_codec::{encode_typed, msgpack, AesKey};
 use md5::{Digest, Md5};
 use std::collections::HashMap;
@@ -214,7 +214,7 @@ pub fn blob_rows(
 ) -> Result<Vec<NewBlob>, StoreError> {
     let mut out = Vec::new();
     let encode = |channel: &str, v: &flashback_codec::Decoded| {
-        check_storable(channel, v)?;
+        check_storable(channel, v, Dialect::Python)?;
         let (tag, bytes) = encode_typed(v);
         Ok::<_, StoreError>(match key {
             Some(k) => k.seal(tag, bytes),

@@ -363,7 +363,7 @@ pub(super) fn assemble(
             (cp, problems)
         }
         Ok(None) => {
-            sealing.locked = true;
+            sealing.lock(row.type_tag.as_deref().unwrap_or_default());
             let mut cp = empty();
             cp.id = row.id.clone();
             (cp, Vec::new())

@@ -10,7 +10,7 @@ use crate::pyfmt::py_json_dumps;
 use crate::saver::WriteBatch;
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::sqlite::{write_err, BUSY_TIMEOUT};
-use crate::{CheckpointStore, StoreError};
+use crate::{CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, AesKey, Decoded};
 use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
@@ -417,7 +417,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value)?;
+                check_storable(channel, value, Dialect::Python)?;
                 let (tag, bytes) = encode_typed(value);
                 let (tag, bytes) = match key {
                     Some(k) => k.seal(tag, bytes),

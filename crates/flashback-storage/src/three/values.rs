@@ -305,8 +305,8 @@ pub(super) fn values_from(
         } else {
             sealing.plaintext.push(channel.to_owned());
         }
-        if matches!(*v, Decoded::Encrypted { .. }) {
-            sealing.locked = true;
+        if let Decoded::Encrypted { tag, .. } = &*v {
+            sealing.lock(tag);
         }
         out.push((channel.to_owned(), v));
     };

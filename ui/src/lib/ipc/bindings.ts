@@ -412,8 +412,13 @@ export type CheckpointRequest = {
 
 /**  How one checkpoint was stored, in an encrypted database. */
 export type CheckpointSealing = {
-	/**  Its values are encrypted and no key was given: they are shown locked. */
+	/**
+	 *  Its values are encrypted and no key was given (or their cipher is not one Flashback
+	 *  opens): they are shown locked.
+	 */
 	locked: boolean,
+	/**  The ciphers of what stayed locked (`aes` without a key, `kms`…), sorted. */
+	ciphers?: string[],
 	/**
 	 *  Parts of it stored as plaintext although the database is encrypted: `checkpoint`
 	 *  (SQLite's document), `channel NAME` (a Postgres blob) or `write TASK_ID CHANNEL`.
@@ -726,13 +731,16 @@ export type EmbeddedType = {
 export type EncryptionInfo = {
 	/**  The encrypted serde tags seen among the newest rows (`msgpack+aes`, …). */
 	tags: string[],
+	/**  The ciphers those tags name (`aes`, and any Flashback cannot open: `kms`…), sorted. */
+	ciphers?: string[],
 	/**  Whether a key is in use (values are decrypted, and forks are written encrypted). */
 	unlocked: boolean,
 	/**  Where that key came from. */
 	key_source: KeySource | null,
 	/**
 	 *  Why the key in use does not open a value it was checked against (a wrong key: every
-	 *  value it cannot open is shown as an error), when it does not.
+	 *  value it cannot open is shown as an error), when it does not; or that the values are
+	 *  sealed with a cipher Flashback cannot open whatever the key.
 	 */
 	key_problem: string | null,
 	/**
@@ -770,7 +778,8 @@ export type ErrorCode =
 "locked" | 
 /**
  *  The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
- *  the app's Unlock), or the key given does not open it.
+ *  the app's Unlock), the key given does not open it, or its values are sealed with a
+ *  cipher Flashback cannot open (then nothing is written from them).
  */
 "encrypted" | 
 /**  The database cannot be written here (a read-only file or directory). */

@@ -4,6 +4,7 @@ import { keyProblem, plaintextNote, sealedBanner } from "./sealed";
 
 const info = (extra: Partial<EncryptionInfo> = {}): EncryptionInfo => ({
   tags: ["msgpack+aes"],
+  ciphers: ["aes"],
   unlocked: false,
   key_source: null,
   key_problem: null,
@@ -21,6 +22,18 @@ describe("sealed", () => {
     expect(wrong?.state).toBe("wrong");
     expect(wrong?.text).toContain("LANGGRAPH_AES_KEY");
     expect(sealedBanner(info({ unlocked: true, mixed: true }))?.text).toContain("plaintext");
+  });
+
+  it("names a cipher Flashback cannot open instead of asking for a key", () => {
+    const kms = info({ tags: ["msgpack+kms"], ciphers: ["kms"], unlocked: true, key_source: "env" });
+    expect(sealedBanner(kms)?.state).toBe("foreign");
+    expect(sealedBanner(kms)?.text).toContain("sealed with `kms`, a cipher Flashback cannot open");
+    expect(sealedBanner(kms)?.text).not.toContain("LANGGRAPH_AES_KEY");
+    expect(sealedBanner({ ...kms, unlocked: false })?.state).toBe("foreign");
+    const some = sealedBanner(info({ tags: ["msgpack+aes", "msgpack+des"], ciphers: ["aes", "des"], unlocked: true }));
+    expect(some?.state).toBe("open");
+    expect(some?.text).toContain("Some values are sealed with `des`, a cipher");
+    expect(sealedBanner(info({ ciphers: ["aes"], unlocked: true }))).toBeNull();
   });
 
   it("checks a key's length in UTF-8 bytes", () => {

@@ -4,15 +4,28 @@
 import type { EncryptionInfo } from "../ipc/bindings";
 
 export interface SealedBanner {
-  /** "locked" (no key), "wrong" (a key that does not open it), "open" (unlocked). */
-  state: "locked" | "wrong" | "open";
+  /** "locked" (no key), "wrong" (a key that does not open it), "open" (unlocked), "foreign" (sealed with ciphers Flashback cannot open: no key helps). */
+  state: "locked" | "wrong" | "open" | "foreign";
   text: string;
+}
+
+/** `kms` → "`kms`, a cipher"; several → "`kms`, `des`, ciphers". */
+function cipherNames(foreign: string[]): string {
+  return `${foreign.map((c) => `\`${c}\``).join(", ")}, ${foreign.length === 1 ? "a cipher" : "ciphers"}`;
 }
 
 /** The banner for an encrypted database; `null` for a plaintext one or when nothing needs saying. */
 export function sealedBanner(e: EncryptionInfo | null | undefined): SealedBanner | null {
   if (!e) return null;
   const tags = e.tags.join(", ");
+  const ciphers = e.ciphers ?? [];
+  const foreign = ciphers.filter((c) => c !== "aes");
+  if (foreign.length > 0 && foreign.length === ciphers.length) {
+    return {
+      state: "foreign",
+      text: `This database is sealed with ${cipherNames(foreign)} Flashback cannot open (it opens LangGraph's \`aes\` only): its values stay locked, and nothing is written from them.`,
+    };
+  }
   if (!e.unlocked) {
     return {
       state: "locked",
@@ -20,13 +33,17 @@ export function sealedBanner(e: EncryptionInfo | null | undefined): SealedBanner
     };
   }
   if (e.key_problem) return { state: "wrong", text: `${e.key_problem}.` };
+  const some =
+    foreign.length > 0
+      ? ` Some values are sealed with ${cipherNames(foreign)} Flashback cannot open: they stay locked, and nothing is written from them.`
+      : "";
   if (e.mixed) {
     return {
       state: "open",
-      text: `Encrypted (${tags}), with plaintext values among the encrypted ones: LangGraph reads them silently; they are flagged in the state view.`,
+      text: `Encrypted (${tags}), with plaintext values among the encrypted ones: LangGraph reads them silently; they are flagged in the state view.${some}`,
     };
   }
-  return null;
+  return some ? { state: "open", text: some.trim() } : null;
 }
 
 /** Why a typed key cannot be an AES key (`null` when it can): its UTF-8 length must be 16, 24 or 32. */
