@@ -48,6 +48,7 @@ mod database;
 mod dump;
 mod server;
 mod skip;
+pub mod stall;
 #[cfg(test)]
 mod tests;
 mod url;

@@ -1,13 +1,15 @@
 //! [`SaverMaintenance`] for [`PostgresStore`]: `copy_thread`, `delete_for_runs` and `prune`,
 //! each in one `REPEATABLE READ` transaction.
 
+use super::target::Target;
 use super::PostgresStore;
 use crate::maintenance::plan::{
-    check_threads, copy_args, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
+    check_threads, copy_args, copying, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
 };
 use crate::maintenance::{retain, ThreadPrune, VacuumReport};
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
+use crate::postgres::limits::Bounded as _;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, PgPool};
@@ -37,10 +39,15 @@ fn shallow_error(schema: &SchemaInfo) -> StoreError {
 #[async_trait]
 impl SaverMaintenance for PostgresStore {
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
-        copy(self.pool(), self.schema(), source, target).await
+        copy(self.pool(), &self.target, self.schema(), source, target)
+            .await
+            .map_err(|e| e.during(|| copying(source, target)))
     }
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
-        maintain(self.pool(), self.schema(), job, dry_run).await
+        let what = job.describe();
+        maintain(self.pool(), &self.target, self.schema(), job, dry_run)
+            .await
+            .map_err(|e| e.during(|| what))
     }
     async fn prune_measured(
         &self,
@@ -57,37 +64,34 @@ impl SaverMaintenance for PostgresStore {
             return Err(shallow_error(self.schema()));
         }
         let select = retain::select(strategy, keep_last);
-        let mut tx = self
-            .pool()
-            .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
-            .await
-            .map_err(err)?;
-        let mut out = Vec::with_capacity(threads.len());
-        for chunk in threads.chunks(retain::RETAIN_CHUNK) {
-            let step = async {
+        let db = &self.target;
+        let pruning = async {
+            let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };
+            let mut tx = db.begin(self.pool(), begin).await?;
+            let mut out = Vec::with_capacity(threads.len());
+            // An error drops the transaction: rolled back before the connection is reused.
+            for chunk in threads.chunks(retain::RETAIN_CHUNK) {
                 let versions = !matches!(select, Select::Delete);
-                let snap = snapshot(&mut tx, chunk, versions).await?;
+                let snap = snapshot(&mut tx, db, chunk, versions).await?;
                 let plan = plan(&snap, chunk, &select);
                 out.extend(retain::tally(&snap, &plan, chunk));
                 if !dry_run && !plan.is_empty() {
-                    apply(&mut tx, &plan).await?;
+                    apply(&mut tx, db, &plan).await?;
                 }
-                Ok::<_, StoreError>(())
-            };
-            if let Err(e) = step.await {
-                let _ = tx.rollback().await;
-                return Err(e);
             }
-        }
-        if dry_run {
-            tx.rollback().await.map_err(err)?;
-        } else {
-            tx.commit().await.map_err(err)?;
-        }
-        Ok(out)
+            if dry_run {
+                tx.rollback().bounded(db).await?;
+            } else {
+                tx.commit().bounded(db).await?;
+            }
+            Ok(out)
+        };
+        pruning
+            .await
+            .map_err(|e: StoreError| e.during(|| format!("pruning {} threads", threads.len())))
     }
     async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
-        vacuum_tables(self.pool()).await
+        vacuum_tables(self.pool(), &self.target).await
     }
 }
 
@@ -96,14 +100,14 @@ impl SaverMaintenance for PostgresStore {
 const SAVER_TABLES: [&str; 3] = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
 
 /// `pg_total_relation_size` of [`SAVER_TABLES`], summed.
-async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
+async fn tables_size(conn: &mut sqlx::PgConnection, db: &Target) -> Result<u64, StoreError> {
     let mut total = 0u64;
     for table in SAVER_TABLES {
         let row = query("SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)::int8")
             .bind(table)
             .fetch_one(&mut *conn)
-            .await
-            .map_err(err)?;
+            .bounded(db)
+            .await?;
         let n: i64 = row.try_get(0).map_err(err)?;
         total += n.max(0) as u64;
     }
@@ -113,21 +117,28 @@ async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
 /// `VACUUM ANALYZE` of the saver's tables (outside any transaction: the simple protocol on
 /// one connection), with their total size before and after. Shared with the three-table
 /// store on Postgres.
-pub(crate) async fn vacuum_tables(pool: &PgPool) -> Result<VacuumReport, StoreError> {
-    let mut conn = pool.acquire().await.map_err(err)?;
-    let bytes_before = tables_size(&mut conn).await?;
+pub(crate) async fn vacuum_tables(pool: &PgPool, db: &Target) -> Result<VacuumReport, StoreError> {
+    vacuum_measured(pool, db)
+        .await
+        .map_err(|e| e.during(|| "vacuuming the checkpoint tables".into()))
+}
+
+async fn vacuum_measured(pool: &PgPool, db: &Target) -> Result<VacuumReport, StoreError> {
+    let mut conn = db.acquire(pool).await?;
+    let bytes_before = tables_size(&mut conn, db).await?;
     sqlx::raw_sql("VACUUM ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
         .execute(&mut *conn)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
     Ok(VacuumReport {
         bytes_before,
-        bytes_after: tables_size(&mut conn).await?,
+        bytes_after: tables_size(&mut conn, db).await?,
     })
 }
 
 async fn copy(
     pool: &PgPool,
+    db: &Target,
     schema: &SchemaInfo,
     source: &str,
     target: &str,
@@ -136,7 +147,7 @@ async fn copy(
     if schema.shallow {
         return Err(shallow_error(schema));
     }
-    let mut tx = pool.begin_with(BEGIN_WRITE).await.map_err(err)?;
+    let mut tx = db.begin(pool, BEGIN_WRITE).await?;
     let busy: bool = query(
         "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1) \
          OR EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = $1) \
@@ -144,12 +155,12 @@ async fn copy(
     )
     .bind(target)
     .fetch_one(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .try_get(0)
     .map_err(err)?;
     if busy {
-        let _ = tx.rollback().await;
+        drop(tx);
         return Err(not_empty(target));
     }
     let checkpoints = query(
@@ -160,8 +171,8 @@ async fn copy(
     .bind(source)
     .bind(target)
     .execute(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .rows_affected();
     let blobs = query(
         "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
@@ -171,8 +182,8 @@ async fn copy(
     .bind(source)
     .bind(target)
     .execute(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .rows_affected();
     let writes_sql = if schema.has_task_path {
         "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
@@ -187,10 +198,10 @@ async fn copy(
         .bind(source)
         .bind(target)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
-    tx.commit().await.map_err(err)?;
+    tx.commit().bounded(db).await?;
     Ok(CopyReport {
         checkpoints,
         writes,
@@ -200,6 +211,7 @@ async fn copy(
 
 async fn maintain(
     pool: &PgPool,
+    db: &Target,
     schema: &SchemaInfo,
     job: Job,
     dry_run: bool,
@@ -218,29 +230,24 @@ async fn maintain(
     if schema.shallow {
         return Err(shallow_error(schema));
     }
-    let mut tx = pool
-        .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
-        .await
-        .map_err(err)?;
-    let result = maintain_in(&mut tx, &job, dry_run).await;
-    match result {
-        Ok(Some(report)) => {
-            tx.commit().await.map_err(err)?;
+    let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };
+    let mut tx = db.begin(pool, begin).await?;
+    // An error drops the transaction: rolled back before the connection is reused.
+    match maintain_in(&mut tx, db, &job, dry_run).await? {
+        Some(report) => {
+            tx.commit().bounded(db).await?;
             Ok(report)
         }
-        Ok(None) => {
-            let _ = tx.rollback().await;
+        None => {
+            db.end_read(tx).await;
             Ok(empty)
-        }
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(e)
         }
     }
 }
 
 async fn maintain_in(
     tx: &mut Transaction<'static, Postgres>,
+    db: &Target,
     job: &Job,
     dry_run: bool,
 ) -> Result<Option<PruneReport>, StoreError> {
@@ -254,8 +261,8 @@ async fn maintain_in(
             )
             .bind(&ids)
             .fetch_all(&mut **tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()
@@ -267,7 +274,7 @@ async fn maintain_in(
     if threads.is_empty() {
         return Ok(None);
     }
-    let snap = snapshot(tx, &threads, !matches!(select, Select::Delete)).await?;
+    let snap = snapshot(tx, db, &threads, !matches!(select, Select::Delete)).await?;
     let plan = plan(&snap, &threads, &select);
     if dry_run || plan.is_empty() {
         return Ok(Some(PruneReport {
@@ -275,11 +282,12 @@ async fn maintain_in(
             ..plan.report
         }));
     }
-    apply(tx, &plan).await.map(Some)
+    apply(tx, db, &plan).await.map(Some)
 }
 
 async fn snapshot(
     tx: &mut Transaction<'static, Postgres>,
+    db: &Target,
     threads: &[String],
     versions: bool,
 ) -> Result<Snapshot, StoreError> {
@@ -302,8 +310,8 @@ async fn snapshot(
     )
     .bind(threads)
     .fetch_all(&mut **tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
     for r in &rows {
         let v: Option<String> = r.try_get(4).map_err(err)?;
@@ -339,8 +347,8 @@ async fn snapshot(
         )
         .bind(threads)
         .fetch_all(&mut **tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
         for r in &rows {
             let key: (String, String, String) = (
                 r.try_get(0).map_err(err)?,
@@ -362,8 +370,8 @@ async fn snapshot(
     .bind(threads)
     .bind(TASKS)
     .fetch_all(&mut **tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     for r in &rows {
         let n: i64 = r.try_get(3).map_err(err)?;
         let sends: Option<bool> = r.try_get(4).map_err(err)?;
@@ -383,8 +391,8 @@ async fn snapshot(
     )
     .bind(threads)
     .fetch_all(&mut **tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     for r in &rows {
         let key: BlobKey = (
             r.try_get(0).map_err(err)?,
@@ -405,6 +413,7 @@ fn column<T: Clone, const N: usize>(keys: &[[T; N]], i: usize) -> Vec<T> {
 
 async fn apply(
     tx: &mut Transaction<'static, Postgres>,
+    db: &Target,
     plan: &Plan,
 ) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
@@ -415,19 +424,19 @@ async fn apply(
         query("DELETE FROM checkpoints WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut **tx)
-            .await
-            .map_err(err)?;
+            .bounded(db)
+            .await?;
         report.blobs += query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut **tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .rows_affected();
         report.writes += query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut **tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .rows_affected();
     }
     if !plan.namespaces.is_empty() {
@@ -444,8 +453,8 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .execute(&mut **tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
         report.writes += query(
             "DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns) IN \
              (SELECT * FROM unnest($1::text[], $2::text[]))",
@@ -453,8 +462,8 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .execute(&mut **tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     if !plan.checkpoints.is_empty() {
@@ -472,8 +481,8 @@ async fn apply(
         .bind(&n)
         .bind(&i)
         .execute(&mut **tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
         query(
             "DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) IN \
@@ -483,8 +492,8 @@ async fn apply(
         .bind(&n)
         .bind(&i)
         .execute(&mut **tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
     }
     if !plan.parents.is_empty() {
         let keys: Vec<[String; 3]> = plan
@@ -501,8 +510,8 @@ async fn apply(
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
         .execute(&mut **tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     if !plan.blobs.is_empty() {
@@ -520,8 +529,8 @@ async fn apply(
         .bind(column(&keys, 2))
         .bind(column(&keys, 3))
         .execute(&mut **tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     Ok(report)

@@ -6,6 +6,7 @@ use super::postgres::ThreeTablePg;
 use super::postgres_maint::{apply, orphan_blobs, snapshot};
 use crate::maintenance::plan::{check_threads, plan};
 use crate::maintenance::{retain, PruneStrategy, ThreadPrune};
+use crate::postgres::limits::Bounded as _;
 use crate::StoreError;
 use sqlx::postgres::PgConnection;
 use std::collections::HashMap;
@@ -21,25 +22,27 @@ pub(super) async fn prune_measured(
     if threads.is_empty() {
         return Ok(Vec::new());
     }
-    let mut tx = s.pool.begin().await.map_err(|e| s.err(e))?;
-    if dry_run {
-        // A dry run reads in one snapshot and cannot write.
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| s.err(e))?;
-    }
-    let out = chunks(&mut tx, s, &threads, strategy, keep_last, dry_run).await;
-    match out {
-        Ok(out) if !dry_run => {
-            tx.commit().await.map_err(|e| s.err(e))?;
-            Ok(out)
+    let pruning = async {
+        let mut tx = s.target.begin(&s.pool, "BEGIN").await?;
+        if dry_run {
+            // A dry run reads in one snapshot and cannot write.
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .execute(&mut *tx)
+                .bounded(&s.target)
+                .await?;
         }
-        other => {
-            tx.rollback().await.map_err(|e| s.err(e))?;
-            other
+        // An error drops the transaction: rolled back before the connection is reused.
+        let out = chunks(&mut tx, s, &threads, strategy, keep_last, dry_run).await?;
+        if dry_run {
+            tx.rollback().bounded(&s.target).await?;
+        } else {
+            tx.commit().bounded(&s.target).await?;
         }
-    }
+        Ok(out)
+    };
+    pruning
+        .await
+        .map_err(|e: StoreError| e.during(|| format!("pruning {} threads", threads.len())))
 }
 
 async fn chunks(
