@@ -423,6 +423,75 @@ mod tests {
         assert!(f.opaque);
     }
 
+    /// An echo server standing in for Postgres: what it receives, it sends back.
+    fn echo() -> (String, Arc<AtomicUsize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut back = stream.try_clone().unwrap();
+                    let _ = std::io::copy(&mut &stream, &mut back);
+                });
+            }
+        });
+        (addr, accepted)
+    }
+
+    /// Send `byte` through a client connection: whether it comes back within 300 ms.
+    fn echoed(client: &mut std::net::TcpStream, byte: u8) -> bool {
+        use std::io::{Read as _, Write as _};
+        client.write_all(&[byte]).unwrap();
+        let mut got = [0u8];
+        matches!(client.read(&mut got), Ok(1) if got[0] == byte)
+    }
+
+    fn client(proxy: &StallProxy) -> std::net::TcpStream {
+        let c = std::net::TcpStream::connect(("127.0.0.1", proxy.port())).unwrap();
+        c.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        c
+    }
+
+    #[test]
+    fn stalls_as_told() {
+        let (upstream, accepted) = echo();
+        let proxy = StallProxy::start(&upstream, Stall::Never).unwrap();
+        let mut c = client(&proxy);
+        assert!(echoed(&mut c, b'a'));
+        proxy.stall_now();
+        assert!(!echoed(&mut c, b'b'), "forwarded while stalled");
+        proxy.resume();
+        let mut held = [0u8];
+        std::io::Read::read_exact(&mut c, &mut held).unwrap();
+        assert_eq!(held, [b'b'], "what was held is forwarded on resume");
+        proxy.stall_when_client_sends(b"y");
+        assert!(echoed(&mut c, b'x'));
+        assert!(!proxy.stalled());
+        assert!(!echoed(&mut c, b'y'), "the trigger was forwarded");
+        assert!(proxy.stalled());
+
+        let proxy = StallProxy::start(&upstream, Stall::After(Duration::from_millis(400))).unwrap();
+        let mut c = client(&proxy);
+        assert!(echoed(&mut c, b'a'));
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!echoed(&mut c, b'b'), "forwarded after its time");
+
+        let before = accepted.load(Ordering::SeqCst);
+        let proxy = StallProxy::start(&upstream, Stall::Fully).unwrap();
+        let mut c = client(&proxy);
+        assert!(!echoed(&mut c, b'a'));
+        assert_eq!(proxy.accepted(), 1);
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            before,
+            "the server was contacted"
+        );
+    }
+
     #[test]
     fn rules_and_upstreams_are_read() {
         assert_eq!("never".parse(), Ok(Stall::Never));

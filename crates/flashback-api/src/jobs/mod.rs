@@ -29,7 +29,8 @@ impl Api {
         }
         let delta = self.delta_for(&req.db)?;
         Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
-            to_json(export::export_job(&s, &req, &job, delta).await?)
+            let exporting = export::export_job(&s, &req, &job, delta);
+            to_json(job.stoppable("the export", exporting).await?)
         }))
     }
 
@@ -104,7 +105,8 @@ impl Api {
         };
         let store = std::sync::Arc::clone(&s.store);
         Ok(self.jobs.spawn(JobKind::Search, move |job| async move {
-            to_json(search::search_job(store, spec, &job).await?)
+            let searching = search::search_job(store, spec, &job);
+            to_json(job.stoppable("the search", searching).await?)
         }))
     }
 
@@ -131,7 +133,9 @@ impl Api {
         let store = std::sync::Arc::clone(&s.store);
         let spec = convert::ConvertSpec { req, target };
         Ok(self.jobs.spawn(JobKind::Convert, move |job| async move {
-            to_json(convert::convert_job(store, spec, &job).await?)
+            let converting = convert::convert_job(store, spec, &job);
+            let stopped = "the conversion (each thread converted so far is complete)";
+            to_json(job.stoppable(stopped, converting).await?)
         }))
     }
 
