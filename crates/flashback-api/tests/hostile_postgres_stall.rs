@@ -7,17 +7,8 @@ mod common;
 use common::*;
 use flashback_api::*;
 use flashback_testkit::stall::{Stall, StallProxy};
-use flashback_testkit::TestPg;
+use flashback_testkit::{postgres_fixture_or_skip, TestPg};
 use std::time::{Duration, Instant};
-
-async fn loaded() -> Option<TestPg> {
-    let pg = flashback_testkit::postgres_or_skip().await?;
-    let dump = std::fs::read_to_string(fixtures().join("postgres.sql")).expect("dump");
-    flashback_testkit::load_sql_dump(pg.url(), &dump)
-        .await
-        .expect("load dump");
-    Some(pg)
-}
 
 /// The proxy's URL with one-second limits (libpq's `connect_timeout` and `options`).
 fn one_second(proxy: &StallProxy, pg: &TestPg) -> String {
@@ -25,6 +16,16 @@ fn one_second(proxy: &StallProxy, pg: &TestPg) -> String {
         "{}&connect_timeout=1&options=-c%20statement_timeout%3D1s",
         proxy.url(pg.url())
     )
+}
+
+/// The fixture, a forwarding proxy in front of it, and an API (its data in a temporary
+/// directory).
+async fn behind_proxy() -> Option<(TestPg, StallProxy, tempfile::TempDir, Api)> {
+    let pg = postgres_fixture_or_skip().await?;
+    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = api_in(dir.path(), Initial::None);
+    Some((pg, proxy, dir, api))
 }
 
 fn search(db: &str) -> ValueSearchRequest {
@@ -38,10 +39,9 @@ fn search(db: &str) -> ValueSearchRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commands_and_jobs_end_with_the_timeout() {
-    let Some(pg) = loaded().await else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let api = api_in(dir.path(), Initial::None);
-    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
+    let Some((pg, proxy, _dir, api)) = behind_proxy().await else {
+        return;
+    };
     let db = open(&api, &one_second(&proxy, &pg)).await;
     let threads = api
         .list_threads(ThreadsRequest {
@@ -114,10 +114,9 @@ async fn commands_and_jobs_end_with_the_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_ends_a_job_that_waits_on_the_server() {
-    let Some(pg) = loaded().await else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let api = api_in(dir.path(), Initial::None);
-    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
+    let Some((pg, proxy, _dir, api)) = behind_proxy().await else {
+        return;
+    };
     // The default limits (10 s to connect, 30 s a statement): far longer than the cancel.
     let db = open(&api, &proxy.url(pg.url())).await;
     proxy.stall_now();

@@ -6,21 +6,12 @@
 //! `options=-c statement_timeout=…`).
 
 mod common;
+use common::flashback;
 use common::server::*;
-use common::{fixture, flashback};
 use flashback_testkit::stall::{Stall, StallProxy};
-use flashback_testkit::TestPg;
+use flashback_testkit::{postgres_fixture_or_skip, TestPg};
 use serde_json::json;
 use std::time::{Duration, Instant};
-
-async fn loaded() -> Option<TestPg> {
-    let pg = flashback_testkit::postgres_or_skip().await?;
-    let dump = std::fs::read_to_string(fixture("postgres.sql")).expect("dump");
-    flashback_testkit::load_sql_dump(pg.url(), &dump)
-        .await
-        .expect("load dump");
-    Some(pg)
-}
 
 /// The proxy's URL with both limits at `seconds`.
 fn limited(proxy: &StallProxy, pg: &TestPg, seconds: u32) -> String {
@@ -49,7 +40,9 @@ fn run(args: &[&str]) -> (Option<i32>, String, Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_ends_a_stall_in_one_line() {
-    let Some(pg) = loaded().await else { return };
+    let Some(pg) = postgres_fixture_or_skip().await else {
+        return;
+    };
     // The whole server stalls right after each handshake.
     let proxy = StallProxy::start_for(pg.url(), Stall::AfterReady(1)).expect("proxy");
     let url = limited(&proxy, &pg, 1);
@@ -107,7 +100,9 @@ async fn the_cli_ends_a_stall_in_one_line() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_answers_a_stalled_open_in_time_and_keeps_serving() {
-    let Some(pg) = loaded().await else { return };
+    let Some(pg) = postgres_fixture_or_skip().await else {
+        return;
+    };
     let Some(server) = running(serve(&[])) else {
         return;
     };

@@ -9,24 +9,12 @@ use flashback_storage::maintenance::SaverMaintenance as _;
 use flashback_storage::postgres::PostgresStore;
 use flashback_storage::{CheckpointStore, StoreError};
 use flashback_testkit::stall::{Stall, StallProxy};
-use flashback_testkit::TestPg;
+use flashback_testkit::{postgres_fixture_or_skip, TestPg};
 use std::time::{Duration, Instant};
 
 /// The fixture's thread, and a checkpoint of it.
 const THREAD: &str = "reducers";
 const CHECKPOINT: &str = "1f1e641f-0225-6e26-8000-780199fed32f";
-
-async fn fixture() -> Option<TestPg> {
-    let pg = flashback_testkit::postgres_or_skip().await?;
-    let dump = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/postgres.sql"),
-    )
-    .expect("read tests/fixtures/postgres.sql");
-    flashback_testkit::load_sql_dump(pg.url(), &dump)
-        .await
-        .expect("load dump");
-    Some(pg)
-}
 
 /// The proxy's URL with one-second limits: connecting (and waiting for a pooled connection,
 /// which pings it) and each statement (libpq's `connect_timeout` and `options`).
@@ -46,6 +34,17 @@ async fn timed<T: std::fmt::Debug>(
     (e, started.elapsed())
 }
 
+/// The fixture, a forwarding proxy in front of it, and a store opened through the proxy with
+/// one-second limits.
+async fn through_proxy() -> Option<(TestPg, StallProxy, PostgresStore)> {
+    let pg = postgres_fixture_or_skip().await?;
+    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
+    let store = PostgresStore::connect(&one_second(&proxy, &pg))
+        .await
+        .expect("connect through the proxy");
+    Some((pg, proxy, store))
+}
+
 fn about_one_second(took: Duration, what: &str) {
     assert!(
         took >= Duration::from_millis(900) && took < Duration::from_secs(5),
@@ -55,11 +54,9 @@ fn about_one_second(took: Duration, what: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_end_in_one_line_when_the_server_stalls() {
-    let Some(pg) = fixture().await else { return };
-    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
-    let store = PostgresStore::connect(&one_second(&proxy, &pg))
-        .await
-        .expect("connect through the proxy");
+    let Some((pg, proxy, store)) = through_proxy().await else {
+        return;
+    };
     let threads = store
         .list_threads()
         .await
@@ -111,7 +108,9 @@ async fn reads_end_in_one_line_when_the_server_stalls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opening_ends_in_one_line_when_the_server_stalls_after_the_handshake() {
-    let Some(pg) = fixture().await else { return };
+    let Some(pg) = postgres_fixture_or_skip().await else {
+        return;
+    };
     // The handshake ends with the server's first ReadyForQuery; nothing after it arrives.
     let proxy = StallProxy::start_for(pg.url(), Stall::AfterReady(1)).expect("proxy");
     let (e, took) = timed(PostgresStore::connect(&one_second(&proxy, &pg))).await;
@@ -152,11 +151,9 @@ async fn connect_timeout_is_honoured_against_a_server_that_never_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_cut_off_before_commit_leaves_nothing_written() {
-    let Some(pg) = fixture().await else { return };
-    let proxy = StallProxy::start_for(pg.url(), Stall::Never).expect("proxy");
-    let store = PostgresStore::connect(&one_second(&proxy, &pg))
-        .await
-        .expect("connect through the proxy");
+    let Some((pg, proxy, store)) = through_proxy().await else {
+        return;
+    };
     // Every INSERT of the copy reaches the server; its COMMIT never does.
     proxy.stall_when_client_sends(b"COMMIT");
     let (e, took) = timed(store.copy_thread(THREAD, "copied")).await;
@@ -180,7 +177,9 @@ async fn a_write_cut_off_before_commit_leaves_nothing_written() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_statement_over_the_limit_is_cancelled_by_the_server_too() {
-    let Some(pg) = fixture().await else { return };
+    let Some(pg) = postgres_fixture_or_skip().await else {
+        return;
+    };
     let url = format!(
         "{}{}options=-c%20statement_timeout%3D1s&application_name=fb_stall_lock",
         pg.url(),

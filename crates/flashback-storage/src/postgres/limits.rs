@@ -33,7 +33,7 @@ pub(crate) const DEFAULT_CONNECT: Duration = Duration::from_secs(10);
 /// How long one statement may take when the URL does not say (`statement_timeout`).
 pub(crate) const DEFAULT_STATEMENT: Duration = Duration::from_secs(30);
 /// What sqlx is given for a limit that is off (it needs a duration).
-const NO_LIMIT: Duration = Duration::from_secs(365 * 24 * 3600);
+pub(super) const NO_LIMIT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// The time limits of one location; `None`: off (`0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -372,35 +372,16 @@ mod tests {
         let Some(pg) = flashback_testkit::postgres_or_skip().await else {
             return;
         };
-        let show = "SHOW statement_timeout";
-        let (mut first, options, target) = super::super::connect_first(pg.url()).await.unwrap();
-        let got: String = sqlx::query_scalar(show)
-            .fetch_one(&mut first)
-            .await
-            .unwrap();
-        assert_eq!(got, "30s");
-        let pool = pool_with(options, &target);
-        let mut pooled = target.acquire(&pool).await.unwrap();
-        let got: String = sqlx::query_scalar(show)
-            .fetch_one(&mut *pooled)
-            .await
-            .unwrap();
-        assert_eq!(got, "30s");
         let sep = if pg.url().contains('?') { '&' } else { '?' };
-        let url = format!("{}{sep}options=-c%20statement_timeout%3D2min", pg.url());
-        let (mut first, options, target) = super::super::connect_first(&url).await.unwrap();
-        let got: String = sqlx::query_scalar(show)
-            .fetch_one(&mut first)
-            .await
-            .unwrap();
-        assert_eq!(got, "2min");
-        let pool = pool_with(options, &target);
-        let mut pooled = target.acquire(&pool).await.unwrap();
-        let got: String = sqlx::query_scalar(show)
-            .fetch_one(&mut *pooled)
-            .await
-            .unwrap();
-        assert_eq!(got, "2min");
+        let given = format!("{}{sep}options=-c%20statement_timeout%3D2min", pg.url());
+        for (url, want) in [(pg.url(), "30s"), (given.as_str(), "2min")] {
+            let show = || sqlx::query_scalar::<_, String>("SHOW statement_timeout");
+            let (mut first, options, target) = super::super::connect_first(url).await.unwrap();
+            assert_eq!(show().fetch_one(&mut first).await.unwrap(), want);
+            let pool = pool_with(options, &target);
+            let mut pooled = target.acquire(&pool).await.unwrap();
+            assert_eq!(show().fetch_one(&mut *pooled).await.unwrap(), want, "{url}");
+        }
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub(crate) mod sql;
 pub(crate) mod target;
 mod threads;
 mod tls;
-mod write;
+pub(crate) mod write;
 pub(crate) mod write_rows;
 
 /// How every read starts.

@@ -1,6 +1,6 @@
 //! The connection target (for messages, never the password) and driver error mapping.
 
-use super::limits::Limits;
+use super::limits::{Limits, NO_LIMIT};
 use super::tls::{rustls_error, Roots, SslMode, TlsPlan};
 use crate::pgurl::{percent_decode_lossy, PgUrl};
 use crate::StoreError;
@@ -123,11 +123,13 @@ impl Target {
                         "database {:?} does not exist on {server}",
                         self.database
                     )),
-                    // The server's own `statement_timeout` (the text is the only difference
-                    // from a cancel asked for by hand).
-                    "57014" if message.contains("statement timeout") => {
-                        self.timed_out(self.limits.statement.unwrap_or_default())
-                    }
+                    // The server's own `statement_timeout`, the one Flashback set (the text is
+                    // the only difference from a cancel asked for by hand).
+                    "57014" if message.contains("statement timeout") => match self.limits.statement
+                    {
+                        Some(limit) => self.timed_out(limit),
+                        None => StoreError::Query(format!("{message} (SQLSTATE 57014)")),
+                    },
                     c if c.starts_with("08") || c == "57P03" || c == "53300" => {
                         StoreError::Connection(format!("{server}: {message} (SQLSTATE {c})"))
                     }
@@ -148,7 +150,7 @@ impl Target {
                 StoreError::Connection(format!("{server}: TLS: {tls} ({})", self.tls_context()))
             }
             // Connecting, or every pooled connection busy, past the connect limit.
-            sqlx::Error::PoolTimedOut => self.timed_out(self.limits.connect.unwrap_or_default()),
+            sqlx::Error::PoolTimedOut => self.timed_out(self.limits.connect.unwrap_or(NO_LIMIT)),
             sqlx::Error::PoolClosed => {
                 StoreError::Connection(format!("the connection pool to {server} is closed"))
             }

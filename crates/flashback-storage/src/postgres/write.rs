@@ -253,21 +253,32 @@ impl CheckpointSaver for PostgresStore {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
-        let step = async {
-            check_text("thread_id", thread_id)?;
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            for sql in DELETE_THREAD {
-                query(sql)
-                    .bind(thread_id)
-                    .execute(&mut *tx)
-                    .bounded(&self.target)
-                    .await?;
-            }
-            tx.commit().bounded(&self.target).await
-        };
-        step.await
-            .map_err(|e: StoreError| e.during(|| deleting(thread_id)))
+        check_text("thread_id", thread_id)?;
+        delete_thread_with(&self.pool, &self.target, thread_id, &DELETE_THREAD).await
     }
+}
+
+/// Delete a thread: each of `statements` (`$1`: the thread id) in one transaction. Shared
+/// with the three-table store.
+pub(crate) async fn delete_thread_with(
+    pool: &sqlx::PgPool,
+    target: &super::target::Target,
+    thread_id: &str,
+    statements: &[&'static str],
+) -> Result<(), StoreError> {
+    let step = async {
+        let mut tx = target.begin(pool, "BEGIN").await?;
+        for sql in statements {
+            query(sql)
+                .bind(thread_id)
+                .execute(&mut *tx)
+                .bounded(target)
+                .await?;
+        }
+        tx.commit().bounded(target).await
+    };
+    step.await
+        .map_err(|e: StoreError| e.during(|| deleting(thread_id)))
 }
 
 impl PostgresStore {

@@ -11,7 +11,7 @@ use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::postgres::write_rows::{check_text, nul_path};
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
-use crate::saver::{deleting, writing_batch, WriteBatch};
+use crate::saver::{writing_batch, WriteBatch};
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, AesKey, Decoded};
@@ -317,19 +317,17 @@ impl CheckpointSaver for ThreeTablePg {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
-        let step = async {
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            for table in ["checkpoints", "checkpoint_writes", "checkpoint_blobs"] {
-                Sql::new(&format!("DELETE FROM {table} WHERE thread_id = $1"))
-                    .with(Arg::Text(thread_id.to_owned()))
-                    .query()
-                    .execute(&mut *tx)
-                    .bounded(&self.target)
-                    .await?;
-            }
-            tx.commit().bounded(&self.target).await
-        };
-        step.await
-            .map_err(|e: StoreError| e.during(|| deleting(thread_id)))
+        const DELETE_THREAD: [&str; 3] = [
+            "DELETE FROM checkpoints WHERE thread_id = $1",
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1",
+            "DELETE FROM checkpoint_blobs WHERE thread_id = $1",
+        ];
+        crate::postgres::write::delete_thread_with(
+            &self.pool,
+            &self.target,
+            thread_id,
+            &DELETE_THREAD,
+        )
+        .await
     }
 }
