@@ -145,3 +145,81 @@ fn the_command_line_picks_the_first_database() {
         .expect_err("usage")
         .contains("usage"));
 }
+
+/// The desktop app's exports go through the same output rules as the CLI's `-o`: only a
+/// regular file is replaced (a link is followed to the file it names), never a FIFO, a
+/// device or a directory.
+#[cfg(unix)]
+#[test]
+fn the_app_replaces_only_regular_files_when_it_exports() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = fixture_copy(dir.path());
+    let app = app(api(dir.path(), &db));
+    let info = invoke(&app, "app_info", json!({})).expect("app_info");
+    let handle = info["initial"]["db"].as_str().expect("opened").to_owned();
+    let export = |path: &std::path::Path| {
+        invoke(
+            &app,
+            "start_export",
+            json!({"req": {"db": handle, "thread_id": "forked", "format": "json",
+                           "redact": [], "path": path.to_string_lossy()}}),
+        )
+    };
+    let fifo = dir.path().join("pipe.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let folder = dir.path().join("folder.json");
+    std::fs::create_dir(&folder).expect("mkdir");
+    for path in [
+        fifo.as_path(),
+        folder.as_path(),
+        std::path::Path::new("/dev/null"),
+    ] {
+        let err = export(path).expect_err(&path.display().to_string());
+        assert_eq!(err["code"], "invalid_input", "{err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("not a regular file")),
+            "{err}"
+        );
+    }
+    assert!(std::fs::symlink_metadata(&fifo)
+        .expect("fifo")
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::metadata("/dev/null")
+        .expect("device")
+        .file_type()
+        .is_char_device());
+
+    // A link to a regular file: the file is replaced, the link stays.
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "old").expect("write");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    let job = export(&link).expect("started");
+    let job = job.as_str().expect("job id").to_owned();
+    let mut state = Json::Null;
+    for _ in 0..300 {
+        let snap =
+            invoke(&app, "job_poll", json!({"req": {"job": job, "cursor": 0}})).expect("job_poll");
+        state = snap["state"].clone();
+        if state != "running" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(state, "succeeded");
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&real)
+        .expect("read")
+        .contains("flashback-audit"));
+}

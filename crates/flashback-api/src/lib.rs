@@ -30,6 +30,7 @@ mod error;
 mod graph;
 mod jobs;
 mod location;
+mod outfile;
 mod policy;
 mod reads;
 pub mod rerun;
@@ -152,38 +153,12 @@ enum InitialState {
     Done(Option<Box<DbInfo>>, Option<ApiError>),
 }
 
-/// Write a file so that readers see either the old content or the complete new one.
+/// Write a file so that readers see either the old content or the complete new one. Only a
+/// regular file (or a new name) is replaced: a directory, FIFO, device or socket at `path` is
+/// refused, and a symbolic link is followed to the regular file it names (the rules of every
+/// output file, `outfile.rs`).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> ApiResult<()> {
-    let io = |e: std::io::Error| ApiError::io(format!("cannot write {}: {e}", path.display()));
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| ApiError::invalid(format!("{} is not a file name", path.display())))?;
-    // A temporary name of its own per call: two exports to the same path at once (two jobs, or
-    // the CLI and the app) each rename a complete file, never one the other is still writing.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!(
-        ".{}.{}-{n}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        std::io::Write::write_all(&mut f, bytes)?;
-        // On disk before the rename, so a crash cannot leave the new name with partial content.
-        f.sync_all()
-    });
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(e)
-    })
+    outfile::write(path, bytes, None)
 }
 
 impl Api {

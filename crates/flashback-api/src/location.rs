@@ -103,15 +103,22 @@ pub(crate) fn ensure_regular_file(path: &std::path::Path) -> ApiResult<std::fs::
     if meta.is_file() {
         return Ok(meta);
     }
-    let what = if meta.is_dir() {
+    Err(ApiError::invalid(format!(
+        "{} is {}, not a regular file",
+        path.display(),
+        file_kind(&meta)
+    )))
+}
+
+/// What a path that is not a regular file is, in words ("a directory", "a FIFO (named pipe)"…).
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    if meta.is_dir() {
         "a directory"
+    } else if meta.file_type().is_symlink() {
+        "a symbolic link"
     } else {
         special_kind(&meta.file_type())
-    };
-    Err(ApiError::invalid(format!(
-        "{} is {what}, not a regular file",
-        path.display()
-    )))
+    }
 }
 
 #[cfg(unix)]

@@ -87,19 +87,19 @@ impl Policy {
         Ok(self.export_path(requested)?.to_string_lossy().into_owned())
     }
 
-    /// The file an export of `requested` may write, or why it may not.
+    /// The folder `flashback serve` confines files to (`--export-dir`), if any.
+    pub(crate) fn confined_to(&self) -> Option<&Path> {
+        match &self.exports {
+            ExportWrites::Within(dir) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// The file an export of `requested` may write, or why it may not: where the policy lets
+    /// files be written, and only what `outfile` may replace there.
     pub(crate) fn export_path(&self, requested: &str) -> ApiResult<PathBuf> {
         let dir = match &self.exports {
-            ExportWrites::Anywhere => {
-                let path = PathBuf::from(requested);
-                let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
-                if parent.is_some_and(|d| !d.is_dir()) {
-                    return Err(ApiError::not_found(format!(
-                        "no such folder for {requested}"
-                    )));
-                }
-                return Ok(path);
-            }
+            ExportWrites::Anywhere => return crate::outfile::check(Path::new(requested), None),
             ExportWrites::Nowhere => {
                 return Err(ApiError::new(
                     ErrorCode::NotAllowed,
@@ -134,18 +134,7 @@ impl Policy {
         if !parent.starts_with(dir) {
             return Err(outside());
         }
-        let target = parent.join(name);
-        // Whatever is there is replaced by a rename, never written through; but a link or a
-        // special file there is not an export of ours to replace.
-        if let Ok(meta) = std::fs::symlink_metadata(&target) {
-            if !meta.is_file() {
-                return Err(ApiError::new(
-                    ErrorCode::NotAllowed,
-                    format!("{} exists and is not a regular file", target.display()),
-                ));
-            }
-        }
-        Ok(target)
+        crate::outfile::check(&parent.join(name), Some(dir))
     }
 }
 

@@ -2,7 +2,9 @@
 //! preview and verifying an export. Nothing here writes.
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::summaries::{checkpoint_not_found, ensure_thread, thread_summaries};
+use crate::summaries::{
+    checkpoint_not_found, ensure_namespace, ensure_thread, thread_checked, thread_summaries,
+};
 use crate::types::{
     CheckpointDetail, CheckpointRequest, DiffRequest, GraphRequest, HistoryEntry, HistoryRequest,
     MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadActivity, ThreadActivityRequest,
@@ -24,7 +26,9 @@ impl Api {
     /// What each thread's whole history says beyond its latest checkpoint: the tasks that
     /// raised and then recovered on a retry. One indexed read of each thread's write keys
     /// (no value decoded), for the rows of a list in view. A thread that cannot be read
-    /// carries its problem; the others are answered.
+    /// carries its problem; the others are answered. A thread that does not exist (deleted
+    /// since the list was read, say) is marked `missing`, so a list stays answerable; the
+    /// CLI's `activity`, which names threads, says not found for it.
     pub async fn thread_activity(
         &self,
         req: ThreadActivityRequest,
@@ -39,7 +43,14 @@ impl Api {
         let s = self.session(&req.db)?;
         let mut out = Vec::with_capacity(req.thread_ids.len());
         for thread_id in req.thread_ids {
+            let mut missing = false;
             let (recovered, problem) = match s.store.thread_writes(&thread_id).await {
+                // No writes: only then is the thread looked up (one indexed read).
+                Ok(writes) if writes.is_empty() => {
+                    missing = s.store.thread_namespaces(&thread_id).await?.is_empty();
+                    let problem = missing.then(|| format!("thread {thread_id:?} not found"));
+                    (Vec::new(), problem)
+                }
                 Ok(mut writes) => {
                     let mut recovered = flashback_engine::recovered_tasks(&writes);
                     // LangGraph.js stores no task path: the rare thread with a retried task
@@ -62,6 +73,7 @@ impl Api {
                 thread_id,
                 recovered,
                 problem,
+                missing,
             });
         }
         Ok(out)
@@ -129,13 +141,14 @@ impl Api {
         let Some(mut tuple) = tuple else {
             return Err(match &req.checkpoint_id {
                 Some(id) => checkpoint_not_found(&req.thread_id, ns, id),
-                None => {
-                    ensure_thread(store, &req.thread_id).await?;
-                    ApiError::not_found(format!(
+                None => match ensure_namespace(store, &req.thread_id, ns).await {
+                    Err(e) => e,
+                    // Gone since the read.
+                    Ok(()) => ApiError::not_found(format!(
                         "thread {:?} has no checkpoints in namespace {ns:?}",
                         req.thread_id
-                    ))
-                }
+                    )),
+                },
             });
         };
         let live = match &req.checkpoint_id {
@@ -191,7 +204,7 @@ impl Api {
     pub async fn diff_checkpoints(&self, req: DiffRequest) -> ApiResult<CheckpointDiff> {
         let s = self.session(&req.db)?;
         s.require_key()?;
-        Ok(flashback_engine::diff::diff_checkpoints(
+        let diff = flashback_engine::diff::diff_checkpoints(
             s.store.as_ref(),
             &req.thread_id,
             (&req.a.checkpoint_ns, &req.a.checkpoint_id),
@@ -199,21 +212,23 @@ impl Api {
             ViewOptions::default(),
             &self.delta_for(&req.db)?,
         )
-        .await?)
+        .await;
+        thread_checked(s.store.as_ref(), &req.thread_id, diff).await
     }
 
     /// The steps of a branch, root first (for stepping and the replay animation).
     pub async fn replay_steps(&self, req: ReplayRequest) -> ApiResult<Vec<ReplayStep>> {
         let s = self.session(&req.db)?;
         s.require_key()?;
-        Ok(flashback_engine::replay::replay(
+        let steps = flashback_engine::replay::replay(
             s.store.as_ref(),
             &req.thread_id,
             &req.checkpoint_ns,
             req.tip.as_deref(),
             &self.delta_for(&req.db)?,
         )
-        .await?)
+        .await;
+        branch_checked(s.store.as_ref(), &req.thread_id, &req.checkpoint_ns, steps).await
     }
 
     /// Each written channel of a branch rebuilt from the pending writes with LangGraph's
@@ -221,20 +236,21 @@ impl Api {
     pub async fn rebuild_report(&self, req: RebuildRequest) -> ApiResult<Vec<ChannelRebuild>> {
         let s = self.session(&req.db)?;
         s.require_key()?;
-        Ok(flashback_engine::merge::rebuild_report(
+        let report = flashback_engine::merge::rebuild_report(
             s.store.as_ref(),
             &req.thread_id,
             &req.checkpoint_ns,
             req.tip.as_deref(),
         )
-        .await?)
+        .await;
+        branch_checked(s.store.as_ref(), &req.thread_id, &req.checkpoint_ns, report).await
     }
 
     /// Fork point / A / B for the channels.
     pub async fn merge_preview(&self, req: MergePreviewRequest) -> ApiResult<Vec<ThreeWay>> {
         let s = self.session(&req.db)?;
         s.require_key()?;
-        Ok(flashback_engine::merge::three_way(
+        let view = flashback_engine::merge::three_way(
             s.store.as_ref(),
             &req.thread_id,
             &req.checkpoint_ns,
@@ -243,7 +259,8 @@ impl Api {
             &req.channels,
             &self.delta_for(&req.db)?,
         )
-        .await?)
+        .await;
+        thread_checked(s.store.as_ref(), &req.thread_id, view).await
     }
 
     /// Check an exported bundle (a file, or content), of at most [`MAX_BUNDLE_BYTES`].
@@ -323,6 +340,21 @@ fn delta_options(
         out.reducers.insert(channel.clone(), r);
     }
     Ok(out)
+}
+
+/// A branch's answer (replay, rebuild): empty only for a branch that exists; a missing thread
+/// or namespace is not found.
+async fn branch_checked<T>(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    answer: Result<Vec<T>, flashback_engine::EngineError>,
+) -> ApiResult<Vec<T>> {
+    let found = thread_checked(store, thread, answer).await?;
+    if found.is_empty() {
+        ensure_namespace(store, thread, ns).await?;
+    }
+    Ok(found)
 }
 
 /// The namespaces of a thread, sorted (`""` first).

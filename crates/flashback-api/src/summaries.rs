@@ -3,6 +3,7 @@
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{count, step_of, ThreadSummary};
 use flashback_engine::tasks::{derive_tasks_with, reads_value_of, DeriveOptions, TaskStatus};
+use flashback_engine::EngineError;
 use flashback_storage::{
     ChannelFilter, CheckpointStore, CheckpointTuple, Dialect, StoreError, ThreadInfo,
     READING_THREADS,
@@ -218,6 +219,43 @@ pub async fn ensure_thread(store: &dyn CheckpointStore, thread: &str) -> ApiResu
             known.join(", ")
         }
     )))
+}
+
+/// Fail with "thread not found", or "no checkpoints in namespace", unless the thread has
+/// checkpoints in `ns`.
+pub async fn ensure_namespace(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+) -> ApiResult<()> {
+    if store
+        .thread_namespaces(thread)
+        .await?
+        .iter()
+        .any(|n| n == ns)
+    {
+        return Ok(());
+    }
+    ensure_thread(store, thread).await?;
+    Err(ApiError::not_found(format!(
+        "thread {thread:?} has no checkpoints in namespace {ns:?}"
+    )))
+}
+
+/// An engine answer about checkpoints of `thread`: when it names a checkpoint that is not
+/// there, a missing thread is said first (naming the threads that exist).
+pub async fn thread_checked<T>(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    answer: Result<T, EngineError>,
+) -> ApiResult<T> {
+    match answer {
+        Err(e @ EngineError::UnknownCheckpoint { .. }) => {
+            ensure_thread(store, thread).await?;
+            Err(e.into())
+        }
+        other => Ok(other?),
+    }
 }
 
 #[cfg(test)]

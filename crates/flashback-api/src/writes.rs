@@ -2,7 +2,7 @@
 //! on a connection opened for it (the session's own connection stays read-only).
 
 use crate::error::{ApiError, ApiResult};
-use crate::summaries::{checkpoint_not_found, ensure_thread};
+use crate::summaries::{checkpoint_not_found, ensure_thread, thread_checked};
 use crate::types::{
     self, CheckpointKey, CopyRequest, DeleteBranchRequest, DeleteReport, DeleteRequest, EditCheck,
     ForkRequest, MergeRequest, PruneRequest, PruneSummary, RepairRequest, ValidateEditRequest,
@@ -93,7 +93,7 @@ impl Api {
             .into_iter()
             .map(|c| (c.channel, c.mode))
             .collect();
-        Ok(flashback_engine::merge::merge_branches(
+        let merged = flashback_engine::merge::merge_branches(
             saver.as_ref(),
             &req.thread_id,
             &req.checkpoint_ns,
@@ -102,7 +102,8 @@ impl Api {
             &take,
             &self.delta_for(&req.db)?,
         )
-        .await?)
+        .await;
+        thread_checked(saver.as_ref(), &req.thread_id, merged).await
     }
 
     /// Delete a thread (or, with `dry_run`, count what would go). One transaction.
@@ -194,6 +195,8 @@ impl Api {
         if req.target_thread_id.is_empty() {
             return Err(ApiError::invalid("give the new thread id"));
         }
+        // Copying a thread that is not there copies nothing: not found, not "0 checkpoints".
+        ensure_thread(self.session(&req.db)?.store.as_ref(), &req.thread_id).await?;
         Ok(match &req.to_db {
             None => {
                 self.writable(&req.db)

@@ -86,11 +86,9 @@ async fn the_fixture_converted_to_three_table_and_back_reads_equal() {
         .contains("already holds"));
 }
 
-#[tokio::test]
-async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
-    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
-    // One checkpoint document of `long` made unreadable.
-    let damaged = rusqlite::Connection::open(&path)
+/// One checkpoint document of `long` made unreadable.
+fn damage_long(path: &std::path::Path) {
+    let damaged = rusqlite::Connection::open(path)
         .and_then(|c| {
             c.execute(
                 "UPDATE checkpoints SET checkpoint = x'c1ffff' WHERE thread_id = 'long' \
@@ -101,6 +99,12 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
         })
         .expect("damage");
     assert_eq!(damaged, 1);
+}
+
+#[tokio::test]
+async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
+    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
+    damage_long(&path);
     let three = dir.path().join("three.sqlite");
     for dry_run in [true, false] {
         let done = convert(&api, &db.db, &three, ConvertTo::ThreeTable, dry_run).await;
@@ -127,4 +131,40 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
         .expect("threads");
     assert!(threads.iter().all(|t| t.thread_id != "long"));
     assert!(threads.iter().any(|t| t.thread_id == "chat-tools"));
+}
+
+#[tokio::test]
+async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
+    let OpenedFixture { dir, api, db, path } = opened_fixture().await;
+    damage_long(&path);
+    let three = dir.path().join("three.sqlite");
+    let converted = |thread: &str, dry_run: bool| {
+        let req = ConvertRequest {
+            db: db.db.clone(),
+            target: three.to_string_lossy().into_owned(),
+            to: ConvertTo::ThreeTable,
+            whole_blobs: false,
+            threads: vec![thread.to_owned()],
+            dry_run,
+        };
+        let api = &api;
+        async move {
+            let job = api.start_convert(req).await.expect("start");
+            finish(api, &job).await
+        }
+    };
+    for dry_run in [true, false] {
+        let done = converted("long", dry_run).await;
+        assert_eq!(done.state, JobState::Failed, "dry run {dry_run}");
+        let e = done.error.expect("why");
+        assert_eq!(e.code, ErrorCode::Corrupt, "{e}");
+        assert!(e.message.contains("every thread was left out"), "{e}");
+        assert!(e.message.contains("long: checkpoint"), "{e}");
+        // The file this conversion created is gone again (a dry run creates none).
+        assert!(!three.exists(), "dry run {dry_run}");
+    }
+    // A thread that is not there: not found, before anything is created.
+    let e = converted("no-such-thread", false).await.error.expect("why");
+    assert_eq!(e.code, ErrorCode::NotFound, "{e}");
+    assert!(!three.exists());
 }

@@ -152,3 +152,70 @@ async fn the_desktop_and_the_cli_keep_full_rights() {
             .can_run
     );
 }
+
+/// Start `req` as a job and wait for its end (its error, if it failed at start or later).
+async fn job_error(api: &Api, started: ApiResult<String>) -> Option<ApiError> {
+    match started {
+        Err(e) => Some(e),
+        Ok(job) => finish(api, &job).await.error,
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_writes_no_file_through_a_link_or_onto_a_special_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).expect("mkdir");
+    let (api, location) = api_with(
+        dir.path(),
+        Policy::serve(false, Some(&exports)).expect("policy"),
+    );
+    let db = open(&api, &location).await.db;
+    // Outside the export folder: a file someone would like overwritten.
+    let outside = dir.path().join("precious.sqlite");
+    std::fs::write(&outside, "precious").expect("write");
+    std::fs::hard_link(&outside, exports.join("hard.json")).expect("hard link");
+    std::fs::hard_link(&outside, exports.join("hard.sqlite")).expect("hard link");
+    std::os::unix::fs::symlink(&outside, exports.join("soft.json")).expect("symlink");
+    std::fs::create_dir(exports.join("folder.json")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(exports.join("pipe.json"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    for (name, code) in [
+        ("hard.json", ErrorCode::NotAllowed),
+        ("soft.json", ErrorCode::NotAllowed),
+        ("folder.json", ErrorCode::InvalidInput),
+        ("pipe.json", ErrorCode::InvalidInput),
+    ] {
+        let started = api.start_export(export(&db, Some(name.into()))).await;
+        let e = job_error(&api, started).await.expect(name);
+        assert_eq!(e.code, code, "{name}: {e}");
+    }
+    // A conversion opens its SQLite destination: never through a hard link out of the folder.
+    let convert = |target: &str| ConvertRequest {
+        db: db.clone(),
+        target: target.into(),
+        to: ConvertTo::ThreeTable,
+        whole_blobs: false,
+        threads: vec!["forked".into()],
+        dry_run: false,
+    };
+    for (name, code) in [
+        ("hard.sqlite", ErrorCode::NotAllowed),
+        ("soft.json", ErrorCode::NotAllowed),
+        ("pipe.json", ErrorCode::InvalidInput),
+        ("folder.json", ErrorCode::InvalidInput),
+    ] {
+        let started = api.start_convert(convert(name)).await;
+        let e = job_error(&api, started).await.expect(name);
+        assert_eq!(e.code, code, "{name}: {e}");
+    }
+    assert_eq!(std::fs::read_to_string(&outside).expect("read"), "precious");
+    // A plain new name inside still works.
+    let started = api.start_convert(convert("fresh.sqlite")).await;
+    assert_eq!(job_error(&api, started).await, None);
+    assert!(exports.join("fresh.sqlite").is_file());
+}

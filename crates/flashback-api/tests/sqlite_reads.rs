@@ -61,6 +61,38 @@ async fn threads_show_status_interrupts_and_failures_without_writing() {
 }
 
 #[tokio::test]
+async fn activity_of_a_list_marks_a_thread_gone_since_it_was_listed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = fixture_copy(dir.path());
+    let api = api_in(dir.path(), Initial::None);
+    let db = open(&api, path.to_str().expect("utf-8")).await;
+    let found = api
+        .thread_activity(ThreadActivityRequest {
+            db: db.db.clone(),
+            thread_ids: vec!["forked".into(), "deleted-meanwhile".into(), "long".into()],
+        })
+        .await
+        .expect("the list's other threads are answered");
+    let missing: Vec<(&str, bool)> = found
+        .iter()
+        .map(|a| (a.thread_id.as_str(), a.missing))
+        .collect();
+    assert_eq!(
+        missing,
+        [
+            ("forked", false),
+            ("deleted-meanwhile", true),
+            ("long", false)
+        ]
+    );
+    assert_eq!(
+        found[1].problem.as_deref(),
+        Some("thread \"deleted-meanwhile\" not found")
+    );
+    assert!(found[0].problem.is_none() && found[2].problem.is_none());
+}
+
+#[tokio::test]
 async fn graph_rows_carry_lanes_and_subgraphs_collapse() {
     let OpenedFixture {
         dir: _dir, api, db, ..

@@ -250,6 +250,34 @@ fn two_thousand_idle_connections_do_not_lock_the_ui_out() {
     assert!(open_files(pid) < 1024, "{} open files", open_files(pid));
 }
 
+/// The server loop alone on 127.0.0.1 with `limits`; it stops when the sender is dropped.
+async fn server_loop(
+    app: axum::Router,
+    limits: http::Limits,
+) -> (
+    u16,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::serve(listener, app, limits, async {
+        let _ = stopped.await;
+    }));
+    (port, stop, server)
+}
+
+async fn stop_loop(stop: tokio::sync::oneshot::Sender<()>, server: tokio::task::JoinHandle<()>) {
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("stops")
+        .expect("task");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_stays_in_its_request() {
     use axum::routing::get;
@@ -264,14 +292,7 @@ async fn a_panic_stays_in_its_request() {
             }),
         )
         .route("/ok", get(|| async { "fine" }));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(http::serve(listener, app, http::Limits::default(), async {
-        let _ = stopped.await;
-    }));
+    let (port, stop, server) = server_loop(app, http::Limits::default()).await;
     let get = |path: &'static str| {
         tokio::task::spawn_blocking(move || request(port, "GET", path, &[], b""))
     };
@@ -287,9 +308,113 @@ async fn a_panic_stays_in_its_request() {
         assert_eq!((ok.status, ok.body.as_slice()), (200, b"fine".as_slice()));
         assert_eq!(get("/boom").await.expect("request").status, 500);
     }
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), server)
+    stop_loop(stop, server).await;
+}
+
+/// `/slow` answers after 1.5 s, `/ok` at once.
+fn slow_and_quick() -> axum::Router {
+    use axum::routing::get;
+    axum::Router::new()
+        .route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                "slow"
+            }),
+        )
+        .route("/ok", get(|| async { "fine" }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_cap_a_request_waits_its_turn_then_is_answered_503() {
+    for (queue_wait, served) in [
+        (Duration::from_millis(300), false),
+        (Duration::from_secs(5), true),
+    ] {
+        let limits = http::Limits {
+            max_connections: 2,
+            queue_wait,
+            ..http::Limits::default()
+        };
+        let (port, stop, server) = server_loop(slow_and_quick(), limits).await;
+        let get = move |path: &'static str| {
+            tokio::task::spawn_blocking(move || request(port, "GET", path, &[], b""))
+        };
+        // Two slow requests hold both places.
+        let slow = [get("/slow"), get("/slow")];
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let start = Instant::now();
+        let third = get("/ok").await.expect("request");
+        let waited = start.elapsed();
+        if served {
+            // Served as soon as a place freed.
+            assert_eq!(
+                third.status,
+                200,
+                "{}",
+                String::from_utf8_lossy(&third.body)
+            );
+            assert!(waited >= Duration::from_millis(900), "{waited:?}");
+        } else {
+            assert_eq!(third.status, 503);
+            assert!(waited >= queue_wait, "{waited:?}");
+            assert_eq!(third.header("retry-after"), Some("1"));
+            assert_eq!(third.header("connection"), Some("close"));
+            assert_eq!(third.header("x-content-type-options"), Some("nosniff"));
+            assert_eq!(third.json()["code"], "connection");
+            assert!(third.json()["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("try again")));
+        }
+        for s in slow {
+            assert_eq!(s.await.expect("request").status, 200);
+        }
+        stop_loop(stop, server).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_kept_alive_connections_make_way_for_a_request() {
+    let limits = http::Limits {
+        max_connections: 2,
+        queue_wait: Duration::from_secs(5),
+        ..http::Limits::default()
+    };
+    let (port, stop, server) = server_loop(slow_and_quick(), limits).await;
+    // Both places held by connections kept alive after one answer, then quiet.
+    let kept = tokio::task::spawn_blocking(move || {
+        (0..2)
+            .map(|_| {
+                let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                s.write_all(
+                    format!("GET /ok HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").as_bytes(),
+                )
+                .expect("request");
+                let mut r = std::io::BufReader::new(s);
+                let answer = read_response(&mut r).expect("answer");
+                assert_eq!(answer.status, 200);
+                r
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("kept");
+    let start = Instant::now();
+    let fresh = tokio::task::spawn_blocking(move || request(port, "GET", "/ok", &[], b""))
         .await
-        .expect("stops")
-        .expect("task");
+        .expect("request");
+    assert_eq!(fresh.status, 200);
+    let waited = start.elapsed();
+    assert!(waited < Duration::from_secs(3), "answered after {waited:?}");
+    // The one closed for it was quiet: closed, not reset mid-answer.
+    let closed = kept
+        .into_iter()
+        .filter(|r| {
+            let mut s = r.get_ref().try_clone().expect("clone");
+            let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+            matches!(s.read(&mut [0u8; 16]), Ok(0))
+        })
+        .count();
+    assert!(closed >= 1, "a quiet connection made way");
+    stop_loop(stop, server).await;
 }

@@ -148,17 +148,6 @@ fn the_page_cookie_with_its_csrf_checks() {
     assert_eq!(server.ok("app_info", Json::Null)["host"], "serve");
 }
 
-fn follow(server: &Server, job: &str) -> Json {
-    for _ in 0..300 {
-        let snap = server.ok("job_poll", json!({"job": job, "cursor": 0}));
-        if snap["state"] != "running" {
-            return snap;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("job {job} still running after 15 s");
-}
-
 #[test]
 fn running_commands_and_writing_files_are_opt_in() {
     let Some(server) = running(serve(&[])) else {
@@ -190,7 +179,7 @@ fn running_commands_and_writing_files_are_opt_in() {
         "start_export",
         json!({"db": db, "thread_id": "forked", "format": "json", "redact": []}),
     );
-    let done = follow(&server, job.as_str().expect("job id"));
+    let done = server.follow(job.as_str().expect("job id"));
     assert_eq!(done["state"], "succeeded", "{done}");
     assert!(done["result"]["content"].is_string());
 
@@ -205,7 +194,7 @@ fn running_commands_and_writing_files_are_opt_in() {
     let db = info["initial"]["db"].as_str().expect("db").to_owned();
     let export = |path: &str| json!({"db": db, "thread_id": "forked", "format": "json", "redact": [], "path": path});
     let job = server.ok("start_export", export("bundle.json"));
-    let done = follow(&server, job.as_str().expect("job id"));
+    let done = server.follow(job.as_str().expect("job id"));
     assert_eq!(done["state"], "succeeded", "{done}");
     assert!(exports.path().join("bundle.json").is_file());
     for escape in ["../escaped.json", "/tmp/escaped-by-flashback.json"] {

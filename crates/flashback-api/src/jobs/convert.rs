@@ -14,6 +14,7 @@ use flashback_storage::three::rows::{blob_rows, Materialised};
 use flashback_storage::three::{Blobs, ThreeTableOptions};
 use flashback_storage::{CheckpointStore, StoreError};
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::Arc;
 
 /// What the job needs from the request and the session.
@@ -21,6 +22,8 @@ pub(crate) struct ConvertSpec {
     pub(crate) req: ConvertRequest,
     /// The destination, as the policy allowed it.
     pub(crate) target: String,
+    /// `flashback serve`'s `--export-dir`, which a SQLite destination must stay inside.
+    pub(crate) within: Option<std::path::PathBuf>,
 }
 
 /// Bytes of one thread's values: as LangGraph's SQLite saver stores them (every checkpoint's
@@ -111,6 +114,10 @@ pub(crate) async fn convert_job(
             .map(|t| t.thread_id)
             .collect()
     } else {
+        // Each one named is there before anything is created.
+        for thread in &req.threads {
+            crate::summaries::ensure_thread(store.as_ref(), thread).await?;
+        }
         req.threads.clone()
     };
     let three = match req.to {
@@ -123,10 +130,24 @@ pub(crate) async fn convert_job(
         }),
         ConvertTo::Langgraph => None,
     };
+    // A SQLite file this job creates, removed again if nothing ends up in it.
+    let mut created: Option<std::path::PathBuf> = None;
     let saver = if req.dry_run {
         None
     } else {
-        let saver = flashback_storage::open_saver(&spec.target, true, three).await?;
+        let saver = if flashback_storage::is_postgres_url(&spec.target) {
+            flashback_storage::open_saver(&spec.target, true, three).await?
+        } else {
+            // Checked again right before SQLite opens it: a regular file, or a new one of ours.
+            let (path, new) =
+                crate::outfile::prepare_database(Path::new(&spec.target), spec.within.as_deref())?;
+            created = new.then(|| path.clone());
+            let opened = flashback_storage::open_saver(&path.to_string_lossy(), true, three).await;
+            if opened.is_err() {
+                remove_created(created.as_deref());
+            }
+            opened?
+        };
         let is_three = flashback_storage::three::is_three_table(saver.schema());
         if is_three != (req.to == ConvertTo::ThreeTable) {
             return Err(ApiError::invalid(format!(
@@ -214,6 +235,11 @@ pub(crate) async fn convert_job(
         report.threads += 1;
     }
     job.progress(threads.len(), threads.len(), "done");
+    if report.threads == 0 && !report.skipped.is_empty() {
+        drop(saver);
+        remove_created(created.as_deref());
+        return Err(nothing_converted(&report.skipped, req.dry_run));
+    }
     report.checkpoints = count(checkpoints);
     report.writes = count(writes);
     report.value_bytes = inline as f64;
@@ -221,4 +247,36 @@ pub(crate) async fn convert_job(
         *b = deltas as f64;
     }
     Ok(report)
+}
+
+/// Remove the SQLite file a conversion created (and what SQLite kept beside it).
+fn remove_created(path: Option<&Path>) {
+    let Some(path) = path else { return };
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A conversion that left out every thread converted nothing: a failure, which says why.
+fn nothing_converted(skipped: &[SkippedThread], dry_run: bool) -> ApiError {
+    let first = &skipped[0];
+    let others = match skipped.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    ApiError::new(
+        ErrorCode::Corrupt,
+        format!(
+            "{} nothing: every thread was left out — {}: {}{others}",
+            if dry_run {
+                "would convert"
+            } else {
+                "converted"
+            },
+            first.thread_id,
+            first.reason
+        ),
+    )
 }

@@ -4,7 +4,7 @@
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::jobs::registry::JobHandle;
 use crate::types::{self, ExportFormat, ExportRequest, ExportResult};
-use crate::{write_atomically, Session};
+use crate::Session;
 use std::path::Path;
 
 fn safe_file_part(s: &str) -> String {
@@ -31,6 +31,7 @@ pub(super) async fn export_job(
     req: &ExportRequest,
     job: &JobHandle,
     delta: flashback_engine::delta::DeltaOptions,
+    within: Option<&Path>,
 ) -> ApiResult<ExportResult> {
     use flashback_engine::export::{self, ExportProgress};
     let opts = export::ExportOptions {
@@ -86,7 +87,7 @@ pub(super) async fn export_job(
     let size = types::count(text.len());
     let (path, content) = match &req.path {
         Some(p) => {
-            write_atomically(Path::new(p), text.as_bytes())?;
+            crate::outfile::write(Path::new(p), text.as_bytes(), within)?;
             (Some(p.clone()), None)
         }
         None => (None, Some(text)),

@@ -16,6 +16,7 @@ use crate::types::{
     JobSnapshot, RerunRequest, ValueSearchRequest,
 };
 use crate::Api;
+use std::path::Path;
 
 impl Api {
     /// Start an audit export (a job: progress, cancel; the result is an [`ExportResult`]).
@@ -28,8 +29,9 @@ impl Api {
             req.path = Some(target.to_string_lossy().into_owned());
         }
         let delta = self.delta_for(&req.db)?;
+        let within = self.policy.confined_to().map(Path::to_path_buf);
         Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
-            let exporting = export::export_job(&s, &req, &job, delta);
+            let exporting = export::export_job(&s, &req, &job, delta, within.as_deref());
             to_json(job.stoppable("the export", exporting).await?)
         }))
     }
@@ -131,7 +133,11 @@ impl Api {
             ));
         }
         let store = std::sync::Arc::clone(&s.store);
-        let spec = convert::ConvertSpec { req, target };
+        let spec = convert::ConvertSpec {
+            req,
+            target,
+            within: self.policy.confined_to().map(Path::to_path_buf),
+        };
         Ok(self.jobs.spawn(JobKind::Convert, move |job| async move {
             let converting = convert::convert_job(store, spec, &job);
             let stopped = "the conversion (each thread converted so far is complete)";

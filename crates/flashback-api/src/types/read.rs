@@ -59,6 +59,10 @@ pub struct ThreadActivity {
     pub recovered: Vec<String>,
     /// Why the history could not be read (then `recovered` is empty).
     pub problem: Option<String>,
+    /// The thread does not exist (gone since it was listed, or never there): one entry of a
+    /// list stays answerable; a command naming the thread says not found.
+    #[serde(default)]
+    pub missing: bool,
 }
 
 /// A thread of a database.

@@ -177,6 +177,11 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 threads
             };
             let found = activity(&api, &db, ids).await?;
+            if let Some(gone) = found.iter().find(|a| a.missing) {
+                return Err(ApiError::not_found(
+                    gone.problem.clone().unwrap_or_default(),
+                ));
+            }
             done(render(json, &found, |a| human::activity(a)))
         }
         Command::Store(cmd) => crate::store::run(cmd).await,

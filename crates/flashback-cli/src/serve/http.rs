@@ -7,33 +7,36 @@
 //!   most `max_head_bytes` (hyper answers 431 beyond).
 //! * **Answers on time**: a client that stops reading its answer for `write_timeout` loses
 //!   the connection (the body is only read within 30 seconds too, in `api.rs`).
-//! * **A cap on connections**: at most `max_connections` are served at once. A new one past
-//!   that closes the oldest connection that is not inside a request — idle, or still sending
-//!   its head; a request counts from its head to the last byte of its answer — so idle or
-//!   half-open sockets can never lock a fresh request out. If every connection is inside a
-//!   request, the new one waits up to a second for a place, then is closed.
+//! * **A cap on connections, and an answer past it** (`admission.rs`): a connection waits in a
+//!   bounded lobby until its first request head is whole, so idle or half-open sockets never
+//!   hold one of the `max_connections` places; a whole request waits its turn for a place (up
+//!   to `queue_wait`, places turning over meanwhile), else it is answered 503 with
+//!   `Retry-After: 1`. Nothing is closed with a request unanswered.
 //! * **Panics stay in their request**: a panic while answering becomes a 500
 //!   `{"code": "internal", "message": …}` for that request; the server carries on.
 //!
 //! Self-contained (axum, hyper, tokio): `tests/hostile_serve.rs` runs it with a router of its
 //! own.
 
+// A path of its own, so that the tests that include this file find it too.
+#[path = "admission.rs"]
+mod admission;
+
+use admission::{Admission, Busy, Serving};
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, Request, Response, StatusCode};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::any::Any;
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tower::ServiceExt;
 
 /// The server's limits.
@@ -41,6 +44,10 @@ use tower::ServiceExt;
 pub struct Limits {
     /// Connections served at once.
     pub max_connections: usize,
+    /// Connections waiting for a place (their first head, then a place) at once.
+    pub max_waiting: usize,
+    /// How long a whole request waits for a place before it is answered 503.
+    pub queue_wait: Duration,
     /// Time for a whole request head, from the connection's start or the previous answer.
     pub header_timeout: Duration,
     /// The largest request head (hyper's read buffer; at least 8192).
@@ -54,8 +61,12 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             // A browser opens at most six connections per host; tabs and scripts fit many
-            // times over, and twice this stays far below the usual 1024 open files.
+            // times over.
             max_connections: 128,
+            // With the served ones, about 600 sockets at most: well below the usual 1024 open
+            // files, and a flood of silent connections is cleared within half a second.
+            max_waiting: 384,
+            queue_wait: Duration::from_secs(1),
             header_timeout: Duration::from_secs(10),
             max_head_bytes: 64 * 1024,
             write_timeout: Duration::from_secs(30),
@@ -88,78 +99,6 @@ pub fn security_headers(headers: &mut HeaderMap) {
     );
 }
 
-/// One connection in the registry.
-struct Slot {
-    /// Requests being answered on it.
-    busy: Arc<AtomicUsize>,
-    /// Told to close.
-    evict: Arc<Notify>,
-    evicted: bool,
-}
-
-/// The live connections, oldest first.
-#[derive(Default)]
-struct Registry {
-    slots: Mutex<BTreeMap<u64, Slot>>,
-}
-
-impl Registry {
-    fn slots(&self) -> MutexGuard<'_, BTreeMap<u64, Slot>> {
-        self.slots.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// (connections being served, connections including those closing)
-    fn counts(&self) -> (usize, usize) {
-        let slots = self.slots();
-        let serving = slots.values().filter(|s| !s.evicted).count();
-        (serving, slots.len())
-    }
-
-    /// Tell the oldest connection that is not inside a request to close; false if there is none.
-    fn evict_one(&self) -> bool {
-        let mut slots = self.slots();
-        let idle = slots
-            .values_mut()
-            .find(|s| !s.evicted && s.busy.load(Ordering::SeqCst) == 0);
-        match idle {
-            Some(slot) => {
-                slot.evicted = true;
-                slot.evict.notify_one();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Removes its connection from the registry however the connection's task ends.
-struct Registered {
-    registry: Arc<Registry>,
-    id: u64,
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        self.registry.slots().remove(&self.id);
-    }
-}
-
-/// Counts a request as being answered while it lives.
-struct Busy(Arc<AtomicUsize>);
-
-impl Busy {
-    fn enter(count: Arc<AtomicUsize>) -> Busy {
-        count.fetch_add(1, Ordering::SeqCst);
-        Busy(count)
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// An answer's body, which keeps its request counted as busy until hyper has written it all
 /// (and drops it).
 struct Answer {
@@ -188,11 +127,15 @@ impl hyper::body::Body for Answer {
 }
 
 /// A socket whose writes fail once they have been stalled for `limit` (a client that does not
-/// read its answer cannot hold the connection).
+/// read its answer cannot hold the connection). Reads first return `head` (what the lobby
+/// read), and each read that brings bytes marks the connection active.
 struct WriteDeadline {
     io: TcpStream,
+    head: Vec<u8>,
+    head_at: usize,
     limit: Duration,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    serving: Arc<Serving>,
 }
 
 impl WriteDeadline {
@@ -231,7 +174,19 @@ impl AsyncRead for WriteDeadline {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+        let this = self.get_mut();
+        if this.head_at < this.head.len() {
+            let n = buf.remaining().min(this.head.len() - this.head_at);
+            buf.put_slice(&this.head[this.head_at..this.head_at + n]);
+            this.head_at += n;
+            return Poll::Ready(Ok(()));
+        }
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.serving.touch();
+        }
+        polled
     }
 }
 
@@ -317,51 +272,83 @@ fn panic_response(path: &str, payload: &(dyn Any + Send)) -> Response<Body> {
 }
 
 /// Answer one request with `app`, counted as busy until its answer is written, a panic turned
-/// into a 500.
+/// into a 500. While requests wait for a place, the answer closes its connection (the place
+/// goes to the next in line).
 async fn answer(
     app: Router,
-    busy: Arc<AtomicUsize>,
+    serving: Arc<Serving>,
     req: Request<hyper::body::Incoming>,
 ) -> Result<Response<Answer>, std::convert::Infallible> {
-    let busy = Busy::enter(busy);
+    let busy = serving.request();
     let path = req.uri().path().to_owned();
-    let response = match CatchUnwind(Box::pin(app.oneshot(req.map(Body::new)))).await {
+    let mut response = match CatchUnwind(Box::pin(app.oneshot(req.map(Body::new)))).await {
         Ok(Ok(response)) => response,
         Ok(Err(never)) => match never {},
         Err(payload) => panic_response(&path, payload.as_ref()),
     };
+    if serving.others_wait() {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
     Ok(response.map(|body| Answer { body, _busy: busy }))
 }
 
-/// Wait (at most a second) until a new connection may be served; false: refuse it.
-async fn make_room(registry: &Registry, limits: &Limits) -> bool {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
-    loop {
-        // Evicted connections leave at their task's next turn; until then they count, up to
-        // twice the cap, so the sockets held stay bounded.
-        let (serving, total) = registry.counts();
-        if serving < limits.max_connections && total < 2 * limits.max_connections {
-            return true;
-        }
-        if serving >= limits.max_connections && registry.evict_one() {
-            continue;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
+/// One accepted connection: the lobby until its first head is whole, then a place (or 503),
+/// then hyper until it closes.
 fn spawn_connection(
-    stream: TcpStream,
+    mut stream: TcpStream,
+    id: u64,
     app: Router,
     limits: &Limits,
-    registration: Registered,
-    slot: (Arc<AtomicUsize>, Arc<Notify>),
+    admission: &Arc<Admission>,
+    stop: watch::Receiver<bool>,
+) {
+    let limits = limits.clone();
+    let admission = Arc::clone(admission);
+    tokio::spawn(async move {
+        let mut lobby = admission.enter(id);
+        let mut stopped = stop.clone();
+        let stopping = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        let mut stopping = pin!(stopping);
+        let first = tokio::time::timeout(
+            limits.header_timeout,
+            admission::first_head(&mut stream, limits.max_head_bytes),
+        );
+        let head = tokio::select! {
+            head = first => head.ok().flatten(),
+            // Closed to make room: no whole request had arrived.
+            () = lobby.kicked() => None,
+            () = &mut stopping => None,
+        };
+        let Some(head) = head else { return };
+        let place = tokio::select! {
+            place = lobby.place(limits.queue_wait) => place,
+            () = &mut stopping => return,
+        };
+        let Some(place) = place else {
+            // Still in the lobby while answering, so the sockets held stay bounded.
+            admission::refuse(stream, limits.max_connections).await;
+            return;
+        };
+        drop(lobby);
+        let serving = admission.serve(id, place);
+        let _ = stream.set_nodelay(true);
+        serve_connection(stream, head, app, &limits, serving, stop).await;
+    });
+}
+
+/// Serve a connection with hyper until it closes, is evicted or the server stops.
+async fn serve_connection(
+    stream: TcpStream,
+    head: Vec<u8>,
+    app: Router,
+    limits: &Limits,
+    serving: Arc<Serving>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let (busy, evict) = slot;
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -369,28 +356,29 @@ fn spawn_connection(
         .max_buf_size(limits.max_head_bytes.max(8192));
     let io = WriteDeadline {
         io: stream,
+        head,
+        head_at: 0,
         limit: limits.write_timeout,
         stalled: None,
+        serving: Arc::clone(&serving),
     };
-    tokio::spawn(async move {
-        let _registered = registration;
-        let service =
-            hyper::service::service_fn(move |req| answer(app.clone(), Arc::clone(&busy), req));
-        let mut conn = pin!(builder.serve_connection(TokioIo::new(io), service));
-        let stopping = async move {
-            let _ = stop.wait_for(|s| *s).await;
-        };
-        tokio::select! {
-            _ = conn.as_mut() => {}
-            // Evicted: not inside a request, so nothing is lost by closing now.
-            _ = evict.notified() => {}
-            _ = stopping => {
-                // Stopping: idle connections close at once, answers in progress finish.
-                conn.as_mut().graceful_shutdown();
-                let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn).await;
-            }
+    let for_answers = Arc::clone(&serving);
+    let service =
+        hyper::service::service_fn(move |req| answer(app.clone(), Arc::clone(&for_answers), req));
+    let mut conn = pin!(builder.serve_connection(TokioIo::new(io), service));
+    let stopping = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        // Evicted: quiet between requests, so nothing is lost by closing now.
+        () = serving.evicted() => {}
+        _ = stopping => {
+            // Stopping: idle connections close at once, answers in progress finish.
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn).await;
         }
-    });
+    }
 }
 
 /// Serve `app` on `listener` until `shutdown` resolves; then answers in progress get a few
@@ -401,14 +389,20 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let registry = Arc::new(Registry::default());
+    let admission = Admission::new(&limits);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut shutdown = pin!(shutdown);
     let mut next_id: u64 = 0;
     loop {
+        // A connection is accepted only when the lobby has room; until then the kernel's
+        // backlog holds it.
+        let accept = async {
+            admission.lobby_room().await;
+            listener.accept().await
+        };
         let stream = tokio::select! {
             _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
+            accepted = accept => match accepted {
                 Ok((stream, _)) => stream,
                 // Out of file descriptors, or a connection reset before it was accepted:
                 // let connections close rather than spin.
@@ -418,38 +412,19 @@ pub async fn serve(
                 }
             },
         };
-        if !make_room(&registry, &limits).await {
-            drop(stream);
-            continue;
-        }
-        let _ = stream.set_nodelay(true);
         next_id += 1;
-        let busy = Arc::new(AtomicUsize::new(0));
-        let evict = Arc::new(Notify::new());
-        registry.slots().insert(
-            next_id,
-            Slot {
-                busy: Arc::clone(&busy),
-                evict: Arc::clone(&evict),
-                evicted: false,
-            },
-        );
-        let registration = Registered {
-            registry: Arc::clone(&registry),
-            id: next_id,
-        };
         spawn_connection(
             stream,
+            next_id,
             app.clone(),
             &limits,
-            registration,
-            (busy, evict),
+            &admission,
             stop_rx.clone(),
         );
     }
     stop_tx.send_replace(true);
     let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
-    while registry.counts().1 > 0 && tokio::time::Instant::now() < deadline {
+    while admission.open() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

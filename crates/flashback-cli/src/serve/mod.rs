@@ -10,9 +10,10 @@
 //! never send to servers or put in `Referer`. The page sends it once as a bearer token, gets it
 //! back as an `HttpOnly; SameSite=Strict` cookie and drops it from the address bar. Requests
 //! whose `Host` is not the loopback address they were made to are refused (DNS rebinding);
-//! `api.rs` holds the checks, `http.rs` the server's limits (timeouts, the connection cap,
-//! panics kept to their request), `assets.rs` the UI's files. What the API may do on this
-//! machine (run commands, write exports) is the `Api`'s policy, set from `--allow-run` and
+//! `api.rs` holds the checks, `http.rs` the server's limits (timeouts, panics kept to their
+//! request), `admission.rs` (below `http.rs`) the connection cap — the lobby, the places and
+//! the 503 past them — and `assets.rs` the UI's files. What the API may do on this machine
+//! (run commands, write exports) is the `Api`'s policy, set from `--allow-run` and
 //! `--export-dir`.
 
 mod api;
@@ -87,12 +88,14 @@ fn rights_line(policy: &Policy) -> String {
 }
 
 /// Listen on 127.0.0.1 with room for a burst of connections before the server accepts them
-/// (the usual 128 drops SYNs under a flood, and every dropped one costs its client a second).
+/// (the usual 128 drops SYNs under a flood, and every dropped one costs its client a second;
+/// past 1024, thousands of clients at once lose requests in the kernel). The system's
+/// `somaxconn` may lower it.
 fn listen(port: u16) -> std::io::Result<tokio::net::TcpListener> {
     let socket = tokio::net::TcpSocket::new_v4()?;
     socket.set_reuseaddr(true)?;
     socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;
-    socket.listen(1024)
+    socket.listen(4096)
 }
 
 /// Run the server until Ctrl-C.

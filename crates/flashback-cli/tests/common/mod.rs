@@ -35,7 +35,9 @@ pub fn json_ok(args: &[&str]) -> Json {
     serde_json::from_slice(&out.stdout).expect("stdout is JSON")
 }
 
-pub fn fails(args: &[&str], code: i32, needle: &str) {
+/// Run `flashback args`, which must fail with `code`, nothing on stdout and one line on stderr
+/// mentioning `needle`; that line.
+pub fn fails(args: &[&str], code: i32, needle: &str) -> String {
     let out = flashback(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -49,6 +51,7 @@ pub fn fails(args: &[&str], code: i32, needle: &str) {
         stderr.contains(needle),
         "stderr mentions {needle:?}: {stderr}"
     );
+    stderr.into_owned()
 }
 
 pub fn thread_statuses(threads: &Json) -> Vec<(String, String, u64)> {
@@ -84,4 +87,28 @@ pub fn check_threads(threads: &Json) {
         sub["namespaces"].as_array().expect("namespaces").len() > 1,
         "{sub}"
     );
+}
+
+/// A FIFO at `path` (`mkfifo`).
+#[cfg(unix)]
+pub fn mkfifo(path: &std::path::Path) {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// A folder in which no new file can be made: `dir/locked` (mode 0555), or, when this process
+/// writes there anyway (root), sysfs, which takes no new file from anyone.
+#[cfg(target_os = "linux")]
+pub fn read_only_folder(dir: &std::path::Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let locked = dir.join("locked");
+    std::fs::create_dir(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    if std::fs::write(locked.join("probe"), "").is_ok() {
+        return PathBuf::from("/sys");
+    }
+    locked
 }

@@ -184,6 +184,47 @@ pub fn parse_response(raw: &[u8]) -> Response {
     }
 }
 
+/// Read one response — its head and its `Content-Length` body — from a connection that stays
+/// open (kept alive).
+pub fn read_response(r: &mut impl BufRead) -> std::io::Result<Response> {
+    let mut status = None;
+    let mut headers = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "closed before the answer was complete",
+            ));
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        match status {
+            None => status = l.split(' ').nth(1).and_then(|c| c.parse().ok()),
+            Some(_) => {
+                if let Some((k, v)) = l.split_once(':') {
+                    headers.push((k.trim().to_owned(), v.trim().to_owned()));
+                }
+            }
+        }
+    }
+    let mut response = Response {
+        status: status.ok_or_else(|| std::io::Error::other("no status line"))?,
+        headers,
+        body: Vec::new(),
+    };
+    let length = response
+        .header("content-length")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    response.body = vec![0u8; length];
+    r.read_exact(&mut response.body)?;
+    Ok(response)
+}
+
 pub fn dechunk(mut data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
@@ -222,6 +263,18 @@ impl Server {
             ],
             json!({ "req": req }).to_string().as_bytes(),
         )
+    }
+
+    /// Poll a job until it ends (at most 15 s); its last snapshot.
+    pub fn follow(&self, job: &str) -> Json {
+        for _ in 0..300 {
+            let snap = self.ok("job_poll", json!({"job": job, "cursor": 0}));
+            if snap["state"] != "running" {
+                return snap;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("job {job} still running after 15 s");
     }
 
     pub fn ok(&self, command: &str, req: Json) -> Json {

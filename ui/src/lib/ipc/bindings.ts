@@ -2028,6 +2028,11 @@ export type ThreadActivity = {
 	recovered: string[],
 	/**  Why the history could not be read (then `recovered` is empty). */
 	problem: string | null,
+	/**
+	 *  The thread does not exist (gone since it was listed, or never there): one entry of a
+	 *  list stays answerable; a command naming the thread says not found.
+	 */
+	missing?: boolean,
 };
 
 /**  Threads whose history to look through (the rows of the list in view). */
