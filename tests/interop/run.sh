@@ -14,6 +14,14 @@
 #   human tables fit 100 columns, on both backends.
 #   store_test.py: LangGraph's memory Store (SqliteStore / PostgresStore) as `flashback store`
 #   shows it, items it writes and deletes as Python then sees them, and mixed databases.
+#   prune_race_test.py (issue 28): the real LangGraph program resumes old threads, a checkpoint
+#   every ~20 ms, while `flashback prune` (retention delete and keep_latest) and `delete-branch`
+#   run, 20 runs each: no committed checkpoint lost, no orphan but the documented window, on
+#   SQLite and on PostgreSQL (per-run databases <db>_race_<pid>_<random>_<n> made from
+#   a template beside the server's URL, dropped at the end).
+#   prune_share_test.py (issue 28): the real SqliteSaver (5 s busy timeout) puts beside a
+#   large prune (short transactions: no put waits a second) and a VACUUM (previewed, refused
+#   while the program has the file open, its failure after a committed prune reported).
 #   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
 #   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
 #   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
@@ -94,6 +102,12 @@ echo "== store_test.py: SQLite"
 echo
 echo "== activity_test.py: SQLite"
 "$python" tests/interop/activity_test.py || status=1
+echo
+echo "== prune_race_test.py: SQLite"
+"$python" tests/interop/prune_race_test.py || status=1
+echo
+echo "== prune_share_test.py: SQLite"
+"$python" tests/interop/prune_share_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -222,6 +236,9 @@ else
         echo "FAIL postgres: could not create a throwaway database for activity_test.py"
         status=1
     fi
+    echo
+    echo "== prune_race_test.py: PostgreSQL"
+    "$python" tests/interop/prune_race_test.py --no-sqlite --pg "$pg_url" || status=1
 fi
 
 # ---- flashback rerun with the example runner ----------------------------------------------

@@ -127,7 +127,7 @@ impl From<StoreError> for ApiError {
             StoreError::Query(_) => ErrorCode::Query,
             StoreError::Corrupt { .. } => ErrorCode::Corrupt,
             StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
-            StoreError::Locked(_) => ErrorCode::Locked,
+            StoreError::Locked(_) | StoreError::InUse(_) => ErrorCode::Locked,
             StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
             StoreError::Timeout { .. } => ErrorCode::Timeout,
         };

@@ -62,7 +62,7 @@ pub use flashback_engine::search::{around as snippet_around, ValueHit};
 pub use flashback_engine::watch::clip as clip_line;
 pub use flashback_engine::watch::{ChangeKind, WatchChange, WatchReport, WatchValue, WatchWrite};
 pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus, ThreadStatus};
-pub use flashback_storage::maintenance::{CopyReport, PruneStrategy};
+pub use flashback_storage::maintenance::{CopyReport, PruneStrategy, SkipReason, VacuumPreview};
 /// Timestamps as LangGraph stores them, parsed (for a front end's "3 min ago").
 pub use flashback_storage::memory::Stamp;
 pub use flashback_storage::space::model as storage_report;

@@ -1,14 +1,21 @@
 //! Retention across the whole database (`prune_database`): choose threads by id, by the age of
-//! their latest checkpoint and by status, prune them in one transaction (the storage's
-//! measured prune: `keep_latest` with `keep_last`, or `delete`), and optionally VACUUM.
+//! their latest checkpoint and by status, prune them (the storage's measured prune:
+//! `keep_latest` with `keep_last`, or `delete`) in short writing transactions, and optionally
+//! VACUUM.
 //!
 //! The choice reads what the thread list reads: every thread's keys (one aggregate), then a
-//! chunk of threads at a time their thread-list summaries (`summaries::read_chunk`), giving
-//! `checkpoint.ts` (the age) and the status. Only the chosen threads are kept in memory. The
-//! choice is read before the prune's transaction; `keep_latest` always keeps each namespace's
-//! head, so a thread written to in between keeps its new checkpoint.
+//! chunk of threads at a time their marks (`SaverMaintenance::thread_marks`) and then their
+//! thread-list summaries (`summaries::read_chunk`), giving `checkpoint.ts` (the age) and the
+//! status. Only the chosen threads are kept in memory. The judgment is made outside the
+//! writing transactions, so each chosen thread carries the mark read before it was judged:
+//! the storage reads it again inside the transaction that prunes the thread and skips the
+//! thread when it changed (LangGraph wrote to it since), so nothing is pruned on a stale
+//! judgment. The report says per thread what went, or why it was skipped.
+//!
+//! A VACUUM runs after the prune committed: its failure does not undo the prune, so it is
+//! reported as data beside the prune's report (`vacuum_error`).
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::summaries;
 use crate::types::{
     RetentionFilters, RetentionReport, RetentionRequest, RetentionThread, RetentionTotals,
@@ -16,7 +23,9 @@ use crate::types::{
 };
 use crate::Api;
 use flashback_engine::ThreadStatus;
-use flashback_storage::maintenance::PruneStrategy;
+use flashback_storage::maintenance::{
+    Guarded, Mark, PruneStrategy, SaverMaintenance, SkipReason, ThreadPrune,
+};
 use flashback_storage::memory::Stamp;
 use flashback_storage::{CheckpointStore, ThreadInfo};
 use std::collections::{HashMap, HashSet};
@@ -25,8 +34,9 @@ use std::collections::{HashMap, HashSet};
 const CHOOSE_CHUNK: usize = 1_000;
 
 impl Api {
-    /// Prune the threads chosen by id, age and status (or preview it): one transaction, then
-    /// an optional VACUUM outside it.
+    /// Prune the threads chosen by id, age and status (or preview it): short writing
+    /// transactions, each re-checking its threads are still as judged, then an optional
+    /// VACUUM outside them.
     pub async fn prune_database(&self, req: RetentionRequest) -> ApiResult<RetentionReport> {
         let age = req.older_than.as_deref().map(parse_age).transpose()?;
         if req.thread_ids.is_empty() && age.is_none() && req.statuses.is_empty() {
@@ -48,26 +58,43 @@ impl Api {
                 (PruneStrategy::Delete, None) => 0,
                 (PruneStrategy::KeepLatest, n) => n.unwrap_or(1),
             };
-        if req.vacuum && req.dry_run {
-            return Err(ApiError::invalid(
-                "vacuum runs after a real prune (--yes); a preview writes nothing",
-            ));
-        }
         let session = self.session(&req.db)?;
+        let saver = self.writable(&req.db).await?;
+        let vacuum_preview = if req.vacuum {
+            let preview = saver.vacuum_preview().await?;
+            if let Some(why) = preview
+                .refusal()
+                .filter(|_| !req.force_vacuum && !req.dry_run)
+            {
+                return Err(ApiError::new(ErrorCode::Locked, why));
+            }
+            Some(preview)
+        } else {
+            None
+        };
         let cutoff = age.map(|a| Stamp::now_micros().saturating_sub(a));
         let chosen = choose(
             session.store.as_ref(),
+            saver.as_ref(),
             &req.thread_ids,
             cutoff,
             &req.statuses,
         )
         .await?;
-        let saver = self.writable(&req.db).await?;
-        let ids: Vec<String> = chosen.iter().map(|c| c.thread_id.clone()).collect();
-        let pruned = saver
-            .prune_measured(&ids, req.strategy, keep_last as usize, req.dry_run)
+        let guards: Vec<Guarded> = chosen
+            .iter()
+            .filter_map(|c| {
+                c.mark.clone().map(|mark| Guarded {
+                    thread_id: c.thread_id.clone(),
+                    mark: Some(mark),
+                })
+            })
+            .collect();
+        let run = saver
+            .prune_measured(&guards, req.strategy, keep_last as usize, req.dry_run)
             .await?;
-        let mut by_id: HashMap<String, _> = pruned
+        let mut by_id: HashMap<String, _> = run
+            .threads
             .into_iter()
             .map(|p| (p.thread_id.clone(), p))
             .collect();
@@ -75,8 +102,12 @@ impl Api {
         let threads: Vec<RetentionThread> = chosen
             .into_iter()
             .map(|c| {
-                let p = by_id.remove(&c.thread_id).unwrap_or_default();
+                let p = by_id.remove(&c.thread_id).unwrap_or_else(|| ThreadPrune {
+                    skipped: Some(SkipReason::Changed),
+                    ..Default::default()
+                });
                 totals.threads += 1;
+                totals.skipped += u64::from(p.skipped.is_some());
                 totals.checkpoints += p.checkpoints;
                 totals.kept += p.kept;
                 totals.writes += p.writes;
@@ -91,18 +122,24 @@ impl Api {
                     writes: p.writes,
                     blobs: p.blobs,
                     bytes: p.bytes,
+                    skipped: p.skipped,
                 }
             })
             .collect();
-        let vacuum = if req.vacuum {
-            let v = saver.vacuum().await?;
-            Some(VacuumSummary {
-                bytes_before: v.bytes_before,
-                bytes_after: v.bytes_after,
-                bytes_returned: v.bytes_before.saturating_sub(v.bytes_after),
-            })
+        let (vacuum, vacuum_error) = if req.vacuum && !req.dry_run {
+            match saver.vacuum(req.force_vacuum).await {
+                Ok(v) => (
+                    Some(VacuumSummary {
+                        bytes_before: v.bytes_before,
+                        bytes_after: v.bytes_after,
+                        bytes_returned: v.bytes_before.saturating_sub(v.bytes_after),
+                    }),
+                    None,
+                ),
+                Err(e) => (None, Some(ApiError::from(e).message)),
+            }
         } else {
-            None
+            (None, None)
         };
         Ok(RetentionReport {
             cutoff: cutoff.map(iso),
@@ -116,6 +153,10 @@ impl Api {
             threads,
             totals,
             vacuum,
+            vacuum_preview,
+            vacuum_error,
+            transactions: run.transactions,
+            longest_transaction_ms: run.longest_ms,
             dry_run: req.dry_run,
         })
     }
@@ -158,9 +199,11 @@ fn iso(micros: i64) -> String {
     flashback_storage::pyfmt::isoformat_utc(secs, sub)
 }
 
-/// A thread chosen, with what the report shows of it.
+/// A thread chosen, with what the report shows of it and its mark read before it was judged
+/// (`None`: it changed while being judged, so it is skipped unjudged).
 struct Chosen {
     thread_id: String,
+    mark: Option<Mark>,
     status: Option<ThreadStatus>,
     ts: Option<String>,
 }
@@ -176,9 +219,11 @@ fn matches(filter: StatusFilter, status: ThreadStatus) -> bool {
 }
 
 /// The threads that pass every condition given, by id: each thread's status and time are its
-/// thread-list summary's, read a chunk at a time.
+/// thread-list summary's, read a chunk at a time after the chunk's marks (so any write after
+/// the mark, seen by the judgment or not, changes it).
 async fn choose(
     store: &dyn CheckpointStore,
+    saver: &dyn SaverMaintenance,
     ids: &[String],
     cutoff: Option<i64>,
     statuses: &[StatusFilter],
@@ -207,6 +252,22 @@ async fn choose(
         if chunk.is_empty() {
             break;
         }
+        let chunk_ids: Vec<String> = chunk.iter().map(|t| t.thread_id.clone()).collect();
+        let mut marks = saver.thread_marks(&chunk_ids).await?;
+        // The list was read before the marks: a thread written to in between is judged on
+        // a stale head (the summary reads the checkpoint the list named), so it is not
+        // judged at all but skipped, as one written to after judging would be.
+        let (chunk, stale): (Vec<ThreadInfo>, Vec<ThreadInfo>) = chunk.into_iter().partition(|t| {
+            marks
+                .get(&t.thread_id)
+                .is_some_and(|m| m.checkpoints() == t.checkpoint_count)
+        });
+        out.extend(stale.into_iter().map(|t| Chosen {
+            thread_id: t.thread_id,
+            mark: None,
+            status: None,
+            ts: None,
+        }));
         let read = summaries::read_chunk(store, chunk).await?;
         for s in summaries::summarize_chunk(read, store.schema().dialect).await? {
             let old = cutoff.is_none_or(|cut| {
@@ -219,6 +280,7 @@ async fn choose(
                     .is_some_and(|st| statuses.iter().any(|f| matches(*f, st)));
             if old && wanted {
                 out.push(Chosen {
+                    mark: marks.remove(&s.thread_id),
                     thread_id: s.thread_id,
                     status: s.status,
                     ts: s.latest_ts,

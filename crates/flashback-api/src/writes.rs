@@ -106,35 +106,38 @@ impl Api {
         thread_checked(saver.as_ref(), &req.thread_id, merged).await
     }
 
-    /// Delete a thread (or, with `dry_run`, count what would go). One transaction.
+    /// Delete a thread (or, with `dry_run`, count what would go). One transaction, which
+    /// plans from the rows it locked and reports what it deleted.
     pub async fn delete_thread(&self, req: DeleteRequest) -> ApiResult<DeleteReport> {
         use flashback_storage::maintenance::PruneStrategy;
         let saver = self.writable(&req.db).await?;
         ensure_thread(saver.as_ref(), &req.thread_id).await?;
-        let preview = saver
+        let report = saver
             .prune(
                 std::slice::from_ref(&req.thread_id),
                 PruneStrategy::Delete,
-                true,
+                req.dry_run,
             )
             .await?;
-        if !req.dry_run {
-            saver.delete_thread(&req.thread_id).await?;
-        }
         Ok(DeleteReport {
             thread_id: req.thread_id,
-            checkpoints: types::count(preview.checkpoints.len()),
-            writes: types::count(preview.writes),
+            checkpoints: types::count(report.checkpoints.len()),
+            writes: types::count(report.writes),
             dry_run: req.dry_run,
         })
     }
 
-    /// Prune threads (or preview it). One transaction.
+    /// Prune threads (or preview it): groups of threads in short transactions, each planned
+    /// from the rows it locked (the preview: one read-only transaction). A thread that is not
+    /// there is an error (nothing is pruned).
     pub async fn prune_threads(&self, req: PruneRequest) -> ApiResult<PruneSummary> {
         if req.thread_ids.is_empty() {
             return Err(ApiError::invalid("choose at least one thread to prune"));
         }
         let saver = self.writable(&req.db).await?;
+        for thread in &req.thread_ids {
+            ensure_thread(saver.as_ref(), thread).await?;
+        }
         let r = saver
             .prune(&req.thread_ids, req.strategy, req.dry_run)
             .await?;
@@ -143,8 +146,9 @@ impl Api {
 
     /// Delete a branch: a checkpoint (a fork) and every checkpoint descending from it, with
     /// their writes, the subgraph calls they started and the blobs left unreferenced; or
-    /// preview it. One transaction. The thread's first checkpoint is refused (that is Delete
-    /// thread).
+    /// preview it. One transaction, planned from the rows it locked; with
+    /// `expect_checkpoints` (what the preview showed) a branch that changed since is left
+    /// alone (`skipped`). The thread's first checkpoint is refused (that is Delete thread).
     pub async fn delete_branch(&self, req: DeleteBranchRequest) -> ApiResult<PruneSummary> {
         let saver = self.writable(&req.db).await?;
         let query = flashback_storage::ListQuery::one(
@@ -167,14 +171,28 @@ impl Api {
                 req.checkpoint_id, req.thread_id
             )));
         }
-        let r = saver
-            .delete_branch(
-                &req.thread_id,
-                &req.checkpoint_ns,
-                &req.checkpoint_id,
-                req.dry_run,
-            )
-            .await?;
+        let r = match req.expect_checkpoints.filter(|_| !req.dry_run) {
+            Some(n) => {
+                saver
+                    .delete_branch_as_judged(
+                        &req.thread_id,
+                        &req.checkpoint_ns,
+                        &req.checkpoint_id,
+                        n as usize,
+                    )
+                    .await?
+            }
+            None => {
+                saver
+                    .delete_branch(
+                        &req.thread_id,
+                        &req.checkpoint_ns,
+                        &req.checkpoint_id,
+                        req.dry_run,
+                    )
+                    .await?
+            }
+        };
         Ok(summary(r))
     }
 
@@ -233,6 +251,7 @@ fn summary(r: flashback_storage::maintenance::PruneReport) -> PruneSummary {
         writes: types::count(r.writes),
         blobs: types::count(r.blobs),
         dry_run: r.dry_run,
+        skipped: r.skipped,
     }
 }
 

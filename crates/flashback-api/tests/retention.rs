@@ -17,6 +17,7 @@ fn request(db: &DbInfo) -> RetentionRequest {
         strategy: PruneStrategy::KeepLatest,
         keep_last: None,
         vacuum: false,
+        force_vacuum: false,
         dry_run: true,
     }
 }
@@ -288,14 +289,25 @@ async fn delete_removes_whole_threads_and_vacuum_gives_bytes_back() {
     assert_eq!(e.code, ErrorCode::InvalidInput);
     req.keep_last = None;
     req.vacuum = true;
-    let e = api
-        .prune_database(req.clone())
-        .await
-        .expect_err("vacuum in a dry run");
-    assert_eq!(e.code, ErrorCode::InvalidInput);
+    // The preview says how long the VACUUM stops writers; nothing is written.
+    let p = api.prune_database(req.clone()).await.expect("preview");
+    let v = p.vacuum_preview.expect("a vacuum preview");
+    let file = std::fs::metadata(&path).expect("size").len();
+    assert!(
+        v.blocks_writers && v.seconds >= 1 && v.bytes == file,
+        "{v:?}"
+    );
+    assert_eq!(
+        v.open_elsewhere.as_deref().unwrap_or_default(),
+        [] as [u32; 0]
+    );
+    assert!(p.vacuum.is_none() && p.vacuum_error.is_none() && p.transactions == 0);
+    assert_eq!(usage(&path), sql_before);
     req.dry_run = false;
     let r = api.prune_database(req).await.expect("delete");
     assert_eq!(ids(&r), ["parallel-failure"]);
+    assert_eq!((r.transactions, r.totals.skipped), (1, 0));
+    assert!(r.threads[0].skipped.is_none());
     let (c, w, b) = sql_before["parallel-failure"];
     let row = &r.threads[0];
     assert_eq!(

@@ -114,6 +114,7 @@ fn request(db: &DbInfo) -> RetentionRequest {
         strategy: PruneStrategy::KeepLatest,
         keep_last: None,
         vacuum: false,
+        force_vacuum: false,
         dry_run: true,
     }
 }

@@ -221,6 +221,7 @@ async fn rerun_tails_new_checkpoints_and_output_and_can_be_stopped() {
         checkpoint_ns: String::new(),
         checkpoint_id: fork_id.clone(),
         dry_run,
+        expect_checkpoints: None,
     };
     let preview = api.delete_branch(req(true)).await.expect("preview");
     assert_eq!(preview.checkpoints.len(), 1, "{preview:?}");

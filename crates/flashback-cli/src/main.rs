@@ -396,10 +396,14 @@ enum Command {
         /// `keep_latest` or `delete`.
         #[arg(long, default_value = "keep_latest", value_parser = ["keep_latest", "delete"])]
         strategy: String,
-        /// After pruning, give the space back: SQLite `VACUUM`, Postgres `VACUUM ANALYZE`
-        /// (only with --yes).
+        /// After pruning, give the space back: SQLite `VACUUM` (it stops every writer while it
+        /// runs: the dry run says for how long; refused while another program has the file
+        /// open), Postgres `VACUUM ANALYZE`.
         #[arg(long)]
         vacuum: bool,
+        /// Run SQLite's VACUUM even while another program has the file open.
+        #[arg(long, requires = "vacuum")]
+        force_vacuum: bool,
         /// Really prune (without it, a dry run).
         #[arg(long)]
         yes: bool,
@@ -508,6 +512,11 @@ async fn main() -> ExitCode {
         Ok(doors::Outcome::Done(text)) => {
             out::stdout(&text);
             ExitCode::SUCCESS
+        }
+        Ok(doors::Outcome::Failed(text, e)) => {
+            out::stdout(&text);
+            out::stderr_line(&format!("flashback: {e}"));
+            ExitCode::from(e.code.exit_code())
         }
         Ok(doors::Outcome::Tampered(report)) => {
             out::stdout(&report);

@@ -117,6 +117,16 @@ fn prune_previews_for_people_then_prunes_with_yes() {
         "a preview writes nothing"
     );
 
+    // The preview of a VACUUM says how long it stops every writer (issue 28).
+    let out = flashback(&["prune", &db, "--status", "failed", "--vacuum"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("vacuum: rewrites the ") && text.contains("stops every writer for about "),
+        "{text}"
+    );
+    assert_eq!(std::fs::read(&db).expect("bytes"), before);
+
     let done = json_ok(&[
         "prune",
         &db,
@@ -128,6 +138,9 @@ fn prune_previews_for_people_then_prunes_with_yes() {
         "--vacuum",
         "--json",
     ]);
+    assert_eq!(done["transactions"], 1);
+    assert_eq!(done["totals"]["skipped"], 0);
+    assert_eq!(done["vacuum_error"], Json::Null);
     assert_eq!(done["dry_run"], false);
     assert_eq!(done["threads"][0]["thread_id"], "parallel-failure");
     assert!(
@@ -182,14 +195,30 @@ fn prune_refuses_what_is_not_a_choice_in_one_line() {
         "keep_latest",
     );
     fails(
-        &["prune", &db, "--status", "failed", "--vacuum"],
-        2,
-        "--yes",
-    );
-    fails(
         &["prune", &db, "nope", "--older-than", "1d"],
         3,
         "no such thread",
+    );
+    // Issue 28: a missing thread is "not found" wherever a command names one.
+    fails(&["prune", &db, "nope"], 3, "not found");
+    fails(
+        &[
+            "prune",
+            &db,
+            "long",
+            "nope",
+            "--strategy",
+            "delete",
+            "--yes",
+        ],
+        3,
+        "not found",
+    );
+    fails(&["delete", &db, "nope", "--yes"], 3, "not found");
+    fails(
+        &["delete-branch", &db, "nope", "1f0", "--yes"],
+        3,
+        "not found",
     );
     let threads = json_ok(&["threads", &db, "--json"]);
     assert_eq!(threads.as_array().map(Vec::len), Some(12), "nothing went");

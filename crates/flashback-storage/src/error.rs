@@ -47,6 +47,10 @@ pub enum StoreError {
     /// `SQLITE_LOCKED`): worth trying again.
     #[error("the database is locked by another process ({0}); try again")]
     Locked(String),
+    /// Refused because another program uses the database and the operation would stop it
+    /// (the message says why and what to do).
+    #[error("{0}")]
+    InUse(String),
     /// The database (or the directory SQLite must write beside it) cannot be written, and the
     /// operation needed to (SQLite `SQLITE_READONLY`).
     #[error("the database is read-only here: {0}")]
@@ -77,7 +81,7 @@ impl StoreError {
             StoreError::Query(_) => "query",
             StoreError::Corrupt { .. } => "corrupt",
             StoreError::InvalidInput(_) => "invalid_input",
-            StoreError::Locked(_) => "locked",
+            StoreError::Locked(_) | StoreError::InUse(_) => "locked",
             StoreError::ReadOnly(_) => "read_only",
             StoreError::Timeout { .. } => "timeout",
         }

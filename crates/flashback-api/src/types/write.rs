@@ -169,6 +169,11 @@ pub struct DeleteBranchRequest {
     pub checkpoint_id: String,
     /// Only say what would go.
     pub dry_run: bool,
+    /// The number of checkpoints the preview showed (the app sends it with the confirmed
+    /// delete): when the branch holds another number inside the writing transaction — a
+    /// program wrote to it since — nothing is deleted and `skipped` says so.
+    #[serde(default)]
+    pub expect_checkpoints: Option<u32>,
 }
 
 /// What a prune removes.
@@ -182,6 +187,9 @@ pub struct PruneSummary {
     pub blobs: u32,
     /// Nothing was written.
     pub dry_run: bool,
+    /// Why nothing was deleted: the branch planned inside the writing transaction was not the
+    /// one previewed (`expect_checkpoints`).
+    pub skipped: Option<flashback_storage::maintenance::SkipReason>,
 }
 
 /// A checkpoint anywhere in the database.
@@ -244,10 +252,14 @@ pub struct RetentionRequest {
     /// lineage (default 1; at least 1).
     #[serde(default)]
     pub keep_last: Option<u32>,
-    /// After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`);
-    /// only with a real run.
+    /// After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`). A
+    /// dry run previews it (`vacuum_preview`: how long SQLite's stops every writer).
     #[serde(default)]
     pub vacuum: bool,
+    /// Run SQLite's VACUUM even while another program has the file open (its writes wait
+    /// for the whole VACUUM; LangGraph's give up after 5 s).
+    #[serde(default)]
+    pub force_vacuum: bool,
     /// Only say what would go (a read-only transaction; nothing is written).
     pub dry_run: bool,
 }
@@ -287,6 +299,9 @@ pub struct RetentionThread {
     pub blobs: u64,
     /// Their bytes as stored (documents, metadata, write and blob values).
     pub bytes: u64,
+    /// Why it was left alone (nothing went from it), when it was: checked inside the
+    /// writing transaction against the thread as it was when chosen.
+    pub skipped: Option<flashback_storage::maintenance::SkipReason>,
 }
 
 /// The sums over a retention prune's threads.
@@ -294,6 +309,9 @@ pub struct RetentionThread {
 pub struct RetentionTotals {
     /// Threads chosen.
     pub threads: u64,
+    /// Of them, left alone ([`RetentionThread::skipped`]).
+    #[serde(default)]
+    pub skipped: u64,
     /// Checkpoints that go.
     pub checkpoints: u64,
     /// Checkpoints that stay (in the threads chosen).
@@ -330,8 +348,18 @@ pub struct RetentionReport {
     pub threads: Vec<RetentionThread>,
     /// Their sums.
     pub totals: RetentionTotals,
-    /// The VACUUM's outcome (`None` without `vacuum`).
+    /// The VACUUM's outcome (`None` without `vacuum`, in a dry run, or when it failed).
     pub vacuum: Option<VacuumSummary>,
+    /// What the VACUUM asked for would do (with `vacuum`): how long SQLite's stops every
+    /// writer, and whether another program has the file open now.
+    pub vacuum_preview: Option<flashback_storage::maintenance::VacuumPreview>,
+    /// Why the VACUUM failed after the prune committed (the prune's report stands).
+    pub vacuum_error: Option<String>,
+    /// Writing transactions the prune committed (0 in a dry run): each holds the write lock
+    /// briefly, so a program writing beside it waits little.
+    pub transactions: u32,
+    /// The longest of them, in milliseconds.
+    pub longest_transaction_ms: u64,
     /// Nothing was written.
     pub dry_run: bool,
 }

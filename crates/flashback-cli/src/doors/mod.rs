@@ -21,6 +21,9 @@ pub enum Outcome {
     Done(String),
     /// `verify` found tampering: print the report on stdout and exit 5.
     Tampered(String),
+    /// A step failed after earlier ones committed: print what happened on stdout (the report,
+    /// or with `--json` the response), the failure on stderr, and exit with its code.
+    Failed(String, ApiError),
 }
 
 pub(crate) fn done(text: String) -> Result<Outcome, ApiError> {

@@ -92,6 +92,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 checkpoint_ns: ns,
                 checkpoint_id: checkpoint,
                 dry_run: !yes,
+                expect_checkpoints: None,
             };
             let summary = api.delete_branch(req).await?;
             done(render(json, &summary, human::pruned))
@@ -104,6 +105,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             keep_last,
             strategy,
             vacuum,
+            force_vacuum,
             yes,
             json,
         } => {
@@ -140,10 +142,19 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 strategy,
                 keep_last,
                 vacuum,
+                force_vacuum,
                 dry_run: !yes,
             };
             let report = api.prune_database(req).await?;
-            done(render(json, &report, human::retention))
+            let text = render(json, &report, human::retention);
+            match &report.vacuum_error {
+                // The prune committed; the VACUUM did not run through: say both, exit non-zero.
+                Some(e) => Ok(Outcome::Failed(
+                    text,
+                    ApiError::new(ErrorCode::Query, human::vacuum_failed(e)),
+                )),
+                None => done(text),
+            }
         }
         Command::Copy {
             db,

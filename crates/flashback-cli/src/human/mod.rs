@@ -14,7 +14,7 @@ mod storage;
 mod watch;
 pub use lists::{history, threads, Width};
 pub use repair::repaired;
-pub use retention::retention;
+pub use retention::{retention, vacuum_failed};
 pub use search::{search_header, search_hit, searched};
 pub use state::state;
 pub use storage::storage;
@@ -399,6 +399,12 @@ pub fn deleted(r: &DeleteReport) -> String {
 
 /// `flashback prune`.
 pub fn pruned(r: &PruneSummary) -> String {
+    if let Some(why) = r.skipped {
+        return format!(
+            "deleted nothing: the branch was {} (it is not the one previewed); look again\n",
+            why.describe()
+        );
+    }
     let verb = if r.dry_run { "would delete" } else { "deleted" };
     let mut out = format!(
         "{verb} {} checkpoints, {} writes, {} blobs",

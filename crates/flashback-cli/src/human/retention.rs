@@ -21,13 +21,14 @@ fn size(b: u64) -> String {
     }
 }
 
-/// The report: a summary line, what was asked, one row per thread, the VACUUM.
+/// The report: a summary line, the threads skipped, what was asked, one row per thread, the
+/// VACUUM (its preview, outcome or failure).
 pub fn retention(r: &RetentionReport) -> String {
     let t = &r.totals;
     let verb = if r.dry_run { "would prune" } else { "pruned" };
     let mut out = format!(
         "{verb} {} threads: {} checkpoints go ({} kept), {} writes, {} blobs, {}",
-        t.threads,
+        t.threads - t.skipped,
         t.checkpoints,
         t.kept,
         t.writes,
@@ -36,8 +37,20 @@ pub fn retention(r: &RetentionReport) -> String {
     );
     if r.dry_run {
         out.push_str(" (dry run; add --yes)");
+    } else if r.transactions > 0 {
+        out.push_str(&format!(
+            " (committed in {} transactions, the longest holding the write lock {} ms)",
+            r.transactions, r.longest_transaction_ms
+        ));
     }
     out.push('\n');
+    if t.skipped > 0 {
+        out.push_str(&format!(
+            "skipped {} of the {} threads chosen: LangGraph wrote to them after they were chosen \
+             (or they were gone), so they no longer match as judged\n",
+            t.skipped, t.threads
+        ));
+    }
     let f = &r.filters;
     let mut asked = Vec::new();
     if let (Some(age), Some(cutoff)) = (&f.older_than, &r.cutoff) {
@@ -76,7 +89,10 @@ pub fn retention(r: &RetentionReport) -> String {
                     th.kept.to_string(),
                     th.writes.to_string(),
                     th.blobs.to_string(),
-                    size(th.bytes),
+                    match th.skipped {
+                        Some(why) => format!("skipped: {}", why.describe()),
+                        None => size(th.bytes),
+                    },
                 ]
             })
             .collect();
@@ -100,6 +116,9 @@ pub fn retention(r: &RetentionReport) -> String {
             ));
         }
     }
+    if let (Some(p), true) = (&r.vacuum_preview, r.dry_run) {
+        out.push_str(&vacuum_preview(p));
+    }
     if let Some(v) = &r.vacuum {
         out.push_str(&format!(
             "vacuum: {} → {}, {} returned\n",
@@ -108,5 +127,38 @@ pub fn retention(r: &RetentionReport) -> String {
             size(v.bytes_returned)
         ));
     }
+    if let Some(e) = &r.vacuum_error {
+        out.push_str(&format!("{}\n", vacuum_failed(e)));
+    }
     out
+}
+
+/// What a VACUUM would do, for the dry run.
+fn vacuum_preview(p: &VacuumPreview) -> String {
+    let mut out = if p.blocks_writers {
+        format!(
+            "vacuum: rewrites the {} file and stops every writer for about {} s (a LangGraph \
+             program waits 5 s, then fails with \"database is locked\")\n",
+            size(p.bytes),
+            p.seconds
+        )
+    } else {
+        format!(
+            "vacuum: VACUUM ANALYZE of the saver's tables ({}); writers go on meanwhile\n",
+            size(p.bytes)
+        )
+    };
+    if let Some(why) = p.refusal() {
+        out.push_str(&format!("{why}\n"));
+    }
+    out
+}
+
+/// The line saying a VACUUM failed after the prune committed.
+pub fn vacuum_failed(error: &str) -> String {
+    format!(
+        "VACUUM failed: {error} — the prune above is committed and the database is consistent; \
+         run the same `flashback prune … --vacuum --yes` again once the cause is gone (disk \
+         space freed, the program stopped)"
+    )
 }

@@ -7,8 +7,10 @@
 //!                            (Postgres) blob of src, byte for byte, under dst; dst must be empty
 //!  delete_for_runs(runs)     one transaction: checkpoints whose metadata.run_id is in runs, their
 //!                            writes, and (Postgres) the blobs no remaining checkpoint references
-//!  prune(threads, strategy)  one transaction (REPEATABLE READ on Postgres), like
-//!                            langgraph-checkpoint-postgres 3.2.0's `prune`:
+//!  prune(threads, strategy)  groups of threads, one transaction each (REPEATABLE READ on
+//!                            Postgres), sized to hold the lock about 150 ms
+//!                            (`guard::prune_in_groups`), like langgraph-checkpoint-postgres
+//!                            3.2.0's `prune`:
 //!                              Delete      every row of the threads
 //!                              KeepLatest  per namespace the latest checkpoint (+ its parent when
 //!                                          it predates v4 and the parent holds pending sends),
@@ -20,16 +22,26 @@
 //!                                          where every DeltaChannel has a stored value
 //!                                          (Python 3.2.0 refuses such threads)
 //!                            dry_run: the same report, computed in a read-only transaction
-//!  prune_measured(threads,  prune's plan, with KeepLatest keeping `keep_last` checkpoints per
+//!  prune_measured(guarded,  prune's plan, with KeepLatest keeping `keep_last` checkpoints per
 //!    strategy, keep_last)    namespace along the head's lineage (and what DeltaChannels and
-//!                            pre-v4 sends need of the oldest kept one); one transaction,
-//!                            planned 500 threads at a time; reports per thread what goes,
-//!                            with the stored bytes (`retain.rs`)
-//!  vacuum()                  after a commit, outside any transaction: SQLite `VACUUM`,
+//!                            pre-v4 sends need of the oldest kept one); short transactions
+//!                            (`guard.rs`), each re-reading its threads' marks first and
+//!                            skipping those that changed since they were judged; reports per
+//!                            thread what goes (or why it was skipped), with the stored bytes
+//!  thread_marks(threads)     what each thread looks like now, read before judging it
+//!  vacuum(force)             after a commit, outside any transaction: SQLite `VACUUM` (refused
+//!                            while another program has the file open, unless forced),
 //!                            Postgres `VACUUM ANALYZE` of the saver's three tables
+//!  vacuum_preview()          what a VACUUM would rewrite and how long SQLite's stops writers
 //!  delete_branch(t, ns, id)  one transaction: the checkpoint, its descendants, their writes,
 //!                            the subgraph calls started from them and the blobs left
-//!                            unreferenced (a failed re-run's fork); dry_run as for prune
+//!                            unreferenced (a failed re-run's fork); dry_run as for prune;
+//!                            `delete_branch_as_judged` does nothing when the branch no longer
+//!                            holds the checkpoints its preview counted
+//!
+//! Every writing transaction plans from rows nobody can change under it: SQLite's begin with
+//! the write lock (`BEGIN IMMEDIATE`), Postgres's lock the saver's tables against writers
+//! first (`postgres/batches.rs`).
 //! ```
 //!
 //! Python's OSS savers implement only Postgres `prune` (3.2.0); `copy_thread` and
@@ -42,13 +54,15 @@ use crate::StoreError;
 use async_trait::async_trait;
 
 mod copy;
+pub(crate) mod guard;
 pub(crate) mod plan;
 pub(crate) mod retain;
 
 pub use crate::three::repair::{BlobFix, DamagedBlob};
 pub use copy::copy_thread_between;
+pub use guard::{Guarded, Mark, PruneRun, SkipReason};
 pub use plan::Job;
-pub use retain::{ThreadPrune, VacuumReport};
+pub use retain::{ThreadPrune, VacuumPreview, VacuumReport, SQLITE_VACUUM_BYTES_PER_SEC};
 
 /// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
 /// writes to it.
@@ -104,6 +118,9 @@ pub struct PruneReport {
     pub parents_cleared: u64,
     /// Whether nothing was written (the report says what a real run would do).
     pub dry_run: bool,
+    /// Why nothing was done: the rows planned inside the transaction were not the ones the
+    /// operation was judged with (a branch that changed since its preview).
+    pub skipped: Option<SkipReason>,
 }
 
 /// What a `copy_thread` copied.
@@ -138,9 +155,11 @@ pub trait SaverMaintenance: CheckpointSaver {
         self.run_job(Job::Runs(runs), false).await
     }
 
-    /// Prune the threads (see the module docs), in one transaction. `KeepLatest` keeps what a
-    /// DeltaChannel needs to rebuild the head's value.
-    /// With `dry_run`, nothing is written and the report says what would be deleted.
+    /// Prune the threads (see the module docs): each thread in one transaction, a group of
+    /// threads per transaction, the groups sized to hold the lock about
+    /// [`guard::BATCH_BUDGET`] (`guard::prune_in_groups`). `KeepLatest` keeps what a
+    /// DeltaChannel needs to rebuild the head's value. With `dry_run`, nothing is written and
+    /// the report (one read-only transaction) says what would be deleted.
     async fn prune(
         &self,
         thread_ids: &[String],
@@ -154,25 +173,46 @@ pub trait SaverMaintenance: CheckpointSaver {
                 ..Default::default()
             });
         }
-        self.run_job(Job::Prune(threads, strategy), dry_run).await
+        if dry_run || threads.len() == 1 {
+            return self.run_job(Job::Prune(threads, strategy), dry_run).await;
+        }
+        guard::prune_in_groups(threads, |group| {
+            self.run_job(Job::Prune(group, strategy), false)
+        })
+        .await
     }
 
-    /// Prune `thread_ids` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
-    /// `keep_last` (≥ 1) latest checkpoints of each namespace along its head's lineage, in one
-    /// transaction (planned [`retain::RETAIN_CHUNK`] threads at a time). Returns per thread,
-    /// in the order given, what goes and what stays, with the bytes as stored. With `dry_run`,
-    /// nothing is written (a read-only transaction).
+    /// Prune `threads` as [`prune`](Self::prune) does, keeping under `KeepLatest` the
+    /// `keep_last` (≥ 1) latest checkpoints of each namespace along its head's lineage, in
+    /// short writing transactions (`guard.rs`: each holds the lock about
+    /// [`guard::BATCH_BUDGET`], planning a group of threads at a time). Inside each, a thread
+    /// whose [`Mark`] is no longer the one it was chosen with is skipped
+    /// ([`ThreadPrune::skipped`]). Returns per thread, in the order given, what goes and what
+    /// stays, with the bytes as stored. With `dry_run`, nothing is written (one read-only
+    /// transaction). A failure after some transactions committed says so in its message.
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError>;
+    ) -> Result<PruneRun, StoreError>;
+
+    /// Each thread's [`Mark`] now (a thread without rows has the empty mark), read without
+    /// writing: what a prune's judgment is guarded with. Read it before judging the thread.
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<std::collections::HashMap<String, Mark>, StoreError>;
 
     /// Give the space freed back: SQLite `VACUUM` of the file, Postgres `VACUUM ANALYZE` of
     /// the saver's tables. Never inside a transaction; run it after a prune committed.
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError>;
+    /// SQLite's stops every writer while it runs: unless `force`, it is refused
+    /// ([`StoreError::InUse`]) while another program has the file open (`sqlite/holders.rs`).
+    async fn vacuum(&self, force: bool) -> Result<VacuumReport, StoreError>;
+
+    /// What [`vacuum`](Self::vacuum) would do, read without writing.
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError>;
 
     /// Delete the checkpoint `checkpoint_id` of namespace `checkpoint_ns` and every checkpoint
     /// descending from it (a branch: a fork and what ran on it), their writes, the subgraph
@@ -186,8 +226,22 @@ pub trait SaverMaintenance: CheckpointSaver {
         checkpoint_id: &str,
         dry_run: bool,
     ) -> Result<PruneReport, StoreError> {
-        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id);
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id, None);
         self.run_job(job, dry_run).await
+    }
+
+    /// [`delete_branch`](Self::delete_branch), judged with `expect` checkpoints (what its
+    /// preview showed): when the branch planned inside the writing transaction holds another
+    /// number, nothing is deleted and the report says why ([`PruneReport::skipped`]).
+    async fn delete_branch_as_judged(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        expect: usize,
+    ) -> Result<PruneReport, StoreError> {
+        let job = Job::branch(thread_id, checkpoint_ns, checkpoint_id, Some(expect));
+        self.run_job(job, false).await
     }
 
     /// The blob rows `thread_id`'s checkpoints name (all namespaces) that cannot be read: no

@@ -26,6 +26,24 @@ pub(crate) struct CpRow {
     pub(crate) delta: Vec<String>,
 }
 
+impl CpRow {
+    /// A row known by its keys and parent only: enough to plan `Delete` (whole threads).
+    pub(crate) fn keys(thread: &str, ns: String, id: String, parent: Option<String>) -> CpRow {
+        CpRow {
+            thread: thread.to_owned(),
+            ns,
+            id,
+            parent,
+            v: None,
+            root: None,
+            run_id: None,
+            versions: Vec::new(),
+            stored: Vec::new(),
+            delta: Vec::new(),
+        }
+    }
+}
+
 /// Per `(thread, ns, checkpoint_id)`: the number of write rows and whether one is a Send.
 pub(crate) type WriteCounts = HashMap<(String, String, String), (u64, bool)>;
 /// Blob keys `(thread, ns, channel, version)`.
@@ -70,21 +88,45 @@ pub enum Job {
     Runs(HashSet<String>),
     /// `prune`.
     Prune(Vec<String>, PruneStrategy),
-    /// `delete_branch`.
+    /// `delete_branch`, with the number of checkpoints it was judged with, if any.
     Branch {
         thread: String,
         ns: String,
         id: String,
+        expect: Option<usize>,
     },
 }
 
 impl Job {
-    pub(crate) fn branch(thread: &str, ns: &str, id: &str) -> Job {
+    pub(crate) fn branch(thread: &str, ns: &str, id: &str, expect: Option<usize>) -> Job {
         Job::Branch {
             thread: thread.to_owned(),
             ns: ns.to_owned(),
             id: id.to_owned(),
+            expect,
         }
+    }
+
+    /// When `plan`, made inside the writing transaction, is not what the job was judged with
+    /// (a branch that grew or shrank since it was previewed): the report of doing nothing.
+    pub(crate) fn stale(&self, plan: &Plan, dry_run: bool) -> Option<PruneReport> {
+        let skipped = match self {
+            Job::Branch {
+                expect: Some(n), ..
+            } if plan.report.checkpoints.len() != *n => {
+                if plan.report.checkpoints.is_empty() {
+                    super::SkipReason::Gone
+                } else {
+                    super::SkipReason::Changed
+                }
+            }
+            _ => return None,
+        };
+        Some(PruneReport {
+            dry_run,
+            skipped: Some(skipped),
+            ..Default::default()
+        })
     }
 
     /// The threads named outright (`delete_for_runs` finds its own in the database).
@@ -418,6 +460,16 @@ pub(crate) fn delta_counters(metadata: &serde_json::Value) -> Vec<String> {
         .and_then(|c| c.as_object())
         .map(|c| c.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+/// `guards` without repeated threads (the first of each kept), in their order.
+pub(crate) fn check_guards(guards: &[super::Guarded]) -> Vec<super::Guarded> {
+    let mut seen = HashSet::new();
+    guards
+        .iter()
+        .filter(|g| seen.insert(g.thread_id.as_str()))
+        .cloned()
+        .collect()
 }
 
 pub(crate) fn check_threads(thread_ids: &[String]) -> Vec<String> {

@@ -1,19 +1,22 @@
 //! [`SaverMaintenance`] for [`PostgresStore`]: `copy_thread`, `delete_for_runs` and `prune`,
 //! each in one `REPEATABLE READ` transaction.
 
+use super::batches;
 use super::target::Target;
 use super::PostgresStore;
 use crate::maintenance::plan::{
-    check_threads, copy_args, copying, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
+    check_guards, copy_args, copying, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
 };
-use crate::maintenance::{retain, ThreadPrune, VacuumReport};
+use crate::maintenance::{
+    retain, Guarded, Mark, PruneRun, ThreadPrune, VacuumPreview, VacuumReport,
+};
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
 use crate::postgres::limits::Bounded as _;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
-use sqlx::postgres::{PgArguments, PgPool};
-use sqlx::{Postgres, Row as _, Transaction};
+use sqlx::postgres::{PgArguments, PgConnection, PgPool};
+use sqlx::{Postgres, Row as _};
 use std::collections::HashMap;
 
 const BEGIN_WRITE: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ";
@@ -51,47 +54,56 @@ impl SaverMaintenance for PostgresStore {
     }
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError> {
-        let threads = check_threads(thread_ids);
+    ) -> Result<PruneRun, StoreError> {
+        let threads = check_guards(threads);
         if threads.is_empty() {
-            return Ok(Vec::new());
+            return Ok(PruneRun::default());
         }
         if self.schema().shallow {
             return Err(shallow_error(self.schema()));
         }
-        let select = retain::select(strategy, keep_last);
-        let db = &self.target;
-        let pruning = async {
-            let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };
-            let mut tx = db.begin(self.pool(), begin).await?;
-            let mut out = Vec::with_capacity(threads.len());
-            // An error drops the transaction: rolled back before the connection is reused.
-            for chunk in threads.chunks(retain::RETAIN_CHUNK) {
-                let versions = !matches!(select, Select::Delete);
-                let snap = snapshot(&mut tx, db, chunk, versions).await?;
-                let plan = plan(&snap, chunk, &select);
-                out.extend(retain::tally(&snap, &plan, chunk));
-                if !dry_run && !plan.is_empty() {
-                    apply(&mut tx, db, &plan).await?;
-                }
-            }
-            if dry_run {
-                tx.rollback().bounded(db).await?;
-            } else {
-                tx.commit().bounded(db).await?;
-            }
-            Ok(out)
-        };
-        pruning
-            .await
-            .map_err(|e: StoreError| e.during(|| format!("pruning {} threads", threads.len())))
+        let step = Retain(retain::select(strategy, keep_last), &self.target);
+        batches::prune_in_batches(self.pool(), &self.target, &threads, dry_run, &step).await
     }
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
+        if self.schema().shallow {
+            return Err(shallow_error(self.schema()));
+        }
+        batches::thread_marks(self.pool(), &self.target, thread_ids).await
+    }
+    async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
         vacuum_tables(self.pool(), &self.target).await
+    }
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
+        vacuum_preview_tables(self.pool(), &self.target).await
+    }
+}
+
+/// A measured prune's step on LangGraph's schema: snapshot, plan, tally, delete.
+struct Retain<'a>(Select<'static>, &'a Target);
+
+#[async_trait]
+impl batches::PruneStep for Retain<'_> {
+    async fn step(
+        &self,
+        conn: &mut PgConnection,
+        threads: &[String],
+        dry_run: bool,
+    ) -> Result<Vec<ThreadPrune>, StoreError> {
+        let versions = !matches!(self.0, Select::Delete);
+        let snap = snapshot(conn, self.1, threads, versions).await?;
+        let plan = plan(&snap, threads, &self.0);
+        if !dry_run && !plan.is_empty() {
+            apply(conn, self.1, &plan).await?;
+        }
+        Ok(retain::tally(&snap, &plan, threads))
     }
 }
 
@@ -112,6 +124,27 @@ async fn tables_size(conn: &mut sqlx::PgConnection, db: &Target) -> Result<u64, 
         total += n.max(0) as u64;
     }
     Ok(total)
+}
+
+/// What `VACUUM ANALYZE` would work through; it does not stop writers (a plain VACUUM takes
+/// `SHARE UPDATE EXCLUSIVE`). Shared with the three-table store on Postgres.
+pub(crate) async fn vacuum_preview_tables(
+    pool: &PgPool,
+    db: &Target,
+) -> Result<VacuumPreview, StoreError> {
+    let measuring = async {
+        let mut conn = db.acquire(pool).await?;
+        tables_size(&mut conn, db).await
+    };
+    let bytes = measuring
+        .await
+        .map_err(|e| e.during(|| "measuring the checkpoint tables".into()))?;
+    Ok(VacuumPreview {
+        bytes,
+        blocks_writers: false,
+        seconds: 0,
+        open_elsewhere: None,
+    })
 }
 
 /// `VACUUM ANALYZE` of the saver's tables (outside any transaction: the simple protocol on
@@ -232,6 +265,11 @@ async fn maintain(
     }
     let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };
     let mut tx = db.begin(pool, begin).await?;
+    // Writers wait until this commits: the plan is made from every committed row and
+    // carried out before anything new lands (`batches::LOCK_SAVER_TABLES`).
+    if !dry_run {
+        batches::lock_tables(&mut tx, db).await?;
+    }
     // An error drops the transaction: rolled back before the connection is reused.
     match maintain_in(&mut tx, db, &job, dry_run).await? {
         Some(report) => {
@@ -246,7 +284,7 @@ async fn maintain(
 }
 
 async fn maintain_in(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut PgConnection,
     db: &Target,
     job: &Job,
     dry_run: bool,
@@ -260,7 +298,7 @@ async fn maintain_in(
                  WHERE metadata ->> 'run_id' = ANY($1) ORDER BY thread_id",
             )
             .bind(&ids)
-            .fetch_all(&mut **tx)
+            .fetch_all(&mut *tx)
             .bounded(db)
             .await?
             .iter()
@@ -276,6 +314,9 @@ async fn maintain_in(
     }
     let snap = snapshot(tx, db, &threads, !matches!(select, Select::Delete)).await?;
     let plan = plan(&snap, &threads, &select);
+    if let Some(report) = job.stale(&plan, dry_run) {
+        return Ok(report.into());
+    }
     if dry_run || plan.is_empty() {
         return Ok(Some(PruneReport {
             dry_run,
@@ -286,7 +327,7 @@ async fn maintain_in(
 }
 
 async fn snapshot(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut PgConnection,
     db: &Target,
     threads: &[String],
     versions: bool,
@@ -309,7 +350,7 @@ async fn snapshot(
          FROM checkpoints WHERE thread_id = ANY($1)",
     )
     .bind(threads)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .bounded(db)
     .await?;
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
@@ -346,7 +387,7 @@ async fn snapshot(
              WHERE c.thread_id = ANY($1)",
         )
         .bind(threads)
-        .fetch_all(&mut **tx)
+        .fetch_all(&mut *tx)
         .bounded(db)
         .await?;
         for r in &rows {
@@ -369,7 +410,7 @@ async fn snapshot(
     )
     .bind(threads)
     .bind(TASKS)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .bounded(db)
     .await?;
     for r in &rows {
@@ -390,7 +431,7 @@ async fn snapshot(
          coalesce(octet_length(blob), 0)::int8 FROM checkpoint_blobs WHERE thread_id = ANY($1)",
     )
     .bind(threads)
-    .fetch_all(&mut **tx)
+    .fetch_all(&mut *tx)
     .bounded(db)
     .await?;
     for r in &rows {
@@ -411,11 +452,7 @@ fn column<T: Clone, const N: usize>(keys: &[[T; N]], i: usize) -> Vec<T> {
     keys.iter().map(|k| k[i].clone()).collect()
 }
 
-async fn apply(
-    tx: &mut Transaction<'static, Postgres>,
-    db: &Target,
-    plan: &Plan,
-) -> Result<PruneReport, StoreError> {
+async fn apply(tx: &mut PgConnection, db: &Target, plan: &Plan) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
         checkpoints: plan.report.checkpoints.clone(),
         ..Default::default()
@@ -423,18 +460,18 @@ async fn apply(
     if !plan.threads.is_empty() {
         query("DELETE FROM checkpoints WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .bounded(db)
             .await?;
         report.blobs += query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .bounded(db)
             .await?
             .rows_affected();
         report.writes += query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .bounded(db)
             .await?
             .rows_affected();
@@ -452,7 +489,7 @@ async fn apply(
         )
         .bind(&t)
         .bind(&n)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?;
         report.writes += query(
@@ -461,7 +498,7 @@ async fn apply(
         )
         .bind(&t)
         .bind(&n)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?
         .rows_affected();
@@ -480,7 +517,7 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .bind(&i)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?
         .rows_affected();
@@ -491,7 +528,7 @@ async fn apply(
         .bind(&t)
         .bind(&n)
         .bind(&i)
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?;
     }
@@ -509,7 +546,7 @@ async fn apply(
         .bind(column(&keys, 0))
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?
         .rows_affected();
@@ -528,7 +565,7 @@ async fn apply(
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
         .bind(column(&keys, 3))
-        .execute(&mut **tx)
+        .execute(&mut *tx)
         .bounded(db)
         .await?
         .rows_affected();

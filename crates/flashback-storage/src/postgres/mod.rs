@@ -41,6 +41,7 @@ use std::sync::Arc;
 use target::Target;
 
 mod assemble;
+pub(crate) mod batches;
 mod blobs;
 pub(crate) mod limits;
 pub(crate) mod maintenance;

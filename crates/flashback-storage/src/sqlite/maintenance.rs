@@ -2,19 +2,20 @@
 //! connection of their own.
 
 use super::access::Source;
+use super::batches;
 use super::write::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
-    check_threads, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
-    Snapshot,
+    check_guards, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
+    Select, Snapshot,
 };
-use crate::maintenance::{retain, ThreadPrune, VacuumReport};
+use crate::maintenance::{retain, Guarded, Mark, PruneRun, VacuumPreview, VacuumReport};
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{Decoded, Value};
 use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 /// A connection of our own to the saver's file: read-write, or for dry runs read-only the way
@@ -103,11 +104,13 @@ fn copy(
     })
 }
 
-/// The checkpoint rows and write counts of `threads`.
+/// The checkpoint rows and write counts of `threads`; with `facts`, what planning a partial
+/// prune needs of each document and metadata (`Delete` needs only the keys: nothing decoded).
 fn snapshot(
     tx: &Transaction<'_>,
     threads: &[String],
     key: Option<&flashback_codec::AesKey>,
+    facts: bool,
 ) -> Result<Snapshot, StoreError> {
     let mut snap = Snapshot::default();
     let mut cps = tx
@@ -136,6 +139,10 @@ fn snapshot(
             let bytes: i64 = r.get(6).map_err(err)?;
             let cp_key = (thread.clone(), ns.clone(), id.clone());
             snap.cp_bytes.insert(cp_key, bytes.max(0) as u64);
+            if !facts {
+                snap.rows.push(CpRow::keys(thread, ns, id, parent));
+                continue;
+            }
             let metadata = metadata
                 .and_then(|m| serde_json::from_slice::<serde_json::Value>(&m).ok())
                 .unwrap_or(serde_json::Value::Null);
@@ -300,8 +307,13 @@ async fn sqlite_maintain(
                 ..Default::default()
             });
         }
-        let snap = snapshot(tx, &threads, key.as_deref())?;
-        let plan = plan(&snap, &threads, &job.select());
+        let select = job.select();
+        let facts = !matches!(select, Select::Delete);
+        let snap = snapshot(tx, &threads, key.as_deref(), facts)?;
+        let plan = plan(&snap, &threads, &select);
+        if let Some(report) = job.stale(&plan, dry_run) {
+            return Ok(report);
+        }
         if dry_run || plan.is_empty() {
             return Ok(PruneReport {
                 dry_run,
@@ -313,51 +325,71 @@ async fn sqlite_maintain(
     .await
 }
 
-/// [`SaverMaintenance::prune_measured`]: one transaction, a chunk of threads at a time.
+/// [`SaverMaintenance::prune_measured`]: guarded, in short transactions (`batches.rs`).
 async fn sqlite_retain(
     saver: &SqliteSaver,
-    threads: Vec<String>,
+    threads: Vec<Guarded>,
     strategy: PruneStrategy,
     keep_last: usize,
     dry_run: bool,
-) -> Result<Vec<ThreadPrune>, StoreError> {
+) -> Result<PruneRun, StoreError> {
     let key = saver.key();
-    run(saver.path(), !dry_run, move |tx| {
+    let path = saver.path().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (mut conn, _source) = open(&path, !dry_run)?;
         let select = retain::select(strategy, keep_last);
-        let mut out = Vec::with_capacity(threads.len());
-        for chunk in threads.chunks(retain::RETAIN_CHUNK) {
-            let snap = snapshot(tx, chunk, key.as_deref())?;
-            let plan = plan(&snap, chunk, &select);
-            out.extend(retain::tally(&snap, &plan, chunk));
+        let facts = !matches!(select, Select::Delete);
+        batches::prune_in_batches(&mut conn, &threads, "writes", dry_run, |tx, ids| {
+            let snap = snapshot(tx, ids, key.as_deref(), facts)?;
+            let plan = plan(&snap, ids, &select);
             if !dry_run && !plan.is_empty() {
                 apply(tx, &plan)?;
             }
-        }
-        Ok(out)
+            Ok(retain::tally(&snap, &plan, ids))
+        })
     })
     .await
+    .map_err(|e| StoreError::Query(format!("maintenance task failed: {e}")))?
+}
+
+/// `page_count × page_size`: the file's size as SQLite counts it.
+fn file_bytes(conn: &Connection) -> Result<u64, StoreError> {
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |r| r.get(0))
+        .map_err(err)?;
+    let page: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .map_err(err)?;
+    Ok((pages.max(0) as u64) * (page.max(0) as u64))
+}
+
+/// What `VACUUM` of the file would do (read-only). Shared with the three-table store.
+pub(crate) async fn vacuum_preview_file(path: &str) -> Result<VacuumPreview, StoreError> {
+    let bytes = run(path, false, |tx| file_bytes(tx)).await?;
+    Ok(VacuumPreview::sqlite(bytes, holders(path)))
+}
+
+fn holders(path: &str) -> Option<Vec<u32>> {
+    super::holders::other_holders(std::path::Path::new(path))
 }
 
 /// `VACUUM` on a connection of its own (no transaction), with `page_count × page_size`
-/// before and after. Shared with the three-table store on SQLite.
-pub(crate) async fn vacuum_file(path: &str) -> Result<VacuumReport, StoreError> {
+/// before and after; unless `force`, refused ([`StoreError::InUse`]) while another program
+/// has the file open: its writes would wait for the whole VACUUM.
+/// Shared with the three-table store on SQLite.
+pub(crate) async fn vacuum_file(path: &str, force: bool) -> Result<VacuumReport, StoreError> {
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
         let (conn, _source) = open(&path, true)?;
-        let size = |conn: &Connection| -> Result<u64, StoreError> {
-            let pages: i64 = conn
-                .query_row("PRAGMA page_count", [], |r| r.get(0))
-                .map_err(err)?;
-            let page: i64 = conn
-                .query_row("PRAGMA page_size", [], |r| r.get(0))
-                .map_err(err)?;
-            Ok((pages.max(0) as u64) * (page.max(0) as u64))
-        };
-        let bytes_before = size(&conn)?;
+        let bytes_before = file_bytes(&conn)?;
+        let preview = VacuumPreview::sqlite(bytes_before, holders(&path));
+        if let Some(why) = preview.refusal().filter(|_| !force) {
+            return Err(StoreError::InUse(why));
+        }
         conn.execute_batch("VACUUM").map_err(err)?;
         Ok(VacuumReport {
             bytes_before,
-            bytes_after: size(&conn)?,
+            bytes_after: file_bytes(&conn)?,
         })
     })
     .await
@@ -368,17 +400,32 @@ pub(crate) async fn vacuum_file(path: &str) -> Result<VacuumReport, StoreError> 
 impl SaverMaintenance for SqliteSaver {
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError> {
-        let threads = check_threads(thread_ids);
+    ) -> Result<PruneRun, StoreError> {
+        let threads = check_guards(threads);
         sqlite_retain(self, threads, strategy, keep_last, dry_run).await
     }
 
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
-        vacuum_file(self.path()).await
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
+        let ids = thread_ids.to_vec();
+        run(self.path(), false, move |tx| {
+            batches::marks(tx, "writes", &ids)
+        })
+        .await
+    }
+
+    async fn vacuum(&self, force: bool) -> Result<VacuumReport, StoreError> {
+        vacuum_file(self.path(), force).await
+    }
+
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
+        vacuum_preview_file(self.path()).await
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {

@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 
 pub(crate) mod access;
 mod batch;
+pub(crate) mod batches;
+mod holders;
 pub(crate) mod maintenance;
 pub(crate) mod read;
 mod rows;
@@ -22,8 +24,8 @@ pub(crate) mod threads;
 mod write;
 
 pub(crate) use access::BUSY_TIMEOUT;
-pub(crate) use write::write_err;
 pub use write::SqliteSaver;
+pub(crate) use write::{on_connection, write_err};
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
 pub struct SqliteStore {

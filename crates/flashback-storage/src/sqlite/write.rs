@@ -114,15 +114,7 @@ impl SqliteSaver {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
-            f(&mut guard)
-        })
-        .await
-        .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
+        on_connection(&self.conn, f).await
     }
 }
 
@@ -155,6 +147,27 @@ fn put_blocking(tx: &rusqlite::Transaction<'_>, req: &OwnedPut) -> Result<(), St
     )
     .map_err(write_err)?;
     Ok(())
+}
+
+/// Run `f` on a saver's shared connection, on a blocking thread (shared with the three-table
+/// store's saver).
+pub(crate) async fn on_connection<T, F>(
+    conn: &Arc<Mutex<Connection>>,
+    f: F,
+) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+{
+    let conn = Arc::clone(conn);
+    tokio::task::spawn_blocking(move || {
+        let mut guard = conn
+            .lock()
+            .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+        f(&mut guard)
+    })
+    .await
+    .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
 }
 
 /// A [`PutRequest`] encoded, to move into the blocking writer.

@@ -10,7 +10,7 @@ use crate::maintenance::plan::{
     copy_args, copying, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
 };
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
-use crate::maintenance::{PruneStrategy, ThreadPrune, VacuumReport};
+use crate::maintenance::{Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport};
 use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
@@ -471,6 +471,9 @@ async fn maintain(
     }
     let snap = snapshot(conn, s, &threads, key.as_deref()).await?;
     let plan = plan(&snap, &threads, &job.select());
+    if let Some(report) = job.stale(&plan, dry_run) {
+        return Ok(report);
+    }
     let orphans = orphan_blobs(conn, s, &snap, &plan, &threads).await?;
     if dry_run || (plan.is_empty() && orphans.is_empty()) {
         return Ok(PruneReport {
@@ -498,22 +501,37 @@ impl SaverMaintenance for ThreeTablePg {
 
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError> {
-        super::postgres_retain::prune_measured(self, thread_ids, strategy, keep_last, dry_run).await
+    ) -> Result<PruneRun, StoreError> {
+        super::postgres_retain::prune_measured(self, threads, strategy, keep_last, dry_run).await
     }
 
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
+        crate::postgres::batches::thread_marks(&self.pool, &self.target, thread_ids).await
+    }
+
+    async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
         crate::postgres::maintenance::vacuum_tables(&self.pool, &self.target).await
+    }
+
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
+        crate::postgres::maintenance::vacuum_preview_tables(&self.pool, &self.target).await
     }
 
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
         let what = job.describe();
         let step = async {
             let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            if !dry_run {
+                // Writers wait until this commits: planned from every committed row.
+                crate::postgres::batches::lock_tables(&mut tx, &self.target).await?;
+            }
             let report = maintain(&mut tx, self, job, dry_run).await?;
             if dry_run {
                 // A dry run writes nothing.

@@ -9,10 +9,13 @@ use super::rows::{
 };
 use super::sqlite::ThreeTableSaver;
 use crate::maintenance::plan::{
-    check_threads, copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
+    check_guards, copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
 };
-use crate::maintenance::{retain, PruneStrategy, ThreadPrune, VacuumReport};
+use crate::maintenance::{
+    retain, Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport,
+};
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
+use crate::sqlite::batches;
 use crate::sqlite::write_err as err;
 use crate::StoreError;
 use async_trait::async_trait;
@@ -368,6 +371,9 @@ async fn maintain(
             }
             let snap = snapshot(tx, &threads, key.as_deref())?;
             let plan = plan(&snap, &threads, &job.select());
+            if let Some(report) = job.stale(&plan, dry_run) {
+                return Ok(report);
+            }
             let orphans = orphan_blobs(tx, &snap, &plan, &threads)?;
             if dry_run || (plan.is_empty() && orphans.is_empty()) {
                 return Ok(PruneReport {
@@ -381,60 +387,75 @@ async fn maintain(
         .await
 }
 
-/// [`SaverMaintenance::prune_measured`]: one transaction, a chunk of threads at a time.
+/// [`SaverMaintenance::prune_measured`]: guarded, in short transactions
+/// (`crate::sqlite::batches`).
 async fn retain_measured(
     saver: &ThreeTableSaver,
-    threads: Vec<String>,
+    threads: Vec<Guarded>,
     strategy: PruneStrategy,
     keep_last: usize,
     dry_run: bool,
-) -> Result<Vec<ThreadPrune>, StoreError> {
+) -> Result<PruneRun, StoreError> {
     let key = saver.key();
     saver
-        .write_or_rollback(!dry_run, move |tx| {
+        .with_connection(move |conn| {
             let select = retain::select(strategy, keep_last);
-            let mut out = Vec::with_capacity(threads.len());
-            for chunk in threads.chunks(retain::RETAIN_CHUNK) {
-                let snap = snapshot(tx, chunk, key.as_deref())?;
-                let plan = plan(&snap, chunk, &select);
-                let orphans = orphan_blobs(tx, &snap, &plan, chunk)?;
-                let mut tally = retain::tally(&snap, &plan, chunk);
-                let at: HashMap<String, usize> = chunk
+            batches::prune_in_batches(conn, &threads, WRITES, dry_run, |tx, ids| {
+                let snap = snapshot(tx, ids, key.as_deref())?;
+                let plan = plan(&snap, ids, &select);
+                let orphans = orphan_blobs(tx, &snap, &plan, ids)?;
+                let mut tally = retain::tally(&snap, &plan, ids);
+                let at: HashMap<&str, usize> = ids
                     .iter()
                     .enumerate()
-                    .map(|(i, t)| (t.clone(), i))
+                    .map(|(i, t)| (t.as_str(), i))
                     .collect();
                 for (_, thread, bytes) in &orphans {
-                    if let Some(e) = at.get(thread).and_then(|i| tally.get_mut(*i)) {
+                    if let Some(e) = at.get(thread.as_str()).and_then(|i| tally.get_mut(*i)) {
                         e.blobs += 1;
                         e.bytes += bytes;
                     }
                 }
-                out.extend(tally);
                 if !dry_run && (!plan.is_empty() || !orphans.is_empty()) {
                     apply(tx, &plan, &orphans)?;
                 }
-            }
-            Ok(out)
+                Ok(tally)
+            })
         })
         .await
 }
+
+/// The three-table store's pending-writes table.
+const WRITES: &str = "checkpoint_writes";
 
 #[async_trait]
 impl SaverMaintenance for ThreeTableSaver {
     async fn prune_measured(
         &self,
-        thread_ids: &[String],
+        threads: &[Guarded],
         strategy: PruneStrategy,
         keep_last: usize,
         dry_run: bool,
-    ) -> Result<Vec<ThreadPrune>, StoreError> {
-        let threads = check_threads(thread_ids);
+    ) -> Result<PruneRun, StoreError> {
+        let threads = check_guards(threads);
         retain_measured(self, threads, strategy, keep_last, dry_run).await
     }
 
-    async fn vacuum(&self) -> Result<VacuumReport, StoreError> {
-        crate::sqlite::maintenance::vacuum_file(self.path()).await
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
+        let ids = thread_ids.to_vec();
+        self.write_or_rollback(false, move |tx| batches::marks(tx, WRITES, &ids))
+            .await
+    }
+
+    async fn vacuum(&self, force: bool) -> Result<VacuumReport, StoreError> {
+        crate::sqlite::maintenance::vacuum_file(self.path(), force).await
+    }
+
+    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
+        crate::sqlite::maintenance::vacuum_preview_file(self.path()).await
     }
 
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {

@@ -183,18 +183,14 @@ impl ThreeTableSaver {
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
     {
-        let conn = Arc::clone(&self.conn);
-        tokio::task::spawn_blocking(move || {
-            let mut guard = conn
-                .lock()
-                .map_err(|_| StoreError::Query("connection poisoned by an earlier panic".into()))?;
+        self.with_connection(move |conn| {
             // A rolled-back run only reads: a deferred transaction takes no write lock.
             let behavior = if commit {
                 TransactionBehavior::Immediate
             } else {
                 TransactionBehavior::Deferred
             };
-            let tx = guard
+            let tx = conn
                 .transaction_with_behavior(behavior)
                 .map_err(write_err)?;
             let out = f(&tx)?;
@@ -204,7 +200,15 @@ impl ThreeTableSaver {
             Ok(out)
         })
         .await
-        .map_err(|e| StoreError::Query(format!("write task failed: {e}")))?
+    }
+
+    /// Run `f` on the saver's connection (its own transactions: a batched prune).
+    pub(super) async fn with_connection<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        crate::sqlite::on_connection(&self.conn, f).await
     }
 }
 

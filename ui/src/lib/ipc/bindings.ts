@@ -577,6 +577,12 @@ export type DeleteBranchRequest = {
 	checkpoint_id: string,
 	/**  Only say what would go. */
 	dry_run: boolean,
+	/**
+	 *  The number of checkpoints the preview showed (the app sends it with the confirmed
+	 *  delete): when the branch holds another number inside the writing transaction — a
+	 *  program wrote to it since — nothing is deleted and `skipped` says so.
+	 */
+	expect_checkpoints?: number | null,
 };
 
 /**  What a delete removes. */
@@ -1299,6 +1305,11 @@ export type PruneSummary = {
 	blobs: number,
 	/**  Nothing was written. */
 	dry_run: boolean,
+	/**
+	 *  Why nothing was deleted: the branch planned inside the writing transaction was not the
+	 *  one previewed (`expect_checkpoints`).
+	 */
+	skipped: SkipReason | null,
 };
 
 /**  A channel stored whole again at (nearly) every step while growing: O(n²) bytes. */
@@ -1535,8 +1546,22 @@ export type RetentionReport = {
 	threads: RetentionThread[],
 	/**  Their sums. */
 	totals: RetentionTotals,
-	/**  The VACUUM's outcome (`None` without `vacuum`). */
+	/**  The VACUUM's outcome (`None` without `vacuum`, in a dry run, or when it failed). */
 	vacuum: VacuumSummary | null,
+	/**
+	 *  What the VACUUM asked for would do (with `vacuum`): how long SQLite's stops every
+	 *  writer, and whether another program has the file open now.
+	 */
+	vacuum_preview: VacuumPreview | null,
+	/**  Why the VACUUM failed after the prune committed (the prune's report stands). */
+	vacuum_error: string | null,
+	/**
+	 *  Writing transactions the prune committed (0 in a dry run): each holds the write lock
+	 *  briefly, so a program writing beside it waits little.
+	 */
+	transactions: number,
+	/**  The longest of them, in milliseconds. */
+	longest_transaction_ms: number,
 	/**  Nothing was written. */
 	dry_run: boolean,
 };
@@ -1568,10 +1593,15 @@ export type RetentionRequest = {
 	 */
 	keep_last?: number | null,
 	/**
-	 *  After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`);
-	 *  only with a real run.
+	 *  After the prune, give the space back (SQLite `VACUUM`, Postgres `VACUUM ANALYZE`). A
+	 *  dry run previews it (`vacuum_preview`: how long SQLite's stops every writer).
 	 */
 	vacuum?: boolean,
+	/**
+	 *  Run SQLite's VACUUM even while another program has the file open (its writes wait
+	 *  for the whole VACUUM; LangGraph's give up after 5 s).
+	 */
+	force_vacuum?: boolean,
 	/**  Only say what would go (a read-only transaction; nothing is written). */
 	dry_run: boolean,
 };
@@ -1597,12 +1627,19 @@ export type RetentionThread = {
 	blobs: number,
 	/**  Their bytes as stored (documents, metadata, write and blob values). */
 	bytes: number,
+	/**
+	 *  Why it was left alone (nothing went from it), when it was: checked inside the
+	 *  writing transaction against the thread as it was when chosen.
+	 */
+	skipped: SkipReason | null,
 };
 
 /**  The sums over a retention prune's threads. */
 export type RetentionTotals = {
 	/**  Threads chosen. */
 	threads: number,
+	/**  Of them, left alone ([`RetentionThread::skipped`]). */
+	skipped?: number,
 	/**  Checkpoints that go. */
 	checkpoints: number,
 	/**  Checkpoints that stay (in the threads chosen). */
@@ -1652,6 +1689,13 @@ export type Setting = {
 	/**  Its value. */
 	value: string,
 };
+
+/**  Why a chosen thread was left alone. */
+export type SkipReason = 
+/**  Checkpoints or writes were put (or removed) after it was judged: the judgment is stale. */
+"changed" | 
+/**  Its rows were gone when the prune reached it. */
+"gone";
 
 /**  A thread a conversion left out. */
 export type SkippedThread = {
@@ -2187,6 +2231,33 @@ export type Usage = {
 	writes: Tally,
 	/**  Documents + metadata + blobs + writes. */
 	total_bytes: number,
+};
+
+/**
+ *  What a VACUUM would do, read without writing: the bytes it rewrites and, on SQLite,
+ *  how long it stops every writer (all of it runs under the write lock).
+ */
+export type VacuumPreview = {
+	/**
+	 *  The bytes it works through: SQLite's file (`page_count × page_size`), Postgres's
+	 *  saver tables.
+	 */
+	bytes: number,
+	/**
+	 *  Whether writers wait for it (SQLite's `VACUUM`; Postgres's plain `VACUUM ANALYZE`
+	 *  does not stop them).
+	 */
+	blocks_writers: boolean,
+	/**
+	 *  About how long it runs, in seconds (from [`SQLITE_VACUUM_BYTES_PER_SEC`]); 0 when
+	 *  writers do not wait.
+	 */
+	seconds: number,
+	/**
+	 *  Other programs with the file open now (pids, 0 when not known; SQLite on Linux, from
+	 *  `/proc/locks`); `None` when that cannot be known (Postgres: they are not stopped).
+	 */
+	open_elsewhere: number[] | null,
 };
 
 /**

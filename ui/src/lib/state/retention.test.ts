@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RetentionReport, RetentionThread } from "../ipc/bindings";
-import { ageProblem, buildRequest, cutoffLine, defaultForm, doneText, retentionPhrase, retentionRows, sameSelection, totalsLine } from "./retention";
+import { ageProblem, buildRequest, cutoffLine, defaultForm, doneKind, doneText, retentionPhrase, retentionRows, sameSelection, skippedLine, totalsLine, vacuumLines } from "./retention";
 
 const thread = (thread_id: string, bytes: number, over: Partial<RetentionThread> = {}): RetentionThread => ({
   thread_id,
@@ -11,6 +11,7 @@ const thread = (thread_id: string, bytes: number, over: Partial<RetentionThread>
   writes: 3,
   blobs: 0,
   bytes,
+  skipped: null,
   ...over,
 });
 
@@ -25,8 +26,13 @@ const report = (threads: RetentionThread[], over: Partial<RetentionReport> = {})
     writes: threads.reduce((s, t) => s + t.writes, 0),
     blobs: threads.reduce((s, t) => s + t.blobs, 0),
     bytes: threads.reduce((s, t) => s + t.bytes, 0),
+    skipped: threads.filter((t) => t.skipped).length,
   },
   vacuum: null,
+  vacuum_preview: null,
+  vacuum_error: null,
+  transactions: 0,
+  longest_transaction_ms: 0,
   dry_run: true,
   ...over,
 });
@@ -45,18 +51,23 @@ describe("retention: ages", () => {
 describe("retention: the request", () => {
   it("builds a preview from the default form (30 days, keep the latest one)", () => {
     expect(buildRequest("db1", defaultForm(), true)).toEqual({
-      request: { db: "db1", thread_ids: [], older_than: "30d", statuses: [], strategy: "keep_latest", keep_last: 1, vacuum: false, dry_run: true },
+      request: { db: "db1", thread_ids: [], older_than: "30d", statuses: [], strategy: "keep_latest", keep_last: 1, vacuum: false, force_vacuum: false, dry_run: true },
     });
   });
-  it("orders the statuses, drops keep_last for delete, and VACUUMs only a real run", () => {
+  it("orders the statuses, drops keep_last for delete, and previews the VACUUM a run would do", () => {
     const form = { ...defaultForm(), olderThan: " 1s ", statuses: ["pending", "failed"] as ("pending" | "failed")[], strategy: "delete" as const, keepLast: 3, vacuum: true };
     const preview = buildRequest("db", form, true);
-    const run = buildRequest("db", form, false);
+    const run = buildRequest("db", { ...form, forceVacuum: true }, false);
     expect(preview).toEqual({
-      request: { db: "db", thread_ids: [], older_than: "1s", statuses: ["failed", "pending"], strategy: "delete", keep_last: null, vacuum: false, dry_run: true },
+      request: { db: "db", thread_ids: [], older_than: "1s", statuses: ["failed", "pending"], strategy: "delete", keep_last: null, vacuum: true, force_vacuum: false, dry_run: true },
     });
-    expect("request" in run && run.request.vacuum && !run.request.dry_run).toBe(true);
+    expect("request" in run && run.request.vacuum && run.request.force_vacuum && !run.request.dry_run).toBe(true);
     if ("request" in preview && "request" in run) expect(sameSelection(preview.request, run.request)).toBe(true);
+    // Ticking VACUUM asks a new preview (its cost); forcing it without VACUUM forces nothing.
+    const plain = buildRequest("db", { ...form, vacuum: false, forceVacuum: true }, false);
+    if (!("request" in preview) || !("request" in plain)) throw new Error("requests");
+    expect(plain.request.force_vacuum).toBe(false);
+    expect(sameSelection(preview.request, plain.request)).toBe(false);
   });
   it("sends an empty age as none (the backend says when nothing is chosen)", () => {
     const r = buildRequest("db", { ...defaultForm(), olderThan: "  " }, true);
@@ -89,7 +100,7 @@ describe("retention: the preview", () => {
   it("lists the threads largest first, ties by id", () => {
     const rows = retentionRows(report([thread("b", 10), thread("c", 5000), thread("a", 10, { status: null, last_checkpoint_ts: null })]));
     expect(rows.map((r) => r.thread_id)).toEqual(["c", "a", "b"]);
-    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "4.9 KB" });
+    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "4.9 KB", skipped: null });
     expect(rows[1].last).toBe("—");
   });
 });
@@ -113,5 +124,37 @@ describe("retention: confirmation and outcome", () => {
       vacuum: { bytes_before: 8192, bytes_after: 4096, bytes_returned: 4096 },
     });
     expect(doneText(gone)).toBe("Deleted 1 thread (1 checkpoint); VACUUM returned 4.0 KB.");
+  });
+});
+
+describe("retention: issue 28 — skipped threads and the VACUUM", () => {
+  it("marks the threads left alone and says why, in the rows and in a line", () => {
+    const r = report([thread("a", 10), thread("b", 0, { checkpoints: 0, kept: 0, writes: 0, skipped: "changed" }), thread("c", 0, { checkpoints: 0, skipped: "gone" })]);
+    const rows = retentionRows(r);
+    expect(rows.find((x) => x.thread_id === "b")?.skipped).toBe("skipped: written to after it was chosen");
+    expect(rows.find((x) => x.thread_id === "c")?.skipped).toBe("skipped: gone before the prune reached it");
+    expect(rows.find((x) => x.thread_id === "a")?.skipped).toBeNull();
+    expect(skippedLine(r)).toBe("2 threads of 3 left alone: LangGraph wrote to them after they were chosen (or they were gone), so nothing went from them.");
+    expect(skippedLine(report([thread("a", 1)]))).toBeNull();
+    const done = { ...r, dry_run: false };
+    expect(doneText(done)).toBe("Pruned 2 checkpoints from 1 thread; left 2 threads alone (written to after they were chosen).");
+  });
+  it("warns how long SQLite's VACUUM stops writers, and when it would be refused", () => {
+    const preview = (over: Partial<NonNullable<RetentionReport["vacuum_preview"]>>) =>
+      report([thread("a", 1)], { vacuum_preview: { bytes: 225_000_000, blocks_writers: true, seconds: 6, open_elsewhere: [], ...over } });
+    expect(vacuumLines(report([thread("a", 1)]))).toBeNull();
+    expect(vacuumLines(preview({}))).toEqual({
+      warning: 'VACUUM rewrites the whole 214.6 MB file and stops every writer for about 6 s; a LangGraph program waits 5 s, then fails with "database is locked".',
+      refused: null,
+    });
+    expect(vacuumLines(preview({ open_elsewhere: [4242] }))?.refused).toBe("Another program (pid 4242) has the database open now: the VACUUM is refused unless forced.");
+    expect(vacuumLines(preview({ open_elsewhere: [0] }))?.refused).toBe("Another program has the database open now: the VACUUM is refused unless forced.");
+    expect(vacuumLines(preview({ blocks_writers: false, seconds: 0, open_elsewhere: null }))).toEqual({ warning: "VACUUM ANALYZE works through 214.6 MB; writers go on meanwhile.", refused: null });
+  });
+  it("says the prune committed when the VACUUM failed after it", () => {
+    const r = report([thread("a", 1, { checkpoints: 159 })], { dry_run: false, vacuum_error: "database or disk is full" });
+    expect(doneText(r)).toBe("Pruned 159 checkpoints from 1 thread (committed). VACUUM failed: database or disk is full — the database is consistent; run it again with VACUUM once the cause is gone.");
+    expect(doneKind(r)).toBe("error");
+    expect(doneKind({ ...r, vacuum_error: null })).toBe("ok");
   });
 });
