@@ -93,6 +93,7 @@ const checks = [
   open.notADatabase,
   open.missingFile,
   open.unreachable,
+  open.stalledServer,
   threadDetail.undecodable,
   threadList.manyThreads,
   threadList.sortAndGroup,

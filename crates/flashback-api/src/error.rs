@@ -33,6 +33,9 @@ pub enum ErrorCode {
     Io,
     /// Another process holds a lock on the database (SQLite "database is locked"): try again.
     Locked,
+    /// The server did not answer within the location's time limit (Postgres: a stalled
+    /// server, network or proxy, or a statement over `statement_timeout`): try again.
+    Timeout,
     /// The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
     /// the app's Unlock), the key given does not open it, or its values are sealed with a
     /// cipher Flashback cannot open (then nothing is written from them).
@@ -67,6 +70,7 @@ impl ErrorCode {
             | ErrorCode::Query
             | ErrorCode::Io
             | ErrorCode::Locked
+            | ErrorCode::Timeout
             | ErrorCode::Encrypted
             | ErrorCode::ReadOnly
             | ErrorCode::Cancelled
@@ -127,6 +131,7 @@ impl From<StoreError> for ApiError {
             StoreError::Locked(_) | StoreError::InUse(_) => ErrorCode::Locked,
             StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
             StoreError::Sealed(_) => ErrorCode::Encrypted,
+            StoreError::Timeout { .. } => ErrorCode::Timeout,
         };
         ApiError::new(code, e.to_string())
     }

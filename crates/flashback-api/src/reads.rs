@@ -65,6 +65,8 @@ impl Api {
                     }
                     (recovered, None)
                 }
+                // A server that does not answer would not answer for the next thread either.
+                Err(e) if e.is_timeout() => return Err(e.into()),
                 Err(e) => (Vec::new(), Some(e.to_string())),
             };
             out.push(ThreadActivity {

@@ -6,6 +6,7 @@ use flashback_engine::tasks::{derive_tasks_with, reads_value_of, DeriveOptions, 
 use flashback_engine::EngineError;
 use flashback_storage::{
     ChannelFilter, CheckpointStore, CheckpointTuple, Dialect, StoreError, ThreadInfo,
+    READING_THREADS,
 };
 
 /// Every thread with its status (or the `limit` most recently active ones, newest first). A
@@ -175,13 +176,13 @@ async fn latest_tuples(
             let mut out = Vec::with_capacity(keys.len());
             for (thread_id, ns, id) in keys {
                 match store.get_tuple(thread_id, ns, *id).await {
-                    Err(e) if !local(&e) => return Err(e.into()),
+                    Err(e) if !local(&e) => return Err(e.during(|| READING_THREADS.into()).into()),
                     other => out.push(other),
                 }
             }
             Ok(out)
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e.during(|| READING_THREADS.into()).into()),
     }
 }
 

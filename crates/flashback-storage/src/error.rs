@@ -1,5 +1,6 @@
 //! Storage errors.
 
+use std::time::Duration;
 use thiserror::Error;
 
 /// Everything that can go wrong opening or reading a checkpoint database.
@@ -58,6 +59,18 @@ pub enum StoreError {
     /// cipher other than `aes`, or no key. The text says which and that nothing was written.
     #[error("{0}")]
     Sealed(String),
+    /// The server did not answer within the location's time limit (a stalled server, network
+    /// or proxy, or a statement over its `statement_timeout`): worth trying again.
+    #[error("Postgres at {server} did not answer within {}{}", duration_text(*after),
+        during.as_deref().map(|d| format!(" while {d}")).unwrap_or_default())]
+    Timeout {
+        /// Where: `host:port/database` (never a password).
+        server: String,
+        /// The limit that passed.
+        after: Duration,
+        /// What was being read or written (`reading the thread list`), when known.
+        during: Option<String>,
+    },
 }
 
 impl StoreError {
@@ -75,6 +88,70 @@ impl StoreError {
             StoreError::Locked(_) | StoreError::InUse(_) => "locked",
             StoreError::ReadOnly(_) => "read_only",
             StoreError::Sealed(_) => "sealed",
+            StoreError::Timeout { .. } => "timeout",
         }
+    }
+
+    /// Say what was being done when the server stopped answering (`reading the thread
+    /// list`): a [`StoreError::Timeout`] takes `what` (the outermost caller knows best, so it
+    /// replaces what an inner step said); other errors are returned as they are.
+    pub fn during(self, what: impl FnOnce() -> String) -> StoreError {
+        match self {
+            StoreError::Timeout { server, after, .. } => StoreError::Timeout {
+                server,
+                after,
+                during: Some(what()),
+            },
+            other => other,
+        }
+    }
+
+    /// Whether the server did not answer in time ([`StoreError::Timeout`]).
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, StoreError::Timeout { .. })
+    }
+}
+
+/// A time limit as messages show it: `30 s`, `1.5 s`, `250 ms`.
+pub fn duration_text(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms} ms");
+    }
+    let secs = format!("{}.{:03}", ms / 1000, ms % 1000);
+    format!("{} s", secs.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_one_line_naming_the_server_and_the_read() {
+        let e = StoreError::Timeout {
+            server: "127.0.0.1:6543/app".into(),
+            after: Duration::from_secs(30),
+            during: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "Postgres at 127.0.0.1:6543/app did not answer within 30 s"
+        );
+        assert_eq!(e.code(), "timeout");
+        let e = e
+            .during(|| "reading the pending writes".into())
+            .during(|| "reading the thread list".into());
+        assert!(e.is_timeout());
+        assert_eq!(
+            e.to_string(),
+            "Postgres at 127.0.0.1:6543/app did not answer within 30 s while reading the thread list"
+        );
+        // Other errors are left alone.
+        let e = StoreError::Query("x".into()).during(|| "reading".into());
+        assert_eq!(e.to_string(), "query failed: x");
+        assert_eq!(duration_text(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(duration_text(Duration::from_millis(250)), "250 ms");
+        assert_eq!(duration_text(Duration::from_millis(1234)), "1.234 s");
+        assert_eq!(duration_text(Duration::from_secs(120)), "120 s");
     }
 }

@@ -487,12 +487,58 @@ impl ListQuery {
             ..Default::default()
         }
     }
+
+    /// What the query reads, for messages: `reading checkpoint 1ef… of thread t1`.
+    pub fn reading(&self) -> String {
+        let of_thread = match &self.thread_id {
+            Some(t) => format!(" of thread {}", t.escape_debug()),
+            None => String::new(),
+        };
+        match (&self.checkpoint_id, self.checkpoint_ids.len(), self.limit) {
+            (Some(id), _, _) => format!("reading checkpoint {}{of_thread}", id.escape_debug()),
+            (None, n, _) if n > 0 => format!("reading {n} checkpoints{of_thread}"),
+            (None, _, Some(1)) => format!("reading the latest checkpoint{of_thread}"),
+            _ => format!("reading the checkpoints{of_thread}"),
+        }
+    }
 }
+
+/// What reading a thread's pending writes is called in messages.
+pub fn reading_writes(thread_id: &str) -> String {
+    format!(
+        "reading the pending writes of thread {}",
+        thread_id.escape_debug()
+    )
+}
+
+/// What reading the thread list is called in messages.
+pub const READING_THREADS: &str = "reading the thread list";
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn queries_say_what_they_read() {
+        assert_eq!(
+            ListQuery::one("t\n1", "", Some("c1")).reading(),
+            "reading checkpoint c1 of thread t\\n1"
+        );
+        assert_eq!(
+            ListQuery::one("t", "", None).reading(),
+            "reading the latest checkpoint of thread t"
+        );
+        assert_eq!(
+            ListQuery::thread("t").reading(),
+            "reading the checkpoints of thread t"
+        );
+        let ids = ListQuery {
+            checkpoint_ids: vec!["a".into(), "b".into()],
+            ..ListQuery::thread("t")
+        };
+        assert_eq!(ids.reading(), "reading 2 checkpoints of thread t");
+    }
 
     #[test]
     fn metadata_accessors() {

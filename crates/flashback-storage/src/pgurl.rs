@@ -234,6 +234,14 @@ impl PgUrl {
         self.render(&authority, &format!("/{database}"))
     }
 
+    /// The URL with its host (`host` or `host:port`) replaced; the user info, path and query
+    /// are kept as written.
+    pub fn with_host(&self, host: &str) -> String {
+        let mut url = self.clone();
+        url.host = host.to_owned();
+        url.render(&url.authority(url.password.as_deref()), &url.path)
+    }
+
     /// The URL with its user info's password shown as `***` (`user:***@host`), for messages.
     /// (A `password=` query parameter is left as is.)
     pub fn redacted(&self) -> String {
@@ -416,6 +424,15 @@ mod tests {
         );
         assert!(with_database("mysql://h/db", "x").is_err());
         assert!(with_database("nonsense", "x").is_err());
+    }
+
+    #[test]
+    fn replaces_host() {
+        assert_eq!(
+            url("postgresql://u:p%40@db:5432/app?sslmode=require").with_host("127.0.0.1:6543"),
+            "postgresql://u:p%40@127.0.0.1:6543/app?sslmode=require"
+        );
+        assert_eq!(url("postgres://h").with_host("x:1"), "postgres://x:1");
     }
 
     // From flashback-testkit's url.rs.

@@ -51,6 +51,37 @@ pub struct PutRequest<'a> {
     pub new_versions: &'a Versions,
 }
 
+/// What a put is called in messages: `writing checkpoint 1ef… of thread t1`.
+pub(crate) fn writing(req: &PutRequest<'_>) -> String {
+    format!(
+        "writing checkpoint {} of thread {}",
+        req.checkpoint.id.escape_debug(),
+        req.thread_id.escape_debug()
+    )
+}
+
+/// What a [`CheckpointSaver::put_batch`] is called in messages.
+pub(crate) fn writing_batch(puts: &[PutRequest<'_>], writes: &[WriteBatch<'_>]) -> String {
+    match (puts, writes) {
+        ([put], []) => writing(put),
+        ([], [w]) => format!(
+            "writing the pending writes of checkpoint {} of thread {}",
+            w.checkpoint_id.escape_debug(),
+            w.thread_id.escape_debug()
+        ),
+        _ => format!(
+            "writing {} checkpoints and {} sets of pending writes",
+            puts.len(),
+            writes.len()
+        ),
+    }
+}
+
+/// What deleting a thread is called in messages.
+pub(crate) fn deleting(thread_id: &str) -> String {
+    format!("deleting thread {}", thread_id.escape_debug())
+}
+
 /// One `put_writes` call, for [`CheckpointSaver::put_batch`].
 #[derive(Debug, Clone)]
 pub struct WriteBatch<'a> {

@@ -20,6 +20,21 @@ pub async fn load_sql_dump(url: &str, sql: &str) -> Result<(), TestkitError> {
     Ok(())
 }
 
+/// A fresh database holding `tests/fixtures/postgres.sql` (the database the real
+/// `PostgresSaver` wrote), or `None` when no PostgreSQL can be had (see
+/// [`crate::postgres_or_skip`]). Panics when the dump cannot be read or loaded.
+pub async fn postgres_fixture_or_skip() -> Option<crate::TestPg> {
+    let pg = crate::postgres_or_skip().await?;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/postgres.sql");
+    let dump = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    if let Err(e) = load_sql_dump(pg.url(), &dump).await {
+        panic!("loading {}: {e}", path.display());
+    }
+    Some(pg)
+}
+
 pub(crate) fn prepare_dump(sql: &str) -> Result<String, TestkitError> {
     let mut out = String::with_capacity(sql.len());
     for line in sql.lines() {

@@ -48,12 +48,13 @@ mod database;
 mod dump;
 mod server;
 mod skip;
+pub mod stall;
 #[cfg(test)]
 mod tests;
 mod url;
 
 pub use database::TestPg;
-pub use dump::load_sql_dump;
+pub use dump::{load_sql_dump, postgres_fixture_or_skip};
 pub use server::postgres;
 pub use skip::{postgres_or_skip, require_postgres};
 

@@ -2,6 +2,7 @@
 // theme.
 
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { expect, tid } from "./harness.mjs";
 
@@ -54,6 +55,31 @@ export const unreachable = {
   run: async ({ openScreenError }) => {
     const text = await openScreenError("postgres://nobody@127.0.0.1:1/agents?connect_timeout=3");
     expect(text.includes("Cannot connect"), text);
+  },
+};
+
+export const stalledServer = {
+  name: "a server that accepts and never answers ends in a timeout with Retry, and the app stays usable",
+  run: async ({ page, openScreenError }) => {
+    // Accepts TCP and never answers (as a hung server or a stalled proxy would).
+    const held = [];
+    const silent = createServer((socket) => held.push(socket));
+    await new Promise((ready) => silent.listen(0, "127.0.0.1", ready));
+    const { port } = silent.address();
+    try {
+      const text = await openScreenError(`postgres://nobody@127.0.0.1:${port}/agents?connect_timeout=1`);
+      expect(text.includes("The server did not answer."), text);
+      expect(text.includes(`Postgres at 127.0.0.1:${port}/agents did not answer within 1 s while connecting`), text);
+      // The screen stays usable while the retry waits: the location can be edited.
+      await page.locator(tid("open-error-retry")).click();
+      await page.locator(tid("location-input")).fill("still typing");
+      await page.waitForFunction(() => document.querySelector('[data-testid="open-error-retry"]')?.textContent?.trim() === "Retry");
+      expect(held.length >= 2, `Retry connected again (${held.length} connections)`);
+      expect((await page.locator(tid("open-error")).getAttribute("data-code")) === "timeout", "still a timeout");
+    } finally {
+      held.forEach((s) => s.destroy());
+      silent.close();
+    }
   },
 };
 

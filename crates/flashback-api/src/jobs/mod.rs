@@ -31,7 +31,8 @@ impl Api {
         let delta = self.delta_for(&req.db)?;
         let within = self.policy.confined_to().map(Path::to_path_buf);
         Ok(self.jobs.spawn(JobKind::Export, move |job| async move {
-            to_json(export::export_job(&s, &req, &job, delta, within.as_deref()).await?)
+            let exporting = export::export_job(&s, &req, &job, delta, within.as_deref());
+            to_json(job.stoppable("the export", exporting).await?)
         }))
     }
 
@@ -106,7 +107,8 @@ impl Api {
         };
         let store = std::sync::Arc::clone(&s.store);
         Ok(self.jobs.spawn(JobKind::Search, move |job| async move {
-            to_json(search::search_job(store, spec, &job).await?)
+            let searching = search::search_job(store, spec, &job);
+            to_json(job.stoppable("the search", searching).await?)
         }))
     }
 
@@ -137,7 +139,9 @@ impl Api {
             within: self.policy.confined_to().map(Path::to_path_buf),
         };
         Ok(self.jobs.spawn(JobKind::Convert, move |job| async move {
-            to_json(convert::convert_job(store, spec, &job).await?)
+            let converting = convert::convert_job(store, spec, &job);
+            let stopped = "the conversion (each thread converted so far is complete)";
+            to_json(job.stoppable(stopped, converting).await?)
         }))
     }
 

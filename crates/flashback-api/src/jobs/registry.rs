@@ -90,7 +90,33 @@ impl JobHandle {
         let mut rx = self.cancel.clone();
         let _ = rx.wait_for(|c| *c).await;
     }
+
+    /// `work`, which stops by itself between its steps once cancelled; a step that waits on a
+    /// server (up to the location's time limit) is not waited for: [`CANCEL_GRACE`] after the
+    /// cancel, `work` is dropped — a read stops, an open transaction is rolled back — and the
+    /// job ends cancelled, `stopped` saying what was stopped.
+    pub async fn stoppable<T>(
+        &self,
+        stopped: &str,
+        work: impl Future<Output = ApiResult<T>>,
+    ) -> ApiResult<T> {
+        let give_up = async {
+            self.cancelled().await;
+            tokio::time::sleep(CANCEL_GRACE).await;
+        };
+        tokio::select! {
+            biased;
+            done = work => done,
+            () = give_up => Err(ApiError::new(
+                ErrorCode::Cancelled,
+                format!("{stopped} was cancelled while waiting for the database"),
+            )),
+        }
+    }
 }
+
+/// How long a cancelled job may take to stop by itself before it is dropped.
+pub const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The job registry.
 #[derive(Default)]

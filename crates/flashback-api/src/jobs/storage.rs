@@ -48,13 +48,19 @@ impl Api {
         let schema = s.store.schema().clone();
         Ok(self.jobs.spawn(JobKind::Storage, move |job| async move {
             let progress = Arc::new(JobProgress(job.clone()));
-            match space::measure(&connect, &schema, scope, progress).await {
+            let measuring = async {
+                space::measure(&connect, &schema, scope, progress)
+                    .await
+                    .map_err(ApiError::from)
+            };
+            match job.stoppable("the storage report", measuring).await {
                 Ok(report) => to_json(report),
+                Err(e) if e.code == ErrorCode::Cancelled => Err(e),
                 Err(_) if job.is_cancelled() => Err(ApiError::new(
                     ErrorCode::Cancelled,
                     "the storage report was cancelled",
                 )),
-                Err(e) => Err(e.into()),
+                Err(e) => Err(e),
             }
         }))
     }

@@ -111,11 +111,14 @@ where
             if at == 0 {
                 return e;
             }
-            StoreError::Query(format!(
-                "{e} (after {at} of {} threads were pruned and committed; the database is \
-                 consistent: run the prune again for the rest)",
-                threads.len()
-            ))
+            partly_done(
+                e,
+                format!(
+                    "after {at} of {} threads were pruned and committed; the database is \
+                     consistent: run the prune again for the rest",
+                    threads.len()
+                ),
+            )
         })?;
         at += group.len();
         out.checkpoints.extend(report.checkpoints);
@@ -134,6 +137,26 @@ where
     }
     out.checkpoints.sort();
     Ok(out)
+}
+
+/// `e`, which stopped a prune after some of it was committed, saying so (`note`): a timeout
+/// stays one (worth trying again), anything else becomes a query error.
+fn partly_done(e: StoreError, note: String) -> StoreError {
+    match e {
+        StoreError::Timeout {
+            server,
+            after,
+            during,
+        } => StoreError::Timeout {
+            server,
+            after,
+            during: Some(format!(
+                "{} ({note})",
+                during.as_deref().unwrap_or("pruning")
+            )),
+        },
+        e => StoreError::Query(format!("{e} ({note})")),
+    }
 }
 
 /// The verdict on a guarded thread given its mark read inside the writing transaction.
@@ -266,12 +289,13 @@ impl<'a> Batches<'a> {
         if committed == 0 || self.dry_run {
             return e;
         }
-        crate::StoreError::Query(format!(
-            "{e} (after {committed} of {} threads were pruned and committed in {} \
-             transactions; the database is consistent: run the prune again for the rest)",
+        let note = format!(
+            "after {committed} of {} threads were pruned and committed in {} transactions; \
+             the database is consistent: run the prune again for the rest",
             self.guards.len(),
             self.run.transactions
-        ))
+        );
+        partly_done(e, note)
     }
 
     /// The outcome, in the order given.
@@ -369,6 +393,25 @@ mod tests {
                 .contains("after 1 of 2 threads were pruned and committed"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_prune_cut_off_by_a_timeout_stays_a_timeout() {
+        let timeout = StoreError::Timeout {
+            server: "db:5432/app".into(),
+            after: std::time::Duration::from_secs(30),
+            during: Some("pruning 3 threads".into()),
+        };
+        let e = partly_done(timeout, "after 1 of 3 threads were pruned".into());
+        assert_eq!(e.code(), "timeout");
+        assert_eq!(
+            e.to_string(),
+            "Postgres at db:5432/app did not answer within 30 s while pruning 3 threads (after \
+             1 of 3 threads were pruned)"
+        );
+        let e = partly_done(StoreError::Query("disk full".into()), "after 1".into());
+        assert_eq!(e.code(), "query");
+        assert!(e.to_string().ends_with("disk full (after 1)"), "{e}");
     }
 
     #[test]

@@ -138,6 +138,19 @@ impl Job {
         }
     }
 
+    /// What the job does, for messages (`pruning 3 threads`).
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Job::Runs(runs) => format!("deleting the checkpoints of {} runs", runs.len()),
+            Job::Prune(threads, _) => format!("pruning {} threads", threads.len()),
+            Job::Branch { thread, id, .. } => format!(
+                "deleting the branch from checkpoint {} of thread {}",
+                id.escape_debug(),
+                thread.escape_debug()
+            ),
+        }
+    }
+
     pub(crate) fn select(&self) -> Select<'_> {
         match self {
             Job::Runs(runs) => Select::Runs(runs),
@@ -146,6 +159,15 @@ impl Job {
             Job::Branch { ns, id, .. } => Select::Branch { ns, id },
         }
     }
+}
+
+/// What copying a thread is called in messages.
+pub(crate) fn copying(source: &str, target: &str) -> String {
+    format!(
+        "copying thread {} to {}",
+        source.escape_debug(),
+        target.escape_debug()
+    )
 }
 
 /// The statements a plan runs, and the report it produces.

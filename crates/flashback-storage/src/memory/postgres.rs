@@ -9,6 +9,7 @@ use super::{
     NamespaceCount, Page, PutOutcome, RawItem, VectorRow,
 };
 use crate::model::Backend;
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::target::Target;
 use crate::postgres::{PostgresStore, BEGIN_READ_ONLY};
 use crate::StoreError;
@@ -35,7 +36,7 @@ pub(crate) async fn detect(
     target: &Target,
 ) -> Result<Option<MemorySchema>, StoreError> {
     let err = |e: sqlx::Error| target.error(e, false);
-    let mut tx = conn.begin_with(BEGIN_READ_ONLY).await.map_err(err)?;
+    let mut tx = conn.begin_with(BEGIN_READ_ONLY).bounded(target).await?;
     let rows = query(
         "SELECT t.name, a.attname::text AS column_name, \
          format_type(a.atttypid, a.atttypmod) AS data_type \
@@ -51,8 +52,8 @@ pub(crate) async fn detect(
         "vector_migrations".to_owned(),
     ])
     .fetch_all(&mut *tx)
-    .await
-    .map_err(err)?;
+    .bounded(target)
+    .await?;
     let mut tables: HashMap<String, Vec<(String, String)>> = HashMap::new();
     for r in &rows {
         let table: String = r.try_get("name").map_err(err)?;
@@ -70,20 +71,20 @@ pub(crate) async fn detect(
         .iter()
         .all(|c| has("store", c))
     {
-        let _ = tx.rollback().await;
+        target.end_read(tx).await;
         return Ok(None);
     }
     let migration_version = if has("store_migrations", "v") {
-        max_v(&mut tx, "store_migrations").await.map_err(err)?
+        max_v(&mut tx, "store_migrations").bounded(target).await?
     } else {
         None
     };
     let vector_migration_version = if has("vector_migrations", "v") {
-        max_v(&mut tx, "vector_migrations").await.map_err(err)?
+        max_v(&mut tx, "vector_migrations").bounded(target).await?
     } else {
         None
     };
-    let _ = tx.rollback().await;
+    target.end_read(tx).await;
     let has_vectors = ["prefix", "key", "field_name", "embedding"]
         .iter()
         .all(|c| has("store_vectors", c));
@@ -175,10 +176,7 @@ impl PgMemory {
     }
 
     async fn read(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
-        self.pool
-            .begin_with(BEGIN_READ_ONLY)
-            .await
-            .map_err(|e| self.err(e))
+        self.target.begin(&self.pool, BEGIN_READ_ONLY).await
     }
 
     async fn get_in(
@@ -192,8 +190,8 @@ impl PgMemory {
             .bind(prefix_text(namespace))
             .bind(key.to_owned())
             .fetch_optional(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
+            .bounded(&self.target)
+            .await?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -224,8 +222,8 @@ impl PgMemory {
         .bind(prefixes)
         .bind(keys)
         .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| self.err(e))?;
+        .bounded(&self.target)
+        .await?;
         let mut by_item: HashMap<(String, String), Vec<VectorRow>> = HashMap::new();
         for r in &rows {
             let get = |c: &str| r.try_get::<String, _>(c);
@@ -265,14 +263,14 @@ impl PgMemory {
         ))
         .bind(prefix.to_owned())
         .execute(&mut *conn)
-        .await
-        .map_err(|e| self.err(e))?;
+        .bounded(&self.target)
+        .await?;
         let now = now_micros();
         loop {
             let rows = query(format!("FETCH {SCAN_BATCH} FROM flashback_store_scan"))
                 .fetch_all(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
+                .bounded(&self.target)
+                .await?;
             for r in &rows {
                 if !keep(raw_item(r).map_err(|e| self.err(e))?.into_item(now)) {
                     return Ok(());
@@ -312,15 +310,16 @@ impl MemoryRead for PgMemory {
     }
 
     async fn summary(&self) -> Result<MemorySummary, StoreError> {
-        let mut tx = self.read().await?;
+        let mut tx = self.read().await.map_err(reading_store)?;
         let r = query(
             "SELECT count(*)::int8 AS items, count(DISTINCT prefix)::int8 AS namespaces FROM store"
                 .into(),
         )
         .fetch_one(&mut *tx)
+        .bounded(&self.target)
         .await
-        .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        .map_err(reading_store)?;
+        self.target.end_read(tx).await;
         let n = |c: &str| -> Result<u64, StoreError> {
             let v: i64 = r.try_get(c).map_err(|e| self.err(e))?;
             Ok(u64::try_from(v).unwrap_or(0))
@@ -333,33 +332,16 @@ impl MemoryRead for PgMemory {
 
     async fn list(&self, prefix: &[String], page: Page) -> Result<Vec<MemoryItem>, StoreError> {
         check_labels(prefix, "prefix")?;
-        let mut tx = self.read().await?;
-        let rows = query(format!(
-            "{} WHERE {UNDER} ORDER BY updated_at DESC, prefix, key LIMIT $2 OFFSET $3",
-            self.select()
-        ))
-        .bind(prefix_text(prefix))
-        .bind(page.limit.map(i64::from))
-        .bind(i64::from(page.offset))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| self.err(e))?;
-        let now = now_micros();
-        let mut items = rows
-            .iter()
-            .map(|r| raw_item(r).map(|raw| raw.into_item(now).listed()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        self.attach_vectors(&mut tx, &mut items).await?;
-        let _ = tx.rollback().await;
-        Ok(items)
+        self.list_in(prefix, page).await.map_err(reading_store)
     }
 
     async fn get(&self, namespace: &[String], key: &str) -> Result<Option<MemoryItem>, StoreError> {
-        let mut tx = self.read().await?;
+        let mut tx = self.read().await.map_err(reading_store)?;
         let item = self.get_in(&mut tx, namespace, key).await;
-        let _ = tx.rollback().await;
-        item
+        if item.is_ok() {
+            self.target.end_read(tx).await;
+        }
+        item.map_err(reading_store)
     }
 
     async fn search(
@@ -369,6 +351,52 @@ impl MemoryRead for PgMemory {
         page: Page,
     ) -> Result<Vec<MemoryItem>, StoreError> {
         check_labels(prefix, "prefix")?;
+        self.search_in(prefix, query, page)
+            .await
+            .map_err(reading_store)
+    }
+
+    async fn namespaces(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
+        check_labels(prefix, "prefix")?;
+        self.namespaces_in(prefix).await.map_err(reading_store)
+    }
+}
+
+/// What reading the memory Store is called in messages.
+fn reading_store(e: StoreError) -> StoreError {
+    e.during(|| "reading the memory store".into())
+}
+
+impl PgMemory {
+    async fn list_in(&self, prefix: &[String], page: Page) -> Result<Vec<MemoryItem>, StoreError> {
+        let mut tx = self.read().await?;
+        let rows = query(format!(
+            "{} WHERE {UNDER} ORDER BY updated_at DESC, prefix, key LIMIT $2 OFFSET $3",
+            self.select()
+        ))
+        .bind(prefix_text(prefix))
+        .bind(page.limit.map(i64::from))
+        .bind(i64::from(page.offset))
+        .fetch_all(&mut *tx)
+        .bounded(&self.target)
+        .await?;
+        let now = now_micros();
+        let mut items = rows
+            .iter()
+            .map(|r| raw_item(r).map(|raw| raw.into_item(now).listed()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.err(e))?;
+        self.attach_vectors(&mut tx, &mut items).await?;
+        self.target.end_read(tx).await;
+        Ok(items)
+    }
+
+    async fn search_in(
+        &self,
+        prefix: &[String],
+        query: &str,
+        page: Page,
+    ) -> Result<Vec<MemoryItem>, StoreError> {
         let needle = needle(query);
         let wanted = page.limit.map(|l| l as usize + page.offset as usize);
         let mut found = Vec::new();
@@ -382,21 +410,20 @@ impl MemoryRead for PgMemory {
         .await?;
         let mut items = paged(found.into_iter(), page);
         self.attach_vectors(&mut tx, &mut items).await?;
-        let _ = tx.rollback().await;
+        self.target.end_read(tx).await;
         Ok(items)
     }
 
-    async fn namespaces(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
-        check_labels(prefix, "prefix")?;
+    async fn namespaces_in(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
         let mut tx = self.read().await?;
         let rows = query(format!(
             "SELECT prefix, count(*)::int8 AS n FROM store WHERE {UNDER} GROUP BY prefix"
         ))
         .bind(prefix_text(prefix))
         .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        .bounded(&self.target)
+        .await?;
+        self.target.end_read(tx).await;
         let mut out = rows
             .iter()
             .map(|r| {
@@ -423,18 +450,52 @@ impl MemoryWrite for PgMemory {
         value: &Json,
         ttl_minutes: Option<f64>,
     ) -> Result<PutOutcome, StoreError> {
+        self.put_in(namespace, key, value, ttl_minutes)
+            .await
+            .map_err(|e| e.during(|| writing_item(namespace, key)))
+    }
+
+    async fn delete(
+        &self,
+        namespace: &[String],
+        key: &str,
+    ) -> Result<Option<DeleteOutcome>, StoreError> {
+        self.delete_in(namespace, key)
+            .await
+            .map_err(|e| e.during(|| writing_item(namespace, key)))
+    }
+}
+
+/// What writing an item of the memory Store is called in messages.
+fn writing_item(namespace: &[String], key: &str) -> String {
+    format!(
+        "writing item {} of namespace {}",
+        key.escape_debug(),
+        prefix_text(namespace).escape_debug()
+    )
+}
+
+impl PgMemory {
+    async fn put_in(
+        &self,
+        namespace: &[String],
+        key: &str,
+        value: &Json,
+        ttl_minutes: Option<f64>,
+    ) -> Result<PutOutcome, StoreError> {
         check_put(&self.schema, namespace, value, ttl_minutes)?;
         let prefix = prefix_text(namespace);
         let text = serde_json::to_string(value)
             .map_err(|e| StoreError::InvalidInput(format!("the value cannot be stored: {e}")))?;
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
         let existed: bool =
             query("SELECT EXISTS (SELECT 1 FROM store WHERE prefix = $1 AND key = $2) AS e".into())
                 .bind(prefix.clone())
                 .bind(key.to_owned())
                 .fetch_one(&mut *tx)
-                .await
-                .and_then(|r| r.try_get("e"))
+                .bounded(&self.target)
+                .await?
+                .try_get("e")
                 .map_err(|e| self.err(e))?;
         let removed_vectors = self.remove_vectors(&mut tx, &prefix, key).await?;
         // Python: `INSERT … VALUES (…, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, NOW() + '<ttl*60>
@@ -463,12 +524,12 @@ impl MemoryWrite for PgMemory {
         if self.schema.has_expires_at || self.schema.has_ttl_minutes {
             q = q.bind(ttl_minutes);
         }
-        q.execute(&mut *tx).await.map_err(|e| self.err(e))?;
+        q.execute(&mut *tx).bounded(&self.target).await?;
         let item = self
             .get_in(&mut tx, namespace, key)
             .await?
             .ok_or_else(|| StoreError::Query("the item just written cannot be read back".into()))?;
-        tx.commit().await.map_err(|e| self.err(e))?;
+        tx.commit().bounded(&self.target).await?;
         Ok(PutOutcome {
             item,
             created: !existed,
@@ -476,16 +537,16 @@ impl MemoryWrite for PgMemory {
         })
     }
 
-    async fn delete(
+    async fn delete_in(
         &self,
         namespace: &[String],
         key: &str,
     ) -> Result<Option<DeleteOutcome>, StoreError> {
         check_labels(namespace, "namespace")?;
         let prefix = prefix_text(namespace);
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
+        let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
         let Some(item) = self.get_in(&mut tx, namespace, key).await? else {
-            let _ = tx.rollback().await;
+            self.target.end_read(tx).await;
             return Ok(None);
         };
         // The foreign key would cascade; deleting them first also counts them.
@@ -494,9 +555,9 @@ impl MemoryWrite for PgMemory {
             .bind(prefix)
             .bind(key.to_owned())
             .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        tx.commit().await.map_err(|e| self.err(e))?;
+            .bounded(&self.target)
+            .await?;
+        tx.commit().bounded(&self.target).await?;
         Ok(Some(DeleteOutcome {
             item,
             removed_vectors: removed.len() as u64,
@@ -520,8 +581,11 @@ impl PgMemory {
         .bind(prefix.to_owned())
         .bind(key.to_owned())
         .fetch_all(&mut *conn)
-        .await
-        .and_then(|rows| rows.iter().map(|r| r.try_get("field_name")).collect())
+        .bounded(&self.target)
+        .await?
+        .iter()
+        .map(|r| r.try_get("field_name"))
+        .collect::<Result<_, _>>()
         .map_err(|e| self.err(e))?;
         fields.sort();
         Ok(fields)

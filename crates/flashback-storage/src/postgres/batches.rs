@@ -5,8 +5,10 @@
 //! again, plans and deletes the threads still as judged, and commits. A dry run reads
 //! everything in one `REPEATABLE READ READ ONLY` transaction and locks nothing.
 
+use super::target::Target;
 use crate::maintenance::guard::{Batches, Guarded, Mark, PruneRun};
 use crate::maintenance::{retain, ThreadPrune};
+use crate::postgres::limits::Bounded as _;
 use crate::StoreError;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgPool};
@@ -30,11 +32,11 @@ fn err(e: sqlx::Error) -> StoreError {
 }
 
 /// Lock the saver's tables against writers for the rest of the transaction on `conn`.
-pub(crate) async fn lock_tables(conn: &mut PgConnection) -> Result<(), StoreError> {
+pub(crate) async fn lock_tables(conn: &mut PgConnection, db: &Target) -> Result<(), StoreError> {
     sqlx::raw_sql(LOCK_SAVER_TABLES)
         .execute(&mut *conn)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
     Ok(())
 }
 
@@ -45,6 +47,7 @@ pub(crate) async fn lock_tables(conn: &mut PgConnection) -> Result<(), StoreErro
 /// checkpoint itself.
 pub(crate) async fn marks(
     conn: &mut PgConnection,
+    db: &Target,
     threads: &[String],
 ) -> Result<HashMap<String, Mark>, StoreError> {
     let rows = sqlx::query(
@@ -62,8 +65,8 @@ pub(crate) async fn marks(
     .persistent(false)
     .bind(threads)
     .fetch_all(&mut *conn)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
         let id: String = r.try_get(0).map_err(err)?;
@@ -90,26 +93,46 @@ pub(crate) trait PruneStep: Send + Sync {
     ) -> Result<Vec<ThreadPrune>, StoreError>;
 }
 
+/// Each thread's [`Mark`], read on a pooled connection (see [`marks`]).
+pub(crate) async fn thread_marks(
+    pool: &PgPool,
+    db: &Target,
+    threads: &[String],
+) -> Result<HashMap<String, Mark>, StoreError> {
+    let reading = async {
+        let mut conn = db.acquire(pool).await?;
+        marks(&mut conn, db, threads).await
+    };
+    reading
+        .await
+        .map_err(|e| e.during(|| format!("reading what changed in {} threads", threads.len())))
+}
+
 /// Run a guarded prune of `guards` in short transactions on one connection of `pool`.
 pub(crate) async fn prune_in_batches(
     pool: &PgPool,
+    db: &Target,
     guards: &[Guarded],
     dry_run: bool,
     step: &dyn PruneStep,
 ) -> Result<PruneRun, StoreError> {
+    let pruning = || format!("pruning {} threads", guards.len());
     let mut b = Batches::new(guards, dry_run);
     let group = if dry_run { retain::RETAIN_CHUNK } else { GROUP };
     while b.more() {
         let begin = if dry_run { BEGIN_READ } else { "BEGIN" };
-        let mut tx = pool.begin_with(begin).await.map_err(|e| b.failed(err(e)))?;
+        let mut tx = db
+            .begin(pool, begin)
+            .await
+            .map_err(|e| b.failed(e.during(pruning)))?;
         b.begin();
         let done = async {
             if !dry_run {
-                lock_tables(&mut tx).await?;
+                lock_tables(&mut tx, db).await?;
             }
             while let Some(guards) = b.group(group) {
                 let ids: Vec<String> = guards.iter().map(|g| g.thread_id.clone()).collect();
-                let now = marks(&mut tx, &ids).await?;
+                let now = marks(&mut tx, db, &ids).await?;
                 let go = b.judge(guards, &now);
                 if !go.is_empty() {
                     let tallies = step.step(&mut tx, &go, dry_run).await?;
@@ -119,16 +142,16 @@ pub(crate) async fn prune_in_batches(
             Ok::<_, StoreError>(())
         }
         .await;
+        // An error drops the transaction: rolled back before the connection is reused.
         if let Err(e) = done {
-            let _ = tx.rollback().await;
-            return Err(b.failed(e));
+            return Err(b.failed(e.during(pruning)));
         }
         let end = if dry_run {
-            tx.rollback().await
+            tx.rollback().bounded(db).await
         } else {
-            tx.commit().await
+            tx.commit().bounded(db).await
         };
-        end.map_err(|e| b.failed(err(e)))?;
+        end.map_err(|e| b.failed(e.during(pruning)))?;
         b.committed();
     }
     Ok(b.finish())

@@ -135,8 +135,11 @@ impl PostgresStore {
         let query = sql.query();
         let mut rows = query.fetch(tx);
         let (mut batch, mut bytes) = (Vec::new(), 0usize);
-        while let Some(row) = std::future::poll_fn(|cx| rows.as_mut().poll_next(cx)).await {
-            let row = row.map_err(|e| self.err(e))?;
+        while let Some(row) = self
+            .target
+            .wait_row(std::future::poll_fn(|cx| rows.as_mut().poll_next(cx)))
+            .await?
+        {
             bytes += row
                 .try_get::<Option<&[u8]>, _>("blob")
                 .ok()

@@ -2,15 +2,17 @@
 //! each in one `REPEATABLE READ` transaction.
 
 use super::batches;
+use super::target::Target;
 use super::PostgresStore;
 use crate::maintenance::plan::{
-    check_guards, copy_args, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
+    check_guards, copy_args, copying, not_empty, plan, BlobKey, CpRow, Job, Plan, Select, Snapshot,
 };
 use crate::maintenance::{
     retain, Guarded, Mark, PruneRun, ThreadPrune, VacuumPreview, VacuumReport,
 };
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
+use crate::postgres::limits::Bounded as _;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, PgConnection, PgPool};
@@ -40,10 +42,15 @@ fn shallow_error(schema: &SchemaInfo) -> StoreError {
 #[async_trait]
 impl SaverMaintenance for PostgresStore {
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
-        copy(self.pool(), self.schema(), source, target).await
+        copy(self.pool(), &self.target, self.schema(), source, target)
+            .await
+            .map_err(|e| e.during(|| copying(source, target)))
     }
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
-        maintain(self.pool(), self.schema(), job, dry_run).await
+        let what = job.describe();
+        maintain(self.pool(), &self.target, self.schema(), job, dry_run)
+            .await
+            .map_err(|e| e.during(|| what))
     }
     async fn prune_measured(
         &self,
@@ -59,8 +66,8 @@ impl SaverMaintenance for PostgresStore {
         if self.schema().shallow {
             return Err(shallow_error(self.schema()));
         }
-        let step = Retain(retain::select(strategy, keep_last));
-        batches::prune_in_batches(self.pool(), &threads, dry_run, &step).await
+        let step = Retain(retain::select(strategy, keep_last), &self.target);
+        batches::prune_in_batches(self.pool(), &self.target, &threads, dry_run, &step).await
     }
     async fn thread_marks(
         &self,
@@ -69,22 +76,21 @@ impl SaverMaintenance for PostgresStore {
         if self.schema().shallow {
             return Err(shallow_error(self.schema()));
         }
-        let mut conn = self.pool().acquire().await.map_err(err)?;
-        batches::marks(&mut conn, thread_ids).await
+        batches::thread_marks(self.pool(), &self.target, thread_ids).await
     }
     async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
-        vacuum_tables(self.pool()).await
+        vacuum_tables(self.pool(), &self.target).await
     }
     async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
-        vacuum_preview_tables(self.pool()).await
+        vacuum_preview_tables(self.pool(), &self.target).await
     }
 }
 
 /// A measured prune's step on LangGraph's schema: snapshot, plan, tally, delete.
-struct Retain(Select<'static>);
+struct Retain<'a>(Select<'static>, &'a Target);
 
 #[async_trait]
-impl batches::PruneStep for Retain {
+impl batches::PruneStep for Retain<'_> {
     async fn step(
         &self,
         conn: &mut PgConnection,
@@ -92,10 +98,10 @@ impl batches::PruneStep for Retain {
         dry_run: bool,
     ) -> Result<Vec<ThreadPrune>, StoreError> {
         let versions = !matches!(self.0, Select::Delete);
-        let snap = snapshot(conn, threads, versions).await?;
+        let snap = snapshot(conn, self.1, threads, versions).await?;
         let plan = plan(&snap, threads, &self.0);
         if !dry_run && !plan.is_empty() {
-            apply(conn, &plan).await?;
+            apply(conn, self.1, &plan).await?;
         }
         Ok(retain::tally(&snap, &plan, threads))
     }
@@ -106,14 +112,14 @@ impl batches::PruneStep for Retain {
 const SAVER_TABLES: [&str; 3] = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
 
 /// `pg_total_relation_size` of [`SAVER_TABLES`], summed.
-async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
+async fn tables_size(conn: &mut sqlx::PgConnection, db: &Target) -> Result<u64, StoreError> {
     let mut total = 0u64;
     for table in SAVER_TABLES {
         let row = query("SELECT coalesce(pg_total_relation_size(to_regclass($1)), 0)::int8")
             .bind(table)
             .fetch_one(&mut *conn)
-            .await
-            .map_err(err)?;
+            .bounded(db)
+            .await?;
         let n: i64 = row.try_get(0).map_err(err)?;
         total += n.max(0) as u64;
     }
@@ -122,10 +128,19 @@ async fn tables_size(conn: &mut sqlx::PgConnection) -> Result<u64, StoreError> {
 
 /// What `VACUUM ANALYZE` would work through; it does not stop writers (a plain VACUUM takes
 /// `SHARE UPDATE EXCLUSIVE`). Shared with the three-table store on Postgres.
-pub(crate) async fn vacuum_preview_tables(pool: &PgPool) -> Result<VacuumPreview, StoreError> {
-    let mut conn = pool.acquire().await.map_err(err)?;
+pub(crate) async fn vacuum_preview_tables(
+    pool: &PgPool,
+    db: &Target,
+) -> Result<VacuumPreview, StoreError> {
+    let measuring = async {
+        let mut conn = db.acquire(pool).await?;
+        tables_size(&mut conn, db).await
+    };
+    let bytes = measuring
+        .await
+        .map_err(|e| e.during(|| "measuring the checkpoint tables".into()))?;
     Ok(VacuumPreview {
-        bytes: tables_size(&mut conn).await?,
+        bytes,
         blocks_writers: false,
         seconds: 0,
         open_elsewhere: None,
@@ -135,21 +150,28 @@ pub(crate) async fn vacuum_preview_tables(pool: &PgPool) -> Result<VacuumPreview
 /// `VACUUM ANALYZE` of the saver's tables (outside any transaction: the simple protocol on
 /// one connection), with their total size before and after. Shared with the three-table
 /// store on Postgres.
-pub(crate) async fn vacuum_tables(pool: &PgPool) -> Result<VacuumReport, StoreError> {
-    let mut conn = pool.acquire().await.map_err(err)?;
-    let bytes_before = tables_size(&mut conn).await?;
+pub(crate) async fn vacuum_tables(pool: &PgPool, db: &Target) -> Result<VacuumReport, StoreError> {
+    vacuum_measured(pool, db)
+        .await
+        .map_err(|e| e.during(|| "vacuuming the checkpoint tables".into()))
+}
+
+async fn vacuum_measured(pool: &PgPool, db: &Target) -> Result<VacuumReport, StoreError> {
+    let mut conn = db.acquire(pool).await?;
+    let bytes_before = tables_size(&mut conn, db).await?;
     sqlx::raw_sql("VACUUM ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
         .execute(&mut *conn)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
     Ok(VacuumReport {
         bytes_before,
-        bytes_after: tables_size(&mut conn).await?,
+        bytes_after: tables_size(&mut conn, db).await?,
     })
 }
 
 async fn copy(
     pool: &PgPool,
+    db: &Target,
     schema: &SchemaInfo,
     source: &str,
     target: &str,
@@ -158,7 +180,7 @@ async fn copy(
     if schema.shallow {
         return Err(shallow_error(schema));
     }
-    let mut tx = pool.begin_with(BEGIN_WRITE).await.map_err(err)?;
+    let mut tx = db.begin(pool, BEGIN_WRITE).await?;
     let busy: bool = query(
         "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1) \
          OR EXISTS (SELECT 1 FROM checkpoint_blobs WHERE thread_id = $1) \
@@ -166,12 +188,12 @@ async fn copy(
     )
     .bind(target)
     .fetch_one(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .try_get(0)
     .map_err(err)?;
     if busy {
-        let _ = tx.rollback().await;
+        drop(tx);
         return Err(not_empty(target));
     }
     let checkpoints = query(
@@ -182,8 +204,8 @@ async fn copy(
     .bind(source)
     .bind(target)
     .execute(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .rows_affected();
     let blobs = query(
         "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
@@ -193,8 +215,8 @@ async fn copy(
     .bind(source)
     .bind(target)
     .execute(&mut *tx)
-    .await
-    .map_err(err)?
+    .bounded(db)
+    .await?
     .rows_affected();
     let writes_sql = if schema.has_task_path {
         "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
@@ -209,10 +231,10 @@ async fn copy(
         .bind(source)
         .bind(target)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
-    tx.commit().await.map_err(err)?;
+    tx.commit().bounded(db).await?;
     Ok(CopyReport {
         checkpoints,
         writes,
@@ -222,6 +244,7 @@ async fn copy(
 
 async fn maintain(
     pool: &PgPool,
+    db: &Target,
     schema: &SchemaInfo,
     job: Job,
     dry_run: bool,
@@ -240,39 +263,29 @@ async fn maintain(
     if schema.shallow {
         return Err(shallow_error(schema));
     }
-    let mut tx = pool
-        .begin_with(if dry_run { BEGIN_READ } else { BEGIN_WRITE })
-        .await
-        .map_err(err)?;
+    let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };
+    let mut tx = db.begin(pool, begin).await?;
     // Writers wait until this commits: the plan is made from every committed row and
     // carried out before anything new lands (`batches::LOCK_SAVER_TABLES`).
-    let locked = if dry_run {
-        Ok(())
-    } else {
-        batches::lock_tables(&mut tx).await
-    };
-    let result = match locked {
-        Ok(()) => maintain_in(&mut tx, &job, dry_run).await,
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(Some(report)) => {
-            tx.commit().await.map_err(err)?;
+    if !dry_run {
+        batches::lock_tables(&mut tx, db).await?;
+    }
+    // An error drops the transaction: rolled back before the connection is reused.
+    match maintain_in(&mut tx, db, &job, dry_run).await? {
+        Some(report) => {
+            tx.commit().bounded(db).await?;
             Ok(report)
         }
-        Ok(None) => {
-            let _ = tx.rollback().await;
+        None => {
+            db.end_read(tx).await;
             Ok(empty)
-        }
-        Err(e) => {
-            let _ = tx.rollback().await;
-            Err(e)
         }
     }
 }
 
 async fn maintain_in(
     tx: &mut PgConnection,
+    db: &Target,
     job: &Job,
     dry_run: bool,
 ) -> Result<Option<PruneReport>, StoreError> {
@@ -286,8 +299,8 @@ async fn maintain_in(
             )
             .bind(&ids)
             .fetch_all(&mut *tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .iter()
             .map(|r| r.try_get(0))
             .collect::<Result<_, _>>()
@@ -299,7 +312,7 @@ async fn maintain_in(
     if threads.is_empty() {
         return Ok(None);
     }
-    let snap = snapshot(tx, &threads, !matches!(select, Select::Delete)).await?;
+    let snap = snapshot(tx, db, &threads, !matches!(select, Select::Delete)).await?;
     let plan = plan(&snap, &threads, &select);
     if let Some(report) = job.stale(&plan, dry_run) {
         return Ok(report.into());
@@ -310,11 +323,12 @@ async fn maintain_in(
             ..plan.report
         }));
     }
-    apply(tx, &plan).await.map(Some)
+    apply(tx, db, &plan).await.map(Some)
 }
 
 async fn snapshot(
     tx: &mut PgConnection,
+    db: &Target,
     threads: &[String],
     versions: bool,
 ) -> Result<Snapshot, StoreError> {
@@ -337,8 +351,8 @@ async fn snapshot(
     )
     .bind(threads)
     .fetch_all(&mut *tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     let mut index: HashMap<(String, String, String), usize> = HashMap::new();
     for r in &rows {
         let v: Option<String> = r.try_get(4).map_err(err)?;
@@ -374,8 +388,8 @@ async fn snapshot(
         )
         .bind(threads)
         .fetch_all(&mut *tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
         for r in &rows {
             let key: (String, String, String) = (
                 r.try_get(0).map_err(err)?,
@@ -397,8 +411,8 @@ async fn snapshot(
     .bind(threads)
     .bind(TASKS)
     .fetch_all(&mut *tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     for r in &rows {
         let n: i64 = r.try_get(3).map_err(err)?;
         let sends: Option<bool> = r.try_get(4).map_err(err)?;
@@ -418,8 +432,8 @@ async fn snapshot(
     )
     .bind(threads)
     .fetch_all(&mut *tx)
-    .await
-    .map_err(err)?;
+    .bounded(db)
+    .await?;
     for r in &rows {
         let key: BlobKey = (
             r.try_get(0).map_err(err)?,
@@ -438,7 +452,7 @@ fn column<T: Clone, const N: usize>(keys: &[[T; N]], i: usize) -> Vec<T> {
     keys.iter().map(|k| k[i].clone()).collect()
 }
 
-async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreError> {
+async fn apply(tx: &mut PgConnection, db: &Target, plan: &Plan) -> Result<PruneReport, StoreError> {
     let mut report = PruneReport {
         checkpoints: plan.report.checkpoints.clone(),
         ..Default::default()
@@ -447,19 +461,19 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         query("DELETE FROM checkpoints WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut *tx)
-            .await
-            .map_err(err)?;
+            .bounded(db)
+            .await?;
         report.blobs += query("DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut *tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .rows_affected();
         report.writes += query("DELETE FROM checkpoint_writes WHERE thread_id = ANY($1)")
             .bind(&plan.threads)
             .execute(&mut *tx)
-            .await
-            .map_err(err)?
+            .bounded(db)
+            .await?
             .rows_affected();
     }
     if !plan.namespaces.is_empty() {
@@ -476,8 +490,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(&t)
         .bind(&n)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
         report.writes += query(
             "DELETE FROM checkpoint_writes WHERE (thread_id, checkpoint_ns) IN \
              (SELECT * FROM unnest($1::text[], $2::text[]))",
@@ -485,8 +499,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(&t)
         .bind(&n)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     if !plan.checkpoints.is_empty() {
@@ -504,8 +518,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(&n)
         .bind(&i)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
         query(
             "DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) IN \
@@ -515,8 +529,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(&n)
         .bind(&i)
         .execute(&mut *tx)
-        .await
-        .map_err(err)?;
+        .bounded(db)
+        .await?;
     }
     if !plan.parents.is_empty() {
         let keys: Vec<[String; 3]> = plan
@@ -533,8 +547,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(column(&keys, 1))
         .bind(column(&keys, 2))
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     if !plan.blobs.is_empty() {
@@ -552,8 +566,8 @@ async fn apply(tx: &mut PgConnection, plan: &Plan) -> Result<PruneReport, StoreE
         .bind(column(&keys, 2))
         .bind(column(&keys, 3))
         .execute(&mut *tx)
-        .await
-        .map_err(err)?
+        .bounded(db)
+        .await?
         .rows_affected();
     }
     Ok(report)

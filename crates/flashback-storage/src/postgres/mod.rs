@@ -30,18 +30,20 @@
 
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
+pub(crate) use limits::pool_with;
+use limits::{within, Limits};
 pub(crate) use schema::THREE_TABLE;
 use schema::{detect_schema, UNKNOWN_LAYOUT};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{Connection as _, Postgres};
+use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::Postgres;
 use std::str::FromStr as _;
 use std::sync::Arc;
-use std::time::Duration;
 use target::Target;
 
 mod assemble;
 pub(crate) mod batches;
 mod blobs;
+pub(crate) mod limits;
 pub(crate) mod maintenance;
 mod read;
 mod rows;
@@ -50,13 +52,9 @@ pub(crate) mod sql;
 pub(crate) mod target;
 mod threads;
 mod tls;
-mod write;
+pub(crate) mod write;
 pub(crate) mod write_rows;
 
-/// Connections in the pool.
-const MAX_CONNECTIONS: u32 = 4;
-/// How long connecting (or waiting for a pooled connection) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How every read starts.
 pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /// The blobs of one `list_tuples` call are fetched in up to this many queries (each streamed
@@ -71,6 +69,8 @@ const TASKS: &str = "__pregel_tasks";
 /// with the options that worked and the redacting target: a refused port or a bad password
 /// is reported at once and precisely (a pool would retry refused connections until its
 /// timeout). It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
+/// Connecting, and setting the statement limit, each take at most the connect limit
+/// (`limits.rs`).
 pub(crate) async fn connect_first(
     url: &str,
 ) -> Result<(sqlx::PgConnection, PgConnectOptions, Target), StoreError> {
@@ -81,28 +81,27 @@ pub(crate) async fn connect_first(
     if options.get_application_name().is_none() {
         options = options.application_name("flashback");
     }
+    let limits =
+        Limits::read(url, &options).map_err(|e| StoreError::InvalidInput(target.redact(e)))?;
     let (tls, options) =
         tls::plan(url, options).map_err(|e| StoreError::InvalidInput(target.redact(e)))?;
-    let target = target.with_options(&options).with_tls(&tls);
-    match tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(options)).await {
-        Ok(Ok((conn, options))) => Ok((conn, options, target)),
-        Ok(Err(e)) => Err(target.error(e, true)),
-        Err(_) => Err(StoreError::Connection(format!(
-            "timed out after {}s connecting to {}",
-            CONNECT_TIMEOUT.as_secs(),
-            target.server
-        ))),
-    }
-}
-
-/// The small lazy pool every Postgres store reads and writes through.
-pub(crate) fn pool_with(options: PgConnectOptions) -> PgPool {
-    PgPoolOptions::new()
-        .max_connections(MAX_CONNECTIONS)
-        .min_connections(0)
-        .acquire_timeout(CONNECT_TIMEOUT)
-        .idle_timeout(Some(Duration::from_secs(120)))
-        .connect_lazy_with(options)
+    let target = target
+        .with_options(&options)
+        .with_tls(&tls)
+        .with_limits(limits);
+    let connecting = || "connecting".to_owned();
+    let (mut conn, options) = match within(limits.connect, tls.connect(options)).await {
+        Some(connected) => connected.map_err(|e| target.error(e, true))?,
+        None => {
+            let after = limits.connect.unwrap_or_default();
+            return Err(target.timed_out(after).during(connecting));
+        }
+    };
+    limits
+        .prepare(&mut conn, &target)
+        .await
+        .map_err(|e| e.during(connecting))?;
+    Ok((conn, options, target))
 }
 
 /// A LangGraph Postgres checkpoint database, read through a small connection pool.
@@ -170,8 +169,10 @@ impl PostgresStore {
                 .await
                 .map(|schema| (schema, memory)),
             Err(e) => Err(e),
-        };
-        let _ = conn.close().await;
+        }
+        .map_err(|e| e.during(|| "reading which tables the database holds".into()));
+        let healthy = !matches!(&detected, Err(e) if e.is_timeout());
+        target.close(conn, healthy).await;
         let (schema, memory) = match detected {
             Ok((schema, memory)) => (Ok(schema), memory),
             Err(e) => (Err(e), None),
@@ -195,7 +196,7 @@ impl PostgresStore {
             other => other?,
         };
 
-        let pool = pool_with(options);
+        let pool = pool_with(options, &target);
         let memory =
             memory.map(|m| crate::memory::postgres::PgMemory::new(pool.clone(), target.clone(), m));
         Ok(PostgresStore {
@@ -271,14 +272,11 @@ impl PostgresStore {
 
     /// Close the pool's connections (they also close when the store is dropped).
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.target.close_pool(&self.pool).await;
     }
 
     async fn begin(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
-        self.pool
-            .begin_with(BEGIN_READ_ONLY)
-            .await
-            .map_err(|e| self.target.error(e, false))
+        self.target.begin(&self.pool, BEGIN_READ_ONLY).await
     }
 
     fn err(&self, e: sqlx::Error) -> StoreError {

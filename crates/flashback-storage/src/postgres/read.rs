@@ -18,12 +18,8 @@ impl PostgresStore {
     /// The rows of one query, in a read-only transaction of its own.
     pub(super) async fn read_rows(&self, sql: Sql) -> Result<Vec<PgRow>, StoreError> {
         let mut tx = self.begin().await?;
-        let rows = sql
-            .query()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let _ = tx.rollback().await;
+        let rows = self.target.wait(sql.query().fetch_all(&mut *tx)).await?;
+        self.target.end_read(tx).await;
         Ok(rows)
     }
 
@@ -90,13 +86,9 @@ impl PostgresStore {
     async fn load_tuples(&self, sql: Sql) -> Result<Vec<CheckpointTuple>, StoreError> {
         let shallow = self.info().shallow;
         let mut tx = self.begin().await?;
-        let rows = sql
-            .query()
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
+        let rows = self.target.wait(sql.query().fetch_all(&mut *tx)).await?;
         if rows.is_empty() {
-            let _ = tx.rollback().await;
+            self.target.end_read(tx).await;
             return Ok(Vec::new());
         }
         let keys = rows
@@ -135,7 +127,9 @@ impl PostgresStore {
             }
         }
         drop(batches);
-        let _ = tx.rollback().await;
+        if fetched.is_ok() {
+            self.target.end_read(tx).await;
+        }
         // A decoding error ends the stream early: it is the one to report.
         let blobs = joined(decoding).await??;
         fetched?;
@@ -228,11 +222,8 @@ impl PostgresStore {
         )
         .with(Arg::TextArray(ts))
         .with(Arg::TextArray(ns))
-        .with(Arg::TextArray(cs))
-        .query()
-        .fetch_all(tx)
-        .await
-        .map_err(|e| self.err(e))?;
+        .with(Arg::TextArray(cs));
+        let rows = self.target.wait(rows.query().fetch_all(tx)).await?;
         let mut texts: HashMap<(usize, String), Option<String>> = HashMap::new();
         for r in &rows {
             let i: i64 = r.try_get("i").map_err(|e| self.err(e))?;
@@ -306,7 +297,7 @@ impl PostgresStore {
             .with(Arg::TextArray(ns))
             .with(Arg::TextArray(cs))
         };
-        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
+        self.target.wait(sql.query().fetch_all(tx)).await
     }
 
     /// Pending sends of pre-v4 rows.
@@ -358,7 +349,7 @@ impl PostgresStore {
         ))
         .with(Arg::TextArray(ts))
         .with(Arg::TextArray(ks));
-        sql.query().fetch_all(tx).await.map_err(|e| self.err(e))
+        self.target.wait(sql.query().fetch_all(tx)).await
     }
 }
 
@@ -369,7 +360,9 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        self.writes_of_thread(thread_id).await
+        self.writes_of_thread(thread_id)
+            .await
+            .map_err(|e| e.during(|| reading_writes(thread_id)))
     }
 
     async fn thread_writes_mentioning(
@@ -377,7 +370,9 @@ impl CheckpointStore for PostgresStore {
         thread_id: &str,
         needle: &str,
     ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
-        self.writes_mentioning(thread_id, needle).await
+        self.writes_mentioning(thread_id, needle)
+            .await
+            .map_err(|e| e.during(|| reading_writes(thread_id)))
     }
 
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
@@ -387,7 +382,14 @@ impl CheckpointStore for PostgresStore {
         let mut sql = Sql::new("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ");
         let t = sql.arg(Arg::Text(thread_id.to_owned()));
         sql.text.push_str(&t);
-        let rows = self.read_rows(sql).await?;
+        let rows = self.read_rows(sql).await.map_err(|e| {
+            e.during(|| {
+                format!(
+                    "reading the namespaces of thread {}",
+                    thread_id.escape_debug()
+                )
+            })
+        })?;
         let mut out = rows
             .iter()
             .map(|r| r.try_get::<String, _>("checkpoint_ns"))
@@ -407,7 +409,10 @@ impl CheckpointStore for PostgresStore {
                  THEN {column} END AS sample FROM {table} LIMIT {}",
                 crate::sealed::PROBE_ROWS
             );
-            let rows = self.read_rows(Sql::new(&sql)).await?;
+            let rows = self
+                .read_rows(Sql::new(&sql))
+                .await
+                .map_err(|e| e.during(|| "checking whether the database is encrypted".into()))?;
             for r in &rows {
                 let tag: Option<String> = r.try_get("type").map_err(|e| self.err(e))?;
                 let sample: Option<Vec<u8>> = r.try_get("sample").map_err(|e| self.err(e))?;
@@ -423,11 +428,15 @@ impl CheckpointStore for PostgresStore {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.threads_where(None).await
+        self.threads_where(None)
+            .await
+            .map_err(|e| e.during(|| READING_THREADS.into()))
     }
 
     async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.threads_where(Some(limit)).await
+        self.threads_where(Some(limit))
+            .await
+            .map_err(|e| e.during(|| READING_THREADS.into()))
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
@@ -445,7 +454,10 @@ impl CheckpointStore for PostgresStore {
              jsonb_typeof(checkpoint) = 'object' AS is_object FROM checkpoints"
         );
         let sql = self.list_sql(&select, query);
-        let rows = self.read_rows(sql).await?;
+        let rows = self
+            .read_rows(sql)
+            .await
+            .map_err(|e| e.during(|| query.reading()))?;
         rows.iter()
             .map(|r| {
                 let metadata: Option<String> = r.try_get("metadata")?;
@@ -476,13 +488,39 @@ impl CheckpointStore for PostgresStore {
             return Ok(Vec::new());
         }
         let sql = self.list_sql(&self.tuple_select(), query);
-        self.load_tuples(sql).await
+        self.load_tuples(sql)
+            .await
+            .map_err(|e| e.during(|| query.reading()))
     }
 
-    /// The keys with a checkpoint id in batches, each one join against `unnest(…)` loaded
-    /// with a fixed number of queries (a list of 20,000 threads was 20,000 round trips); the
-    /// others (the namespace's latest) one by one.
     async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        self.tuples_of(keys)
+            .await
+            .map_err(|e| e.during(|| format!("reading {} checkpoints", keys.len())))
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let mut out = self.selecting(keep.clone()).get_tuples(keys).await?;
+        // Inline primitives come with the document: keep the selection's values only.
+        for t in out.iter_mut().flatten() {
+            t.checkpoint.retain_channel_values(&keep);
+        }
+        Ok(out)
+    }
+}
+
+impl PostgresStore {
+    /// [`CheckpointStore::get_tuples`]: the keys with a checkpoint id in batches, each one
+    /// join against `unnest(…)` loaded with a fixed number of queries (a list of 20,000
+    /// threads was 20,000 round trips); the others (the namespace's latest) one by one.
+    async fn tuples_of(
         &self,
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
@@ -510,19 +548,6 @@ impl CheckpointStore for PostgresStore {
             if !(batched && id.is_some()) {
                 out[i] = self.get_tuple(thread_id, ns, *id).await?;
             }
-        }
-        Ok(out)
-    }
-
-    async fn get_tuples_selecting(
-        &self,
-        keys: &[(&str, &str, Option<&str>)],
-        keep: ChannelFilter,
-    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let mut out = self.selecting(keep.clone()).get_tuples(keys).await?;
-        // Inline primitives come with the document: keep the selection's values only.
-        for t in out.iter_mut().flatten() {
-            t.checkpoint.retain_channel_values(&keep);
         }
         Ok(out)
     }

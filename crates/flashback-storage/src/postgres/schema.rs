@@ -5,6 +5,7 @@ use super::sql::{Arg, Sql};
 use super::target::Target;
 use super::BEGIN_READ_ONLY;
 use crate::model::{Backend, Holds, SchemaInfo};
+use crate::postgres::limits::Bounded as _;
 use crate::Dialect;
 use crate::StoreError;
 use sqlx::postgres::PgConnection;
@@ -35,7 +36,7 @@ pub(super) async fn detect_schema(
     has_store: bool,
 ) -> Result<SchemaInfo, StoreError> {
     let err = |e: sqlx::Error| target.error(e, false);
-    let mut tx = conn.begin_with(BEGIN_READ_ONLY).await.map_err(err)?;
+    let mut tx = conn.begin_with(BEGIN_READ_ONLY).bounded(target).await?;
 
     // Columns of the tables the search_path resolves the four names to (as Python's
     // unqualified SQL would).
@@ -49,8 +50,8 @@ pub(super) async fn detect_schema(
     .with(Arg::TextArray(TABLES.iter().map(|t| (*t).to_owned()).collect()))
     .query()
     .fetch_all(&mut *tx)
-    .await
-    .map_err(err)?;
+    .bounded(target)
+    .await?;
     let mut tables: HashMap<String, Vec<(String, String)>> = HashMap::new();
     for r in &rows {
         let table: String = r.try_get("name").map_err(err)?;
@@ -63,7 +64,7 @@ pub(super) async fn detect_schema(
         .get("checkpoints")
         .is_some_and(|cols| cols.iter().any(|(c, _)| c == "checkpoint_ns_hash"))
     {
-        let _ = tx.rollback().await;
+        target.end_read(tx).await;
         return Err(StoreError::UnsupportedSchema {
             found: THREE_TABLE.into(),
         });
@@ -74,7 +75,7 @@ pub(super) async fn detect_schema(
         .filter(|t| !tables.contains_key(*t))
         .collect();
     if has_store && missing.len() == 3 {
-        let _ = tx.rollback().await;
+        target.end_read(tx).await;
         return Ok(SchemaInfo {
             backend: Backend::Postgres,
             has_task_path: true,
@@ -94,17 +95,17 @@ pub(super) async fn detect_schema(
         )
         .query()
         .fetch_all(&mut *tx)
-        .await
-        .map_err(err)?;
+        .bounded(target)
+        .await?;
         let schemas: Vec<String> = Sql::new("SELECT unnest(current_schemas(false))::text AS s")
             .query()
             .fetch_all(&mut *tx)
-            .await
-            .map_err(err)?
+            .bounded(target)
+            .await?
             .iter()
             .filter_map(|r| r.try_get::<String, _>("s").ok())
             .collect();
-        let _ = tx.rollback().await;
+        target.end_read(tx).await;
         let names: Vec<String> = present
             .iter()
             .filter_map(|r| {
@@ -237,7 +238,7 @@ pub(super) async fn detect_schema(
         }
     }
     if !problems.is_empty() {
-        let _ = tx.rollback().await;
+        target.end_read(tx).await;
         return Err(StoreError::UnsupportedSchema {
             found: format!("{UNKNOWN_LAYOUT}: {}", problems.join("; ")),
         });
@@ -248,8 +249,8 @@ pub(super) async fn detect_schema(
         let r = Sql::new("SELECT min(v)::bigint AS lo, max(v)::bigint AS hi, count(*) AS n FROM checkpoint_migrations")
             .query()
             .fetch_one(&mut *tx)
-            .await
-            .map_err(err)?;
+            .bounded(target)
+            .await?;
         let lo: Option<i64> = r.try_get("lo").map_err(err)?;
         let hi: Option<i64> = r.try_get("hi").map_err(err)?;
         let n: i64 = r.try_get("n").map_err(err)?;
@@ -259,18 +260,23 @@ pub(super) async fn detect_schema(
     };
     // LangGraph.js's PostgresSaver: integer channel versions (one row tells: a database is
     // written by one program); with no checkpoint yet, JS's migrations (0..4, no task_path).
-    let version_kind: Option<String> = Sql::new(
+    let version_kind = Sql::new(
         "SELECT jsonb_typeof(e.value) AS t FROM (SELECT checkpoint FROM checkpoints LIMIT 1) c, \
          jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
          THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) e LIMIT 1",
-    )
-    .query()
-    .fetch_optional(&mut *tx)
-    .await
-    .ok()
-    .flatten()
-    .and_then(|r| r.try_get("t").ok());
-    let _ = tx.rollback().await;
+    );
+    let version_kind: Option<String> = match version_kind
+        .query()
+        .fetch_optional(&mut *tx)
+        .bounded(target)
+        .await
+    {
+        Ok(row) => row.and_then(|r| r.try_get("t").ok()),
+        // A row that cannot be read says nothing; a server that does not answer does.
+        Err(e) if e.is_timeout() => return Err(e),
+        Err(_) => None,
+    };
+    target.end_read(tx).await;
 
     let migration_version = migrations.and_then(|(_, hi, _)| hi);
     let dialect = match version_kind.as_deref() {

@@ -1,7 +1,7 @@
 //! The connection target (for messages, never the password) and driver error mapping.
 
+use super::limits::{Limits, NO_LIMIT};
 use super::tls::{rustls_error, Roots, SslMode, TlsPlan};
-use super::CONNECT_TIMEOUT;
 use crate::pgurl::{percent_decode_lossy, PgUrl};
 use crate::StoreError;
 use sqlx::postgres::PgConnectOptions;
@@ -18,6 +18,8 @@ pub(crate) struct Target {
     /// The `sslmode` asked for and the trusted roots, for messages about TLS.
     sslmode: SslMode,
     roots: Roots,
+    /// How long connecting and each statement may take.
+    limits: Limits,
 }
 
 impl Target {
@@ -48,6 +50,7 @@ impl Target {
             secrets,
             sslmode: SslMode::Prefer,
             roots: Roots::None,
+            limits: Limits::default(),
         }
     }
 
@@ -70,8 +73,22 @@ impl Target {
         self
     }
 
+    pub(super) fn with_limits(mut self, limits: Limits) -> Target {
+        self.limits = limits;
+        self
+    }
+
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
     pub(crate) fn describe(&self) -> String {
         format!("{}@{}/{}", self.user, self.server, self.database)
+    }
+
+    /// `host:port/database` (or `socket <path>/database`), for messages about the server.
+    pub(crate) fn place(&self) -> String {
+        format!("{}/{}", self.server, self.database)
     }
 
     pub(super) fn redact(&self, mut message: String) -> String {
@@ -106,6 +123,13 @@ impl Target {
                         "database {:?} does not exist on {server}",
                         self.database
                     )),
+                    // The server's own `statement_timeout`, the one Flashback set (the text is
+                    // the only difference from a cancel asked for by hand).
+                    "57014" if message.contains("statement timeout") => match self.limits.statement
+                    {
+                        Some(limit) => self.timed_out(limit),
+                        None => StoreError::Query(format!("{message} (SQLSTATE 57014)")),
+                    },
                     c if c.starts_with("08") || c == "57P03" || c == "53300" => {
                         StoreError::Connection(format!("{server}: {message} (SQLSTATE {c})"))
                     }
@@ -125,10 +149,8 @@ impl Target {
             sqlx::Error::Tls(tls) => {
                 StoreError::Connection(format!("{server}: TLS: {tls} ({})", self.tls_context()))
             }
-            sqlx::Error::PoolTimedOut => StoreError::Connection(format!(
-                "timed out after {}s waiting for a connection to {server}",
-                CONNECT_TIMEOUT.as_secs()
-            )),
+            // Connecting, or every pooled connection busy, past the connect limit.
+            sqlx::Error::PoolTimedOut => self.timed_out(self.limits.connect.unwrap_or(NO_LIMIT)),
             sqlx::Error::PoolClosed => {
                 StoreError::Connection(format!("the connection pool to {server} is closed"))
             }

@@ -23,6 +23,7 @@
 
 use super::PostgresStore;
 use crate::pgurl::{percent_decode_lossy, PgUrl};
+use crate::postgres::limits::Bounded as _;
 use crate::StoreError;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -381,8 +382,8 @@ impl PostgresStore {
         let ssl: Option<bool> =
             sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
                 .fetch_optional(self.pool())
-                .await
-                .map_err(|e| self.err(e))?;
+                .bounded(&self.target)
+                .await?;
         Ok(ssl.unwrap_or(false))
     }
 }

@@ -26,7 +26,10 @@ use super::schema::detect_schema;
 use super::write_rows::{check_text, PutRows, WriteRows};
 use super::PostgresStore;
 use crate::model::{Checkpoint, Version, Versions};
-use crate::saver::{writes_replace, CheckpointSaver, PutRequest, WriteBatch};
+use crate::postgres::limits::Bounded as _;
+use crate::saver::{
+    deleting, writes_replace, writing, writing_batch, CheckpointSaver, PutRequest, WriteBatch,
+};
 use crate::{Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::Decoded;
@@ -111,70 +114,78 @@ impl CheckpointSaver for PostgresStore {
     /// Unlike Python, a database holding the deprecated shallow saver's tables is refused:
     /// the full saver's migrations would be recorded on top of them.
     async fn setup(&self) -> Result<(), StoreError> {
-        if self.info().shallow {
-            return Err(StoreError::UnsupportedSchema {
-                found: format!(
-                    "{}: setup() of the full saver would mix its migrations into the shallow \
-                     saver's tables",
-                    self.info().description
-                ),
-            });
-        }
-        let mut conn = self.pool.acquire().await.map_err(|e| self.err(e))?;
-        sqlx::raw_sql(MIGRATIONS[0])
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
-        let current: Option<i32> =
-            sqlx::query_scalar("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1")
-                .persistent(false)
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-        let next = usize::try_from(current.map_or(0, |v| i64::from(v) + 1)).unwrap_or(0);
-        for (v, migration) in MIGRATIONS.iter().enumerate().skip(next) {
-            sqlx::raw_sql(*migration)
+        let step = async {
+            if self.info().shallow {
+                return Err(StoreError::UnsupportedSchema {
+                    found: format!(
+                        "{}: setup() of the full saver would mix its migrations into the shallow \
+                         saver's tables",
+                        self.info().description
+                    ),
+                });
+            }
+            let mut conn = self.target.acquire(&self.pool).await?;
+            sqlx::raw_sql(MIGRATIONS[0])
                 .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-            query("INSERT INTO checkpoint_migrations (v) VALUES ($1)")
-                .bind(v as i32)
-                .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        let detected =
-            detect_schema(&mut conn, &self.target, self.memory_reader().is_some()).await?;
-        drop(conn);
-        if detected != *self.info() {
-            // Set once: after a setup the schema is final (migrations 0–9).
-            let _ = self.after_setup.set(detected);
-        }
-        Ok(())
+                .bounded(&self.target)
+                .await?;
+            let current: Option<i32> =
+                sqlx::query_scalar("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1")
+                    .persistent(false)
+                    .fetch_optional(&mut *conn)
+                    .bounded(&self.target)
+                    .await?;
+            let next = usize::try_from(current.map_or(0, |v| i64::from(v) + 1)).unwrap_or(0);
+            for (v, migration) in MIGRATIONS.iter().enumerate().skip(next) {
+                sqlx::raw_sql(*migration)
+                    .execute(&mut *conn)
+                    .bounded(&self.target)
+                    .await?;
+                query("INSERT INTO checkpoint_migrations (v) VALUES ($1)")
+                    .bind(v as i32)
+                    .execute(&mut *conn)
+                    .bounded(&self.target)
+                    .await?;
+            }
+            let detected =
+                detect_schema(&mut conn, &self.target, self.memory_reader().is_some()).await?;
+            drop(conn);
+            if detected != *self.info() {
+                // Set once: after a setup the schema is final (migrations 0–9).
+                let _ = self.after_setup.set(detected);
+            }
+            Ok(())
+        };
+        step.await
+            .map_err(|e: StoreError| e.during(|| "creating the checkpoint tables".into()))
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        self.check_not_shallow()?;
-        let dialect = self.info().dialect;
-        let rows = PutRows::new(&req, dialect)?.sealed(self.key.as_deref());
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        if dialect == Dialect::Js {
-            // Neither the fork's versions nor those JS gives the next steps may name blobs
-            // another branch already stored.
-            let floor = self.js_version_floor(&mut tx, &req).await?;
-            if let Some((checkpoint, versions)) = js_versions_above(&req, floor) {
-                let req = PutRequest {
-                    checkpoint: &checkpoint,
-                    new_versions: &versions,
-                    ..req
-                };
-                let rows = PutRows::new(&req, dialect)?;
-                self.put_tx(&mut tx, &req, &rows).await?;
-                return tx.commit().await.map_err(|e| self.err(e));
+        let step = async {
+            self.check_not_shallow()?;
+            let dialect = self.info().dialect;
+            let rows = PutRows::new(&req, dialect)?.sealed(self.key.as_deref());
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            if dialect == Dialect::Js {
+                // Neither the fork's versions nor those JS gives the next steps may name blobs
+                // another branch already stored.
+                let floor = self.js_version_floor(&mut tx, &req).await?;
+                if let Some((checkpoint, versions)) = js_versions_above(&req, floor) {
+                    let req = PutRequest {
+                        checkpoint: &checkpoint,
+                        new_versions: &versions,
+                        ..req
+                    };
+                    let rows = PutRows::new(&req, dialect)?;
+                    self.put_tx(&mut tx, &req, &rows).await?;
+                    return tx.commit().bounded(&self.target).await;
+                }
             }
-        }
-        self.put_tx(&mut tx, &req, &rows).await?;
-        tx.commit().await.map_err(|e| self.err(e))
+            self.put_tx(&mut tx, &req, &rows).await?;
+            tx.commit().bounded(&self.target).await
+        };
+        step.await
+            .map_err(|e: StoreError| e.during(|| writing(&req)))
     }
 
     async fn put_writes(
@@ -197,9 +208,13 @@ impl CheckpointSaver for PostgresStore {
         let Some(rows) = batch_rows(&batch, self.key.as_deref(), self.info().dialect)? else {
             return Ok(());
         };
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        self.put_writes_tx(&mut tx, &batch, &rows).await?;
-        tx.commit().await.map_err(|e| self.err(e))
+        let step = async {
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            self.put_writes_tx(&mut tx, &batch, &rows).await?;
+            tx.commit().bounded(&self.target).await
+        };
+        step.await
+            .map_err(|e| e.during(|| writing_batch(&[], &[batch])))
     }
 
     async fn put_batch(
@@ -207,42 +222,63 @@ impl CheckpointSaver for PostgresStore {
         puts: &[PutRequest<'_>],
         writes: &[WriteBatch<'_>],
     ) -> Result<(), StoreError> {
-        if !puts.is_empty() {
-            self.check_not_shallow()?;
-        }
-        // Everything that can be refused is checked before BEGIN.
-        let put_rows = puts
-            .iter()
-            .map(|p| PutRows::new(p, self.info().dialect).map(|r| r.sealed(self.key.as_deref())))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut write_rows = Vec::with_capacity(writes.len());
-        for batch in writes {
-            if let Some(rows) = batch_rows(batch, self.key.as_deref(), self.info().dialect)? {
-                write_rows.push((batch, rows));
+        let step = async {
+            if !puts.is_empty() {
+                self.check_not_shallow()?;
             }
-        }
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for (req, rows) in puts.iter().zip(&put_rows) {
-            self.put_tx(&mut tx, req, rows).await?;
-        }
-        for (batch, rows) in &write_rows {
-            self.put_writes_tx(&mut tx, batch, rows).await?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))
+            // Everything that can be refused is checked before BEGIN.
+            let put_rows = puts
+                .iter()
+                .map(|p| {
+                    PutRows::new(p, self.info().dialect).map(|r| r.sealed(self.key.as_deref()))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut write_rows = Vec::with_capacity(writes.len());
+            for batch in writes {
+                if let Some(rows) = batch_rows(batch, self.key.as_deref(), self.info().dialect)? {
+                    write_rows.push((batch, rows));
+                }
+            }
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            for (req, rows) in puts.iter().zip(&put_rows) {
+                self.put_tx(&mut tx, req, rows).await?;
+            }
+            for (batch, rows) in &write_rows {
+                self.put_writes_tx(&mut tx, batch, rows).await?;
+            }
+            tx.commit().bounded(&self.target).await
+        };
+        step.await
+            .map_err(|e: StoreError| e.during(|| writing_batch(puts, writes)))
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
         check_text("thread_id", thread_id)?;
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for sql in DELETE_THREAD {
+        delete_thread_with(&self.pool, &self.target, thread_id, &DELETE_THREAD).await
+    }
+}
+
+/// Delete a thread: each of `statements` (`$1`: the thread id) in one transaction. Shared
+/// with the three-table store.
+pub(crate) async fn delete_thread_with(
+    pool: &sqlx::PgPool,
+    target: &super::target::Target,
+    thread_id: &str,
+    statements: &[&'static str],
+) -> Result<(), StoreError> {
+    let step = async {
+        let mut tx = target.begin(pool, "BEGIN").await?;
+        for sql in statements {
             query(sql)
                 .bind(thread_id)
                 .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
+                .bounded(target)
+                .await?;
         }
-        tx.commit().await.map_err(|e| self.err(e))
-    }
+        tx.commit().bounded(target).await
+    };
+    step.await
+        .map_err(|e: StoreError| e.during(|| deleting(thread_id)))
 }
 
 impl PostgresStore {
@@ -272,8 +308,9 @@ impl PostgresStore {
         .bind(req.thread_id)
         .bind(req.checkpoint_ns)
         .fetch_one(&mut *conn)
-        .await
-        .and_then(|r| r.try_get::<Option<i64>, _>("hi"))
+        .bounded(&self.target)
+        .await?
+        .try_get::<Option<i64>, _>("hi")
         .map_err(|e| self.err(e))
     }
 
@@ -293,8 +330,8 @@ impl PostgresStore {
                 .bind(&rows.types)
                 .bind(&rows.blobs)
                 .execute(&mut *conn)
-                .await
-                .map_err(|e| self.err(e))?;
+                .bounded(&self.target)
+                .await?;
         }
         query(UPSERT_CHECKPOINT)
             .bind(req.thread_id)
@@ -304,8 +341,8 @@ impl PostgresStore {
             .bind(&rows.checkpoint)
             .bind(&rows.metadata)
             .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
+            .bounded(&self.target)
+            .await?;
         Ok(())
     }
 
@@ -330,8 +367,8 @@ impl PostgresStore {
             .bind(&rows.types)
             .bind(&rows.blobs)
             .execute(&mut *conn)
-            .await
-            .map_err(|e| self.err(e))?;
+            .bounded(&self.target)
+            .await?;
         Ok(())
     }
 }

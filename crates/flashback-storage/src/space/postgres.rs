@@ -3,12 +3,13 @@
 //! transaction, rolled back at the end. Rows are streamed.
 
 use super::{Cell, Reader, Relation, Space};
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::target::Target;
 use crate::postgres::BEGIN_READ_ONLY;
 use crate::StoreError;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgRow};
-use sqlx::{AssertSqlSafe, Column as _, Connection as _, Row as _, TypeInfo as _};
+use sqlx::{AssertSqlSafe, Column as _, Row as _, TypeInfo as _};
 
 /// The tables measured, as the layouts name them.
 const TABLES: [&str; 3] = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
@@ -16,6 +17,8 @@ const TABLES: [&str; 3] = ["checkpoints", "checkpoint_blobs", "checkpoint_writes
 pub(crate) struct PgReader {
     conn: PgConnection,
     target: Target,
+    /// No wait on the connection timed out (it can be closed politely).
+    healthy: bool,
 }
 
 impl PgReader {
@@ -23,15 +26,25 @@ impl PgReader {
         let (mut conn, _, target) = crate::postgres::connect_first(url).await?;
         sqlx::raw_sql(BEGIN_READ_ONLY)
             .execute(&mut conn)
-            .await
-            .map_err(|e| target.error(e, false))?;
-        Ok(PgReader { conn, target })
+            .bounded(&target)
+            .await?;
+        Ok(PgReader {
+            conn,
+            target,
+            healthy: true,
+        })
     }
 
     pub(crate) async fn close(self) {
         let mut conn = self.conn;
-        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut conn).await;
-        let _ = conn.close().await;
+        let mut healthy = self.healthy;
+        if healthy {
+            let rollback = self
+                .target
+                .wait(sqlx::raw_sql("ROLLBACK").execute(&mut conn));
+            healthy = !matches!(rollback.await, Err(e) if e.is_timeout());
+        }
+        self.target.close(conn, healthy).await;
     }
 }
 
@@ -68,13 +81,21 @@ impl Reader for PgReader {
         let target = self.target.clone();
         let mut rows = q.fetch(&mut self.conn);
         let mut cells = Vec::new();
-        while let Some(r) = std::future::poll_fn(|cx| rows.as_mut().poll_next(cx)).await {
-            let r = r.map_err(|e| target.error(e, false))?;
+        loop {
+            let next = std::future::poll_fn(|cx| rows.as_mut().poll_next(cx));
+            let r = match target.wait_row(next).await {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    drop(rows);
+                    self.healthy &= !e.is_timeout();
+                    return Err(e.during(|| "reading the database for the storage report".into()));
+                }
+            };
             cells.clear();
             cells.extend((0..r.columns().len()).map(|i| cell(&r, i)));
             f(&cells);
         }
-        Ok(())
     }
 
     async fn space(&mut self) -> Result<Space, StoreError> {

@@ -15,7 +15,7 @@ use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
 use sqlx::postgres::{PgConnection, PgPool};
-use sqlx::{Connection as _, Postgres, Row as _};
+use sqlx::{Postgres, Row as _};
 use std::sync::Arc;
 
 /// The migrations, `(version, statement)`, applied in order by `setup`.
@@ -123,8 +123,12 @@ impl ThreeTablePg {
         for_setup: bool,
     ) -> Result<Self, StoreError> {
         let (mut conn, connect, target) = connect_first(url).await?;
-        let probed = probe(&mut conn).await.map_err(|e| target.error(e, false));
-        let _ = conn.close().await;
+        let probed = target
+            .wait(probe(&mut conn))
+            .await
+            .map_err(|e| e.during(|| "reading which tables the database holds".into()));
+        let healthy = !matches!(&probed, Err(e) if e.is_timeout());
+        target.close(conn, healthy).await;
         let (three, any, version) = probed?;
         if !three && (any || !for_setup) {
             return Err(if any {
@@ -139,7 +143,7 @@ impl ThreeTablePg {
             });
         }
         Ok(ThreeTablePg {
-            pool: pool_with(connect),
+            pool: pool_with(connect, &target),
             target,
             schema: schema_info(version, three),
             after_setup: std::sync::OnceLock::new(),
@@ -196,55 +200,47 @@ impl ThreeTablePg {
 
     /// Create the tables (or bring them up to date) in one transaction.
     pub(super) async fn setup_tables(&self) -> Result<(), StoreError> {
-        let err = |e| self.err(e);
-        let mut tx = self.pool.begin().await.map_err(err)?;
-        Sql::new("SELECT pg_advisory_xact_lock(hashtext('flashback three_table setup'))")
-            .query()
-            .execute(&mut *tx)
+        self.migrate()
             .await
-            .map_err(err)?;
-        let (three, any, _) = probe(&mut tx).await.map_err(err)?;
+            .map_err(|e| e.during(|| "creating the three-table store's tables".into()))
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let t = &self.target;
+        let mut tx = t.begin(&self.pool, "BEGIN").await?;
+        let lock =
+            Sql::new("SELECT pg_advisory_xact_lock(hashtext('flashback three_table setup'))");
+        t.wait(lock.query().execute(&mut *tx)).await?;
+        let (three, any, _) = t.wait(probe(&mut tx)).await?;
         if any && !three {
             return Err(langgraph_tables());
         }
-        exec(&mut tx, VERSION_TABLE).await.map_err(err)?;
-        let current: i64 =
-            Sql::new("SELECT coalesce(max(v), 0)::int8 AS v FROM three_table_migrations")
-                .query()
-                .fetch_one(&mut *tx)
-                .await
-                .and_then(|r| r.try_get("v"))
-                .map_err(err)?;
-        exec(
-            &mut tx,
-            "INSERT INTO three_table_migrations (v) VALUES (0) ON CONFLICT DO NOTHING",
-        )
-        .await
-        .map_err(err)?;
+        t.wait(exec(&mut tx, VERSION_TABLE)).await?;
+        let current = Sql::new("SELECT coalesce(max(v), 0)::int8 AS v FROM three_table_migrations");
+        let current: i64 = t
+            .wait(current.query().fetch_one(&mut *tx))
+            .await
+            .and_then(|r| r.try_get("v").map_err(|e| self.err(e)))?;
+        let zero = "INSERT INTO three_table_migrations (v) VALUES (0) ON CONFLICT DO NOTHING";
+        t.wait(exec(&mut tx, zero)).await?;
         let mut version = current;
         for (v, sql) in MIGRATIONS {
             if v > current {
-                exec(&mut tx, sql).await.map_err(err)?;
-                Sql::new("INSERT INTO three_table_migrations (v) VALUES ($1)")
-                    .with(Arg::Int(v))
-                    .query()
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(err)?;
+                t.wait(exec(&mut tx, sql)).await?;
+                let record = Sql::new("INSERT INTO three_table_migrations (v) VALUES ($1)")
+                    .with(Arg::Int(v));
+                t.wait(record.query().execute(&mut *tx)).await?;
                 version = v;
             }
         }
-        tx.commit().await.map_err(err)?;
+        t.wait(tx.commit()).await?;
         let _ = self.after_setup.set(schema_info(Some(version), true));
         Ok(())
     }
 
     /// A read-only transaction (one snapshot); roll it back at the end.
     pub(super) async fn begin_read(&self) -> Result<Tx, StoreError> {
-        self.pool
-            .begin_with(BEGIN_READ_ONLY)
-            .await
-            .map_err(|e| self.err(e))
+        self.target.begin(&self.pool, BEGIN_READ_ONLY).await
     }
 }
 
@@ -265,13 +261,20 @@ async fn exec(conn: &mut PgConnection, sql: &str) -> Result<(), sqlx::Error> {
         .map(|_| ())
 }
 
-/// Run a read in one read-only transaction, rolled back at the end.
+/// Run a read in one read-only transaction, rolled back at the end (dropped after an error:
+/// rolled back before its connection is reused), saying what it reads (`$what`) when the
+/// server does not answer.
 macro_rules! in_read {
-    ($s:expr, |$tx:ident| $body:expr) => {{
-        let mut $tx = $s.begin_read().await?;
-        let out = $body;
-        let _ = $tx.rollback().await;
-        out
+    ($s:expr, $what:expr, |$tx:ident| $body:expr) => {{
+        let read = async {
+            let mut $tx = $s.begin_read().await?;
+            let out = $body;
+            if out.is_ok() {
+                $s.target.end_read($tx).await;
+            }
+            out
+        };
+        read.await.map_err(|e| e.during(|| $what))
     }};
 }
 
@@ -282,16 +285,20 @@ impl CheckpointStore for ThreeTablePg {
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        in_read!(self, |tx| thread_read::threads(&mut tx, self).await)
+        in_read!(self, READING_THREADS.into(), |tx| thread_read::threads(
+            &mut tx, self
+        )
+        .await)
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
-        let rows = in_read!(self, |tx| read::rows(&mut tx, self, query).await)?;
+        let rows = in_read!(self, query.reading(), |tx| read::rows(&mut tx, self, query)
+            .await)?;
         Ok(rows.iter().map(|r| r.header(&self.decoding)).collect())
     }
 
     async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
-        in_read!(self, |tx| {
+        in_read!(self, query.reading(), |tx| {
             match read::rows(&mut tx, self, query).await {
                 Ok(rows) => {
                     let mut memo = ReadMemo::new(self.decoding.key.clone());
@@ -303,14 +310,18 @@ impl CheckpointStore for ThreeTablePg {
     }
 
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let rows = in_read!(self, |tx| Sql::new(
-            "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = $1"
-        )
-        .with(Arg::Text(thread_id.to_owned()))
-        .query()
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| self.err(e)))?;
+        let reading = || {
+            format!(
+                "reading the namespaces of thread {}",
+                thread_id.escape_debug()
+            )
+        };
+        let sql = Sql::new("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = $1")
+            .with(Arg::Text(thread_id.to_owned()));
+        let rows = in_read!(self, reading(), |tx| self
+            .target
+            .wait(sql.query().fetch_all(&mut *tx))
+            .await)?;
         let mut out: Vec<String> = rows
             .iter()
             .filter_map(|r| r.try_get::<String, _>(0).ok())
@@ -320,10 +331,9 @@ impl CheckpointStore for ThreeTablePg {
     }
 
     async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        in_read!(self, |tx| thread_read::thread_writes(
-            &mut tx, self, thread_id
-        )
-        .await)
+        in_read!(self, reading_writes(thread_id), |tx| {
+            thread_read::thread_writes(&mut tx, self, thread_id).await
+        })
     }
 
     async fn thread_writes_mentioning(
@@ -331,10 +341,9 @@ impl CheckpointStore for ThreeTablePg {
         thread_id: &str,
         needle: &str,
     ) -> Result<Vec<(WriteInfo, flashback_codec::Decoded)>, StoreError> {
-        in_read!(self, |tx| thread_read::thread_writes_mentioning(
-            &mut tx, self, thread_id, needle
-        )
-        .await)
+        in_read!(self, reading_writes(thread_id), |tx| {
+            thread_read::thread_writes_mentioning(&mut tx, self, thread_id, needle).await
+        })
     }
 }
 

@@ -6,9 +6,12 @@
 use super::postgres::ThreeTablePg;
 use super::repair::{damaged, fix_row, BlobMap};
 use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS};
-use crate::maintenance::plan::{copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot};
+use crate::maintenance::plan::{
+    copy_args, copying, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
+};
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::maintenance::{Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport};
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use async_trait::async_trait;
@@ -33,7 +36,7 @@ async fn fetch(
     for a in args {
         q = q.with(a);
     }
-    q.query().fetch_all(&mut *conn).await.map_err(|e| s.err(e))
+    q.query().fetch_all(&mut *conn).bounded(&s.target).await
 }
 
 async fn exec(
@@ -46,11 +49,8 @@ async fn exec(
     for a in args {
         q = q.with(a);
     }
-    q.query()
-        .execute(&mut *conn)
-        .await
-        .map(|r| r.rows_affected())
-        .map_err(|e| s.err(e))
+    let done = q.query().execute(&mut *conn).bounded(&s.target).await?;
+    Ok(done.rows_affected())
 }
 
 fn t(s: &str) -> Arg {
@@ -444,8 +444,8 @@ async fn replace(
             .query()
             .bind(row.data.clone())
             .execute(&mut *conn)
-            .await
-            .map_err(|e| s.err(e))?
+            .bounded(&s.target)
+            .await?
             .rows_affected();
     }
     Ok(n)
@@ -488,11 +488,15 @@ async fn maintain(
 #[async_trait]
 impl SaverMaintenance for ThreeTablePg {
     async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
-        copy_args(source, target)?;
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        let report = copy(&mut tx, self, source, target).await?;
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(report)
+        let step = async {
+            copy_args(source, target)?;
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            let report = copy(&mut tx, self, source, target).await?;
+            tx.commit().bounded(&self.target).await?;
+            Ok(report)
+        };
+        step.await
+            .map_err(|e: StoreError| e.during(|| copying(source, target)))
     }
 
     async fn prune_measured(
@@ -509,53 +513,66 @@ impl SaverMaintenance for ThreeTablePg {
         &self,
         thread_ids: &[String],
     ) -> Result<HashMap<String, Mark>, StoreError> {
-        let mut conn = self.pool.acquire().await.map_err(|e| self.err(e))?;
-        crate::postgres::batches::marks(&mut conn, thread_ids).await
+        crate::postgres::batches::thread_marks(&self.pool, &self.target, thread_ids).await
     }
 
     async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
-        crate::postgres::maintenance::vacuum_tables(&self.pool).await
+        crate::postgres::maintenance::vacuum_tables(&self.pool, &self.target).await
     }
 
     async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
-        crate::postgres::maintenance::vacuum_preview_tables(&self.pool).await
+        crate::postgres::maintenance::vacuum_preview_tables(&self.pool, &self.target).await
     }
 
     async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        if !dry_run {
-            // Writers wait until this commits: planned from every committed row.
-            crate::postgres::batches::lock_tables(&mut tx).await?;
-        }
-        let report = maintain(&mut tx, self, job, dry_run).await?;
-        if dry_run {
-            // A dry run writes nothing.
-            tx.rollback().await.map_err(|e| self.err(e))?;
-        } else {
-            tx.commit().await.map_err(|e| self.err(e))?;
-        }
-        Ok(report)
+        let what = job.describe();
+        let step = async {
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            if !dry_run {
+                // Writers wait until this commits: planned from every committed row.
+                crate::postgres::batches::lock_tables(&mut tx, &self.target).await?;
+            }
+            let report = maintain(&mut tx, self, job, dry_run).await?;
+            if dry_run {
+                // A dry run writes nothing.
+                tx.rollback().bounded(&self.target).await?;
+            } else {
+                tx.commit().bounded(&self.target).await?;
+            }
+            Ok(report)
+        };
+        step.await.map_err(|e: StoreError| e.during(|| what))
     }
 
     async fn damaged_blobs(&self, thread_id: &str) -> Result<Vec<DamagedBlob>, StoreError> {
-        // One snapshot of both tables.
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
-        let key = self.key();
-        let threads = [thread_id.to_owned()];
-        let snap = snapshot(&mut tx, self, &threads, key.as_deref()).await?;
-        let blobs = thread_blobs(&mut tx, self, thread_id).await?;
-        tx.rollback().await.map_err(|e| self.err(e))?;
-        Ok(damaged(&snap.rows, &blobs, key.as_deref()))
+        let step = async {
+            // One snapshot of both tables.
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .execute(&mut *tx)
+                .bounded(&self.target)
+                .await?;
+            let key = self.key();
+            let threads = [thread_id.to_owned()];
+            let snap = snapshot(&mut tx, self, &threads, key.as_deref()).await?;
+            let blobs = thread_blobs(&mut tx, self, thread_id).await?;
+            tx.rollback().bounded(&self.target).await?;
+            Ok(damaged(&snap.rows, &blobs, key.as_deref()))
+        };
+        step.await.map_err(|e: StoreError| {
+            e.during(|| format!("checking the blobs of thread {}", thread_id.escape_debug()))
+        })
     }
 
     async fn replace_blobs(&self, thread_id: &str, fixes: &[BlobFix]) -> Result<u64, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        let n = replace(&mut tx, self, thread_id, fixes).await?;
-        tx.commit().await.map_err(|e| self.err(e))?;
-        Ok(n)
+        let step = async {
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            let n = replace(&mut tx, self, thread_id, fixes).await?;
+            tx.commit().bounded(&self.target).await?;
+            Ok(n)
+        };
+        step.await.map_err(|e: StoreError| {
+            e.during(|| format!("repairing the blobs of thread {}", thread_id.escape_debug()))
+        })
     }
 }

@@ -9,6 +9,7 @@ use super::rows::{unversioned, version_text, StoredBlob};
 use super::sqlite_read::{assemble, Row};
 use super::values::{values_from, ReadMemo, Unversioned};
 use crate::model::*;
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, Decoded};
@@ -75,11 +76,7 @@ pub(super) async fn rows(
         let p = sql.arg(Arg::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
         sql.text.push_str(&format!(" LIMIT {p}"));
     }
-    let rows = sql
-        .query()
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| s.err(e))?;
+    let rows = sql.query().fetch_all(&mut *conn).bounded(&s.target).await?;
     Ok(rows
         .iter()
         .map(|r| {
@@ -140,8 +137,8 @@ pub(super) async fn load_blobs(
     .with(Arg::TextArray(v))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let mut found = HashMap::with_capacity(rows.len());
     for r in &rows {
         let key: BlobKey = (
@@ -209,8 +206,8 @@ pub(super) async fn tuples(
     ))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let mut unversioned_of: HashMap<(String, String, String), Vec<Unversioned>> = HashMap::new();
     for r in &extra {
         let k = (
@@ -234,8 +231,8 @@ pub(super) async fn tuples(
     .with(Arg::TextArray(keys[2].clone()))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let mut cache = s.decoding.cache();
     let mut writes_of: HashMap<(String, String, String), Vec<PendingWrite>> = HashMap::new();
     for r in &writes {

@@ -28,7 +28,7 @@ pub(super) async fn prune_measured(
         s,
         select: retain::select(strategy, keep_last),
     };
-    batches::prune_in_batches(&s.pool, &threads, dry_run, &step).await
+    batches::prune_in_batches(&s.pool, &s.target, &threads, dry_run, &step).await
 }
 
 struct Retain<'a> {

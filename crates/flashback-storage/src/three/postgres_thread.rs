@@ -7,6 +7,7 @@ use super::postgres::ThreeTablePg;
 use super::postgres_read::{bytes, text};
 use crate::escape::joined;
 use crate::model::*;
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, Decoded};
@@ -25,8 +26,8 @@ pub(super) async fn threads(
     )
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let mut groups: Vec<(String, String, i64, Option<String>)> = rows
         .iter()
         .map(|r| {
@@ -74,8 +75,8 @@ async fn namespaces(
     .with(Arg::Text(thread.to_owned()))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     Ok(names
         .iter()
         .map(|r| {
@@ -114,8 +115,8 @@ pub(super) async fn thread_writes(
     .with(Arg::Text(thread.to_owned()))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     Ok(rows.iter().map(|r| write_info(r, &names)).collect())
 }
 
@@ -139,8 +140,8 @@ pub(super) async fn thread_writes_mentioning(
     .with(Arg::Int(crate::MENTION_MAX_BYTES as i64))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let mut cache = s.decoding.cache();
     Ok(rows
         .iter()

@@ -7,10 +7,11 @@ use super::postgres_read::{load_blobs, BlobKey};
 use super::rows::{blob_rows, document_bytes, materialise, ns_hash, version_text, Memo};
 use super::Blobs;
 use crate::decode::checkpoint_from_msgpack;
+use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::postgres::write_rows::{check_text, nul_path};
-use crate::saver::WriteBatch;
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::saver::{writing_batch, WriteBatch};
 use crate::{Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, AesKey, Decoded};
@@ -58,8 +59,8 @@ async fn parent_versions(
     .with(Arg::Text(parent.to_owned()))
     .query()
     .fetch_optional(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let Some(row) = row else {
         return Ok(Vec::new());
     };
@@ -120,8 +121,8 @@ async fn put_tx(
     ))
     .query()
     .fetch_all(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     let stored: HashSet<(String, String)> = rows
         .iter()
         .filter_map(|r| Some((r.try_get(0).ok()?, r.try_get(1).ok()?)))
@@ -202,8 +203,8 @@ async fn put_tx(
         )
         .bind(blobs.iter().map(|b| b.data.clone()).collect::<Vec<_>>())
         .execute(&mut *conn)
-        .await
-        .map_err(|e| s.err(e))?;
+        .bounded(&s.target)
+        .await?;
     }
     let (tag, doc) = document_bytes(cp, key)?;
     Sql::new(
@@ -225,8 +226,8 @@ async fn put_tx(
     .bind(doc)
     .bind(metadata)
     .execute(&mut *conn)
-    .await
-    .map_err(|e| s.err(e))?;
+    .bounded(&s.target)
+    .await?;
     Ok(())
 }
 
@@ -283,8 +284,8 @@ async fn put_writes_tx(
             .bind(tag)
             .bind(bytes)
             .execute(&mut *conn)
-            .await
-            .map_err(|e| s.err(e))?;
+            .bounded(&s.target)
+            .await?;
     }
     Ok(())
 }
@@ -300,27 +301,33 @@ impl CheckpointSaver for ThreeTablePg {
         puts: &[PutRequest<'_>],
         writes: &[WriteBatch<'_>],
     ) -> Result<(), StoreError> {
-        let key = self.key();
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for p in puts {
-            put_tx(&mut tx, self, p, key.as_deref()).await?;
-        }
-        for w in writes {
-            put_writes_tx(&mut tx, self, w, key.as_deref()).await?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))
+        let step = async {
+            let key = self.key();
+            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
+            for p in puts {
+                put_tx(&mut tx, self, p, key.as_deref()).await?;
+            }
+            for w in writes {
+                put_writes_tx(&mut tx, self, w, key.as_deref()).await?;
+            }
+            tx.commit().bounded(&self.target).await
+        };
+        step.await
+            .map_err(|e: StoreError| e.during(|| writing_batch(puts, writes)))
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
-        for table in ["checkpoints", "checkpoint_writes", "checkpoint_blobs"] {
-            Sql::new(&format!("DELETE FROM {table} WHERE thread_id = $1"))
-                .with(Arg::Text(thread_id.to_owned()))
-                .query()
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
-        tx.commit().await.map_err(|e| self.err(e))
+        const DELETE_THREAD: [&str; 3] = [
+            "DELETE FROM checkpoints WHERE thread_id = $1",
+            "DELETE FROM checkpoint_writes WHERE thread_id = $1",
+            "DELETE FROM checkpoint_blobs WHERE thread_id = $1",
+        ];
+        crate::postgres::write::delete_thread_with(
+            &self.pool,
+            &self.target,
+            thread_id,
+            &DELETE_THREAD,
+        )
+        .await
     }
 }

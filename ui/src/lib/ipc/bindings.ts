@@ -777,6 +777,11 @@ export type ErrorCode =
 /**  Another process holds a lock on the database (SQLite "database is locked"): try again. */
 "locked" | 
 /**
+ *  The server did not answer within the location's time limit (Postgres: a stalled
+ *  server, network or proxy, or a statement over `statement_timeout`): try again.
+ */
+"timeout" | 
+/**
  *  The database is encrypted and no key was given (`LANGGRAPH_AES_KEY`, the keyring or
  *  the app's Unlock), the key given does not open it, or its values are sealed with a
  *  cipher Flashback cannot open (then nothing is written from them).

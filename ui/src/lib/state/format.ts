@@ -109,6 +109,8 @@ export function errorTitle(code: string): string {
       return "Not allowed here.";
     case "encrypted":
       return "Encrypted.";
+    case "timeout":
+      return "The server did not answer.";
     default:
       return "Something went wrong.";
   }
