@@ -176,6 +176,41 @@ impl Target {
         self.wait_for(limit, limit, step).await
     }
 
+    /// A maintenance statement on `bytes` of tables (`VACUUM ANALYZE`), which is slow by
+    /// nature, not stalled: run on `conn` with the server's and the client's limit raised to
+    /// [`maintenance_limit`] for it (none when the location's statement limit is off), then
+    /// set back.
+    pub(crate) async fn wait_maintenance(
+        &self,
+        conn: &mut PgConnection,
+        bytes: u64,
+        sql: &'static str,
+    ) -> Result<(), StoreError> {
+        let Some(limit) = self.limits().statement.map(|s| maintenance_limit(s, bytes)) else {
+            return self
+                .wait(sqlx::raw_sql(sql).execute(&mut *conn))
+                .await
+                .map(drop);
+        };
+        // Numbers only: the text is ours.
+        let set = format!("SET statement_timeout = {}", limit.as_millis());
+        self.wait(conn.execute(sqlx::AssertSqlSafe(set))).await?;
+        let done = self
+            .wait_for(
+                Some(limit),
+                Some(limit),
+                sqlx::raw_sql(sql).execute(&mut *conn),
+            )
+            .await;
+        // Back to the location's limit (`RESET` gives the startup options' value, if any).
+        let back = match self.limits().session_sql() {
+            Some(again) => again,
+            None => "RESET statement_timeout".to_owned(),
+        };
+        self.wait(conn.execute(sqlx::AssertSqlSafe(back))).await?;
+        done.map(drop)
+    }
+
     /// The next row of a streamed query (`next` polls the stream once through), within the
     /// statement limit.
     pub(crate) async fn wait_row<T>(
@@ -250,6 +285,17 @@ impl Target {
             during: None,
         }
     }
+}
+
+/// How fast `VACUUM ANALYZE` is assumed to go through its tables at the slowest (a cold,
+/// busy server); its limit allows twice the time this gives.
+const MAINTENANCE_BYTES_PER_SEC: u64 = 20_000_000;
+
+/// The limit of a maintenance statement on `bytes` of tables: the statement limit, or twice
+/// the time [`MAINTENANCE_BYTES_PER_SEC`] gives when that is longer.
+pub(crate) fn maintenance_limit(statement: Duration, bytes: u64) -> Duration {
+    let slow = Duration::from_secs(2 * bytes.div_ceil(MAINTENANCE_BYTES_PER_SEC));
+    statement.max(slow)
 }
 
 /// A network step (a sqlx future) awaited within the statement limit: `query.fetch_all(conn)
@@ -336,6 +382,17 @@ mod tests {
     fn limits(url: &str) -> Result<Limits, String> {
         let options = PgConnectOptions::from_str(url).map_err(|e| e.to_string())?;
         Limits::read(url, &options)
+    }
+
+    #[test]
+    fn maintenance_gets_the_time_its_tables_take() {
+        let s = Duration::from_secs(30);
+        assert_eq!(maintenance_limit(s, 0), s);
+        assert_eq!(maintenance_limit(s, 100_000_000), s);
+        assert_eq!(
+            maintenance_limit(s, 10_000_000_000),
+            Duration::from_secs(1_000)
+        );
     }
 
     #[test]

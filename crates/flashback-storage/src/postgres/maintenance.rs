@@ -159,10 +159,8 @@ pub(crate) async fn vacuum_tables(pool: &PgPool, db: &Target) -> Result<VacuumRe
 async fn vacuum_measured(pool: &PgPool, db: &Target) -> Result<VacuumReport, StoreError> {
     let mut conn = db.acquire(pool).await?;
     let bytes_before = tables_size(&mut conn, db).await?;
-    sqlx::raw_sql("VACUUM ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
-        .execute(&mut *conn)
-        .bounded(db)
-        .await?;
+    let sql = "VACUUM ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes";
+    db.wait_maintenance(&mut conn, bytes_before, sql).await?;
     Ok(VacuumReport {
         bytes_before,
         bytes_after: tables_size(&mut conn, db).await?,
