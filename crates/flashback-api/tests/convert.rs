@@ -159,7 +159,11 @@ async fn a_conversion_that_leaves_out_every_thread_fails_and_leaves_nothing() {
         let e = done.error.expect("why");
         assert_eq!(e.code, ErrorCode::Corrupt, "{e}");
         assert!(e.message.contains("every thread was left out"), "{e}");
-        assert!(e.message.contains("long: checkpoint"), "{e}");
+        assert!(
+            e.message
+                .contains("left out — thread \"long\": checkpoint "),
+            "{e}"
+        );
         // The file this conversion created is gone again (a dry run creates none).
         assert!(!three.exists(), "dry run {dry_run}");
     }

@@ -90,6 +90,8 @@ export const retention = {
     expect(await run.isDisabled(), "delete needs the typed confirmation");
     await page.locator(tid("retention-confirm-input")).fill(phrase);
     await page.locator(tid("retention-vacuum")).check();
+    // VACUUM is previewed too (how long it stops writers): the run waits for it.
+    await previewOf(page, ids.length);
     expect(!(await run.isDisabled()), "typed: enabled");
     await run.click();
 

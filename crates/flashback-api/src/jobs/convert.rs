@@ -267,13 +267,13 @@ fn nothing_converted(skipped: &[SkippedThread], dry_run: bool) -> ApiError {
     ApiError::new(
         ErrorCode::Corrupt,
         format!(
-            "{} nothing: every thread was left out — {}: {}{others}",
+            "{} nothing: every thread was left out — {}{others}",
             if dry_run {
                 "would convert"
             } else {
                 "converted"
             },
-            first.thread_id,
+            // The reason names its thread.
             first.reason
         ),
     )
