@@ -4,7 +4,7 @@
 use crate::types::{
     count, source_of, step_of, ChannelInfo, CheckpointDetail, WriteEntry, WriteGroup, WriteKind,
 };
-use flashback_codec::{encode_typed, view_decoded, Decoded, ViewOptions};
+use flashback_codec::{encode_typed, reserved, view_decoded, Decoded, ViewOptions};
 use flashback_engine::delta::Rebuilt;
 use flashback_engine::is_control_channel;
 use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
@@ -40,10 +40,10 @@ fn size_of(d: &Decoded, dialect: Dialect) -> u32 {
 
 fn write_kind(channel: &str) -> WriteKind {
     match channel {
-        "__error__" => WriteKind::Error,
-        "__interrupt__" => WriteKind::Interrupt,
-        "__resume__" => WriteKind::Resume,
-        "__pregel_tasks" => WriteKind::Send,
+        reserved::ERROR => WriteKind::Error,
+        reserved::INTERRUPT => WriteKind::Interrupt,
+        reserved::RESUME => WriteKind::Resume,
+        reserved::TASKS => WriteKind::Send,
         c if is_control_channel(c) => WriteKind::Control,
         _ => WriteKind::Value,
     }

@@ -142,7 +142,7 @@ pub async fn rerun(
         &spec.checkpoint_ns,
         &spec.checkpoint_id,
         &[],
-        "rerun",
+        flashback_engine::Action::Rerun,
         &spec.delta,
     )
     .await?;

@@ -11,7 +11,7 @@ use crate::{Api, CopyReport, ForkResult, RepairReport};
 use flashback_engine::delta::DeltaOptions;
 use flashback_engine::edit::edit_fork;
 use flashback_engine::fork::copy_fork_as;
-use flashback_engine::EngineError;
+use flashback_engine::{Action, EngineError};
 use flashback_storage::maintenance::SaverMaintenance;
 use flashback_storage::CheckpointSaver;
 use serde_json::Value as Json;
@@ -277,26 +277,25 @@ pub(crate) async fn fork(
         checkpoint_ns,
         checkpoint_id,
         edits,
-        "copy_fork",
+        Action::CopyFork,
         delta,
     )
     .await
 }
 
-/// [`fork`], a copy fork recorded as `action` (`rerun` for a re-run's fork).
+/// [`fork`], a copy fork recorded as `action` ([`Action::Rerun`] for a re-run's fork).
 pub(crate) async fn fork_as(
     saver: &dyn CheckpointSaver,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
     edits: &[(String, Json)],
-    action: &str,
+    action: Action,
     delta: &DeltaOptions,
 ) -> ApiResult<ForkResult> {
-    let what = if action == "rerun" {
-        "re-run from"
-    } else {
-        "fork"
+    let what = match action {
+        Action::Rerun => "re-run from",
+        _ => "fork",
     };
     refuse_subgraph(checkpoint_ns, what)?;
     let forked = if edits.is_empty() {

@@ -15,6 +15,7 @@
 //! Everything is seeded: the same arguments give the same file.
 
 use crate::chat::{self, Rng, ToolCall};
+use flashback_codec::reserved::{INPUT, START};
 use flashback_codec::{msgpack, Decoded, Value};
 use flashback_storage::pyfmt::{py_float_repr, uuid6_from_parts};
 use flashback_storage::sqlite_write::SqliteSaver;
@@ -70,7 +71,7 @@ impl Thread {
             messages: Vec::new(),
             message_bytes: 0,
             versions: Vec::new(),
-            seen: vec![("__input__".into(), Vec::new())],
+            seen: vec![(INPUT.into(), Vec::new())],
             counter: 0,
             step: -2,
             parent: None,
@@ -251,9 +252,9 @@ impl Thread {
             Value::Str("messages".into()),
             Value::Array(input.clone()),
         )]);
-        self.bump(&["__start__"]);
+        self.bump(&[START]);
         let start = self.task(
-            "__start__",
+            START,
             vec![
                 ("messages".into(), input_list),
                 ("branch:to:agent".into(), Decoded::Null),
@@ -261,16 +262,16 @@ impl Thread {
         );
         let step = self.checkpoint(
             "input",
-            vec![("__start__".into(), Arc::new(Decoded::Msgpack(start_value)))],
-            &["__start__"],
+            vec![(START.into(), Arc::new(Decoded::Msgpack(start_value)))],
+            &[START],
             vec![start],
         );
         out.push(step);
 
         // After __start__: the agent runs next (its message is its pending write).
-        self.see("__start__", "__start__");
+        self.see(START, START);
         self.push_messages(&input);
-        self.bump(&["__start__", "messages", "branch:to:agent"]);
+        self.bump(&[START, "messages", "branch:to:agent"]);
         let rounds = match self.rng.next_u64() % 20 {
             0..=13 => 0,
             14..=18 => 1,

@@ -2,7 +2,7 @@
 //! `store_*` commands of `flashback_api`. A namespace is written with slashes: `users/u-1` is
 //! `("users", "u-1")`.
 
-use crate::doors::{open, render, Outcome};
+use crate::doors::outcome::{open, render, Outcome};
 use crate::human::{clip, problems, table};
 use clap::Subcommand;
 use flashback_api::*;

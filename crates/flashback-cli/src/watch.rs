@@ -1,7 +1,7 @@
 //! `flashback watch`: the checkpoints of a thread where the value at a path changed (the
 //! `watch_key` command), across branches, with the node whose write produced each value.
 
-use crate::doors::{open, render, Outcome};
+use crate::doors::outcome::{open, render, Outcome};
 use flashback_api::{ApiError, WatchRequest};
 
 /// `flashback watch DB THREAD PATH`.

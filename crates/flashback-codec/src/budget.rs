@@ -8,7 +8,8 @@
 //! incremental blob I/O, so the document is never in memory whole — and returns a copy with
 //! each oversized channel value replaced by `nil` and listed in [`Slim::too_large`].
 
-use crate::typed::Decoded;
+use crate::decoded::Decoded;
+pub use crate::decoded::TooLargeReason;
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
 /// Limits on decoding. `0` means "no limit" for either figure.
@@ -73,15 +74,6 @@ pub fn too_large(tag: &str, bytes: u64, kind: String, why: TooLargeReason) -> De
         kind,
         reason: why,
     }
-}
-
-/// Why a value was left undecoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TooLargeReason {
-    /// It is over the per-value limit.
-    Value,
-    /// The request had decoded its allowance already.
-    Request,
 }
 
 /// The kind of a stored value left undecoded, from its serde tag and first bytes (as many as

@@ -2,7 +2,7 @@
 //! short hash and the first bytes, never the bytes themselves (a 21 MB ciphertext is
 //! `msgpack+aes value of 21.3 MB (xxh3 3fa1…, starts 8c 07 01 …)`, not 63 MB of digits).
 
-use crate::typed::Decoded;
+use crate::decoded::Decoded;
 use std::fmt::{self, Write as _};
 
 /// Strings taken from stored data (serde tags, type names) are cut to this many characters.

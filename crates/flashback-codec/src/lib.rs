@@ -32,12 +32,14 @@
 
 pub mod budget;
 pub mod cipher;
+mod decoded;
 pub mod delta;
 pub mod describe;
 pub mod jsvalue;
 pub mod legacy;
 pub mod msgpack;
 mod numpy;
+pub mod reserved;
 pub mod slimjson;
 pub mod typed;
 pub mod unview;

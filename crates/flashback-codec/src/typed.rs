@@ -1,58 +1,7 @@
 //! Serde type tags: `(type, bytes)` pairs as stored by LangGraph's savers ⇄ [`Decoded`].
 
+pub use crate::decoded::Decoded;
 use crate::msgpack;
-use crate::value::Value;
-
-/// A stored value decoded according to its serde type tag.
-///
-/// Decoding never fails as a whole: what cannot be decoded becomes [`Decoded::Error`], which keeps
-/// the original bytes so nothing is lost and the value still round-trips.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decoded {
-    /// A typed value: `msgpack` (the normal case), or a `json` value (LangGraph.js, Python's
-    /// 2024 legacy format) revived into the same tree by [`crate::jsvalue::revive`]. Which
-    /// format a value is written in is the database's, not the value's.
-    Msgpack(Value),
-    /// `null`: Python `None` (empty payload).
-    Null,
-    /// `bytes`: a top-level `bytes` value.
-    Bytes(Vec<u8>),
-    /// `bytearray`: a top-level `bytearray` value.
-    ByteArray(Vec<u8>),
-    /// `pickle`: never unpickled; shown as an opaque value.
-    Pickle(Vec<u8>),
-    /// `<inner>+<cipher>` from `EncryptedSerializer`, left encrypted: no key was given, or the
-    /// cipher is not pycryptodome's AES (with a key, `+aes` values decode to what they hold, and
-    /// one that fails to decrypt is a [`Decoded::Error`] keeping its ciphertext).
-    Encrypted {
-        /// The full tag, e.g. `msgpack+aes`.
-        tag: String,
-        /// The ciphertext.
-        data: Vec<u8>,
-    },
-    /// `empty`: the Postgres blob sentinel for a channel with no value.
-    Empty,
-    /// A value left undecoded by the [`crate::budget::DecodeBudget`]: only its size and kind.
-    TooLarge {
-        /// The serde type tag as stored.
-        tag: String,
-        /// Its stored size in bytes.
-        bytes: u64,
-        /// What it is (`list`, `dict`, `str`, `numpy.ndarray`, a class name…).
-        kind: String,
-        /// Which limit it met.
-        reason: crate::budget::TooLargeReason,
-    },
-    /// Anything that could not be decoded.
-    Error {
-        /// The serde type tag as stored.
-        tag: String,
-        /// What went wrong.
-        message: String,
-        /// The stored bytes.
-        raw: Vec<u8>,
-    },
-}
 
 /// Decode a `(type, bytes)` pair the way `JsonPlusSerializer.loads_typed` would, without
 /// importing or executing anything. A SQL NULL payload is passed as `None`.
@@ -175,30 +124,6 @@ pub fn encode_typed(value: &Decoded) -> (String, Vec<u8>) {
         Decoded::Error { tag, raw, .. } => (tag.clone(), raw.clone()),
         // Never written: writers read with no budget, and `check_storable` refuses one.
         Decoded::TooLarge { tag, .. } => (tag.clone(), Vec::new()),
-    }
-}
-
-impl Decoded {
-    /// The decoded msgpack value, if this is one.
-    pub fn as_value(&self) -> Option<&Value> {
-        match self {
-            Decoded::Msgpack(v) => Some(v),
-            _ => None,
-        }
-    }
-
-    /// Whether the value is Python `None`.
-    pub fn is_none(&self) -> bool {
-        matches!(self, Decoded::Null | Decoded::Msgpack(Value::Nil))
-    }
-}
-
-impl From<Value> for Decoded {
-    fn from(v: Value) -> Self {
-        match v {
-            Value::Nil => Decoded::Null,
-            v => Decoded::Msgpack(v),
-        }
     }
 }
 

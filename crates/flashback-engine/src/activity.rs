@@ -1,6 +1,6 @@
 //! What happened around each checkpoint of a thread, from its pending writes' keys alone (no
-//! value decoded): the nodes whose step made it ([`GraphRow::ran`]) and how the step after it
-//! went ([`GraphRow::marks`]: a task that failed, raised and then finished on a retry, waits at
+//! value decoded): the nodes whose step made it (`GraphRow::ran`) and how the step after it
+//! went (`GraphRow::marks`: a task that failed, raised and then finished on a retry, waits at
 //! an interrupt, or was resumed).
 //!
 //! A checkpoint's pending writes belong to the tasks of its *next* step: a `loop` checkpoint
@@ -9,9 +9,9 @@
 //! database written before that column existed has no names, only marks. LangGraph.js stores
 //! no path either; [`name_js_tasks`] finds its PULL tasks' names from their ids.
 
-use crate::layout::GraphRow;
-use crate::taskid::{js_task_id, PULL};
+use crate::taskid::js_task_id;
 use crate::tasks::{task_status, write_kind, TaskStatus, WriteKind};
+use flashback_codec::reserved::{BRANCH_TO, PULL, PUSH, START};
 use flashback_storage::{CheckpointHeader, WriteInfo, NULL_TASK_ID};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -54,8 +54,8 @@ fn task_name(path: &str) -> Option<String> {
     let path = path.strip_prefix('~').unwrap_or(path);
     let mut parts = path.split(", ");
     match parts.next()? {
-        "__pregel_pull" => parts.next().map(str::to_owned),
-        "__pregel_push" => Some("Send".to_owned()),
+        PULL => parts.next().map(str::to_owned),
+        PUSH => Some("Send".to_owned()),
         _ => None,
     }
 }
@@ -151,9 +151,9 @@ pub fn name_js_tasks(writes: &mut [WriteInfo], headers: &[CheckpointHeader]) {
         })
         .collect();
     let step_of = |ns: &str, id: &str| steps.get(&(ns, id)).copied();
-    let mut nodes: Vec<(String, String)> = vec![("__start__".into(), "__start__".into())];
+    let mut nodes: Vec<(String, String)> = vec![(START.into(), START.into())];
     for w in writes.iter() {
-        if let Some(node) = w.channel.strip_prefix("branch:to:") {
+        if let Some(node) = w.channel.strip_prefix(BRANCH_TO) {
             if !nodes.iter().any(|(n, _)| n == node) {
                 nodes.push((node.to_owned(), w.channel.clone()));
             }
@@ -187,31 +187,11 @@ pub fn name_js_tasks(writes: &mut [WriteInfo], headers: &[CheckpointHeader]) {
     }
 }
 
-/// Fill in each row's [`GraphRow::ran`] (the tasks at its parent, for a checkpoint the loop
-/// made) and [`GraphRow::marks`] (its own pending writes).
-pub fn annotate(rows: &mut [GraphRow], writes: &[WriteInfo]) {
-    let activity = step_activity(writes);
-    let at = |ns: &str, id: &str| activity.get(&(ns.to_owned(), id.to_owned()));
-    for row in rows.iter_mut() {
-        if let Some(a) = at(&row.ns, &row.id) {
-            row.marks = a.marks.clone();
-        }
-        if row.source.as_deref() != Some("loop") {
-            continue;
-        }
-        if let Some(a) = row.parent_id.as_deref().and_then(|p| at(&row.ns, p)) {
-            row.ran = a.tasks.clone();
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ERROR: &str = "__error__";
-    const INTERRUPT: &str = "__interrupt__";
-    const RESUME: &str = "__resume__";
+    use flashback_codec::reserved::{ERROR, INTERRUPT, RESUME};
 
     fn w(id: &str, task: &str, path: &str, channel: &str) -> WriteInfo {
         WriteInfo {

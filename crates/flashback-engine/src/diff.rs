@@ -13,7 +13,8 @@
 use crate::delta::DeltaOptions;
 use crate::error::EngineError;
 use crate::fork::load_rebuilt;
-use crate::merge::{item_key, items};
+use crate::merge::items;
+use crate::reducer::item_key;
 use flashback_codec::{view, view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple};
 use serde::Serialize;

@@ -28,6 +28,7 @@
 //! are produced, and `versions_seen` is not advanced for any node), and the edited values are
 //! not also stored as pending writes on `X`.
 
+use crate::action::Action;
 use crate::delta::DeltaOptions;
 use crate::error::EngineError;
 use crate::fork::{load_rebuilt, set_channels, write_fork, ForkResult};
@@ -98,7 +99,7 @@ pub async fn edit_fork(
     }
 
     let edited: Vec<&str> = edits.iter().map(|(c, _)| c.as_str()).collect();
-    let note = json!({"action": "edit_fork", "forked_from": checkpoint_id, "edited": edited});
+    let note = json!({"action": Action::EditFork.as_str(), "forked_from": checkpoint_id, "edited": edited});
     write_fork(
         saver,
         &source,

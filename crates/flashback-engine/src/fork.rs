@@ -8,6 +8,7 @@
 //! time travel. On Postgres no blob is written (the versions are unchanged, so the existing
 //! blobs are shared).
 
+use crate::action::Action;
 use crate::delta::{DeltaOptions, Rebuilt};
 use crate::error::EngineError;
 use flashback_codec::{Decoded, Value};
@@ -52,25 +53,25 @@ pub async fn copy_fork(
         thread_id,
         checkpoint_ns,
         checkpoint_id,
-        "copy_fork",
+        Action::CopyFork,
         &delta,
     )
     .await
 }
 
-/// [`copy_fork`] recorded as `action` in `metadata.flashback` (`rerun` for the fork a re-run
-/// resumes, so the graph labels that branch a re-run), DeltaChannels rebuilt with `opts`.
+/// [`copy_fork`] recorded as `action` in `metadata.flashback` ([`Action::Rerun`] for the fork a
+/// re-run resumes, so the graph labels that branch a re-run), DeltaChannels rebuilt with `opts`.
 pub async fn copy_fork_as(
     saver: &dyn CheckpointSaver,
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
-    action: &str,
+    action: Action,
     opts: &DeltaOptions,
 ) -> Result<ForkResult, EngineError> {
     let (source, delta) =
         load_rebuilt(saver, thread_id, checkpoint_ns, checkpoint_id, opts).await?;
-    let note = json!({"action": action, "forked_from": checkpoint_id});
+    let note = json!({"action": action.as_str(), "forked_from": checkpoint_id});
     write_fork(saver, &source, &delta, "fork", note, |_, _| Vec::new()).await
 }
 

@@ -99,6 +99,7 @@
 
 #![deny(missing_docs)]
 
+pub mod action;
 pub mod activity;
 pub mod channels;
 pub mod dag;
@@ -112,6 +113,7 @@ pub mod layout;
 pub mod merge;
 pub mod ns;
 mod query;
+mod reducer;
 pub mod repair;
 pub mod replay;
 pub mod search;
@@ -121,13 +123,14 @@ mod triggers;
 pub mod usage;
 pub mod watch;
 
-pub use activity::{annotate, recovered_tasks, StepMark};
+pub use action::Action;
+pub use activity::{recovered_tasks, StepMark};
 pub use channels::is_control_channel;
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;
-pub use layout::{layout, render_text, GraphRow, Layout, LayoutOptions};
+pub use layout::{annotate, annotate_usage, layout, render_text, GraphRow, Layout, LayoutOptions};
 pub use tasks::{
     derive_tasks, derive_tasks_with, thread_status, DeriveOptions, SnapshotMode, Task, TaskKind,
     TaskSet, TaskStatus, TaskWrite, ThreadStatus,
 };
-pub use usage::{annotate_usage, step_usage, TokenUsage};
+pub use usage::{step_usage, TokenUsage};

@@ -25,7 +25,8 @@
 //! Every rebuilt value is written whole, replacing its row, in one transaction
 //! ([`SaverMaintenance::replace_blobs`]); a dry run says what would be written.
 
-use crate::merge::{apply, rebuild_report, Reducer, REDUCERS};
+use crate::merge::rebuild_report;
+use crate::reducer::{apply, Reducer, REDUCERS};
 use crate::EngineError;
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::maintenance::{BlobFix, DamagedBlob, SaverMaintenance};

@@ -6,10 +6,7 @@
 
 use xxhash_rust::xxh3::xxh3_128;
 
-/// `PULL` in the task path and task id.
-pub const PULL: &str = "__pregel_pull";
-/// `PUSH` in the task path and task id.
-pub const PUSH: &str = "__pregel_push";
+pub use flashback_codec::reserved::{PULL, PUSH};
 
 /// The raw bytes of a checkpoint id (`binascii.unhexlify(id.replace("-", ""))`), or `None`
 /// when the id is not hex.

@@ -31,19 +31,14 @@
 //! known. `state` is only filled in when the caller passes the thread's namespaces.
 
 use crate::ns;
-use crate::taskid::{js_task_id, pull_task_id, push_task_id, PULL, PUSH};
+use crate::taskid::{js_task_id, pull_task_id, push_task_id};
 use crate::triggers::Channels;
+use flashback_codec::reserved::{ERROR, ERROR_SOURCE_NODE, INTERRUPT, PULL, PUSH, RESUME, TASKS};
 use flashback_codec::{view_decoded, Decoded, Value, ViewOptions};
 use flashback_storage::{CheckpointTuple, Dialect, NULL_TASK_ID};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::collections::{HashMap, HashSet};
-
-const TASKS: &str = "__pregel_tasks";
-const ERROR: &str = "__error__";
-const ERROR_SOURCE_NODE: &str = "__error_source_node__";
-const INTERRUPT: &str = "__interrupt__";
-const RESUME: &str = "__resume__";
 
 /// What one of a task's pending writes says about the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,7 +336,7 @@ pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskS
     };
     for (idx, packet) in sends.iter().enumerate() {
         let Some((node, arg)) = send_packet(packet) else {
-            warnings.push(format!("__pregel_tasks[{idx}] is not a Send: skipped"));
+            warnings.push(format!("{TASKS}[{idx}] is not a Send: skipped"));
             continue;
         };
         let id = match opts.dialect {

@@ -12,14 +12,11 @@
 //! `branch:to:X` as `StateGraph._migrate_checkpoint` does (bare node-name channels need the
 //! graph's edges and are not migrated).
 
+use flashback_codec::reserved::{BRANCH_PREFIX, BRANCH_TO, JOIN_PREFIX, SNAPSHOT_BUMPS, START};
 use flashback_codec::{Decoded, Value};
 use flashback_storage::{Checkpoint, Version};
 use std::cmp::Ordering;
 use std::collections::{BTreeSet, HashMap};
-
-pub(crate) const START: &str = "__start__";
-const BRANCH_TO: &str = "branch:to:";
-const SNAPSHOT_BUMPS: &str = "__snapshot_bumps__";
 
 /// A node that may run, and all its trigger channels (sorted, as in the task id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +33,7 @@ fn trigger_node(channel: &str) -> Option<&str> {
     if let Some(node) = channel.strip_prefix(BRANCH_TO) {
         return (!node.is_empty()).then_some(node);
     }
-    if let Some(rest) = channel.strip_prefix("join:") {
+    if let Some(rest) = channel.strip_prefix(JOIN_PREFIX) {
         let (_, node) = rest.rsplit_once(':')?;
         return (!node.is_empty()).then_some(node);
     }
@@ -51,7 +48,7 @@ pub(crate) fn is_trigger_channel(channel: &str) -> bool {
 
 /// The sources a `join:A+B:X` channel waits for.
 fn join_names(channel: &str) -> Option<BTreeSet<String>> {
-    let rest = channel.strip_prefix("join:")?;
+    let rest = channel.strip_prefix(JOIN_PREFIX)?;
     let (sources, _) = rest.rsplit_once(':')?;
     Some(sources.split('+').map(str::to_owned).collect())
 }
@@ -64,7 +61,7 @@ fn legacy_rename(channel: &str) -> Option<String> {
             node.split(':').next().unwrap_or(node)
         ));
     }
-    if channel.starts_with("branch:") && channel.matches(':').count() == 3 {
+    if channel.starts_with(BRANCH_PREFIX) && channel.matches(':').count() == 3 {
         return channel
             .rsplit(':')
             .next()

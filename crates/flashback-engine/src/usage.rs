@@ -5,7 +5,6 @@
 //! writes alone are read, not the state: a node that returns an earlier message again (same id)
 //! has its usage counted again at that step.
 
-use crate::layout::GraphRow;
 use flashback_codec::view::{view_decoded, ViewOptions};
 use flashback_storage::{Decoded, WriteInfo};
 use serde::Serialize;
@@ -91,19 +90,6 @@ pub fn step_usage(writes: &[(WriteInfo, Decoded)]) -> HashMap<(String, String), 
         }
     }
     out
-}
-
-/// Fill in [`GraphRow::tokens`] of each `loop` row from the usage written at its parent.
-pub fn annotate_usage(rows: &mut [GraphRow], usage: &HashMap<(String, String), TokenUsage>) {
-    for row in rows.iter_mut() {
-        if row.source.as_deref() != Some("loop") {
-            continue;
-        }
-        let Some(parent) = row.parent_id.as_deref() else {
-            continue;
-        };
-        row.tokens = usage.get(&(row.ns.clone(), parent.to_owned())).copied();
-    }
 }
 
 #[cfg(test)]

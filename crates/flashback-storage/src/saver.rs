@@ -11,13 +11,7 @@ use async_trait::async_trait;
 use flashback_codec::{Decoded, JsonTextKind, Value};
 use serde_json::{Map, Value as Json};
 
-/// `WRITES_IDX_MAP`: special channels get a fixed negative `idx`, one slot per task.
-pub const WRITES_IDX_MAP: [(&str, i64); 4] = [
-    ("__error__", -1),
-    ("__scheduled__", -2),
-    ("__interrupt__", -3),
-    ("__resume__", -4),
-];
+pub use flashback_codec::reserved::WRITES_IDX_MAP;
 
 /// The `idx` Python stores for the write at `position` in a `put_writes` batch.
 pub fn write_idx(channel: &str, position: usize) -> i64 {

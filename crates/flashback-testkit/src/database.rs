@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::{AssertSqlSafe, Connection as _, PgConnection, PgPool};
 
-use crate::server::connect;
+use crate::connect::connect;
 use crate::skip::env_flag;
 use crate::{url, TestkitError, DB_PREFIX};
 

@@ -2,7 +2,7 @@
 
 use sqlx::{AssertSqlSafe, Connection as _};
 
-use crate::server::connect;
+use crate::connect::connect;
 use crate::TestkitError;
 
 /// Executes a plain SQL script (e.g. `pg_dump --inserts` output) on `url` as one

@@ -44,6 +44,7 @@
 
 pub mod bigvalue;
 pub mod cluster;
+mod connect;
 mod database;
 mod dump;
 mod server;

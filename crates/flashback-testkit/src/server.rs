@@ -1,15 +1,12 @@
 //! Finding the server once per test process (`FLASHBACK_TEST_PG`, the default URL, or a
-//! throwaway cluster), checking it, and connecting with a timeout.
+//! throwaway cluster), and checking it.
 
-use std::time::Duration;
-
-use sqlx::{Connection as _, PgConnection};
+use sqlx::Connection as _;
 use tokio::sync::OnceCell;
 
+use crate::connect::connect;
 use crate::database::{create_database, drop_stale_databases};
 use crate::{cluster, url, TestPg, TestkitError, DEFAULT_URL};
-
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Returns a fresh, empty database on a PostgreSQL server found as described in the crate
 /// docs. Fails with [`TestkitError::Unavailable`] when there is no server.
@@ -113,16 +110,5 @@ async fn probe(url: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err("the role may not create databases (needs CREATEDB or superuser)".into())
-    }
-}
-
-pub(crate) async fn connect(url: &str) -> Result<PgConnection, TestkitError> {
-    let what = url::redact(url);
-    match tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect(url)).await {
-        Ok(Ok(conn)) => Ok(conn),
-        Ok(Err(e)) => Err(TestkitError::sql(format!("connecting to {what}"), e)),
-        Err(_) => Err(TestkitError::Other(format!(
-            "connecting to {what}: timed out after {CONNECT_TIMEOUT:?}"
-        ))),
     }
 }

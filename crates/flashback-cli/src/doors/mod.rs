@@ -6,78 +6,17 @@
 use crate::human;
 
 mod jobs;
+pub(crate) mod outcome;
 mod storage;
 mod writes;
 
+pub use outcome::Outcome;
+use outcome::{done, json_text, open, open_info, render};
+
 use crate::Command;
 use flashback_api::*;
-use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
-
-/// What a command printed, and how it ends.
-pub enum Outcome {
-    /// Success: print this on stdout.
-    Done(String),
-    /// `verify` found tampering: print the report on stdout and exit 5.
-    Tampered(String),
-    /// A step failed after earlier ones committed: print what happened on stdout (the report,
-    /// or with `--json` the response), the failure on stderr, and exit with its code.
-    Failed(String, ApiError),
-}
-
-pub(crate) fn done(text: String) -> Result<Outcome, ApiError> {
-    Ok(Outcome::Done(text))
-}
-
-/// Pretty JSON with a final newline: what `--json` prints.
-pub fn json_text<T: Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
-    s.push('\n');
-    s
-}
-
-/// Either rendering of a response.
-pub(crate) fn render<T: Serialize>(json: bool, v: &T, human: impl FnOnce(&T) -> String) -> String {
-    if json {
-        json_text(v)
-    } else {
-        human(v)
-    }
-}
-
-/// Open `location` read-only (nothing is remembered) and return the API and the handle.
-pub(crate) async fn open(location: &str) -> Result<(Api, String), ApiError> {
-    let (api, info) = open_info(location).await?;
-    Ok((api, info.db))
-}
-
-/// [`open`], returning what the database holds.
-pub(crate) async fn open_info(location: &str) -> Result<(Api, DbInfo), ApiError> {
-    let api = Api::ephemeral()?;
-    // The decode budget per value, in MB (0: none), as the app's `max_value_mb` setting.
-    if let Ok(mb) = std::env::var("FLASHBACK_MAX_VALUE_MB") {
-        api.set_setting(SetSettingRequest {
-            key: "max_value_mb".into(),
-            value: Some(mb.trim().to_owned()),
-        })
-        .await
-        .map_err(|_| {
-            ApiError::invalid(format!(
-                "FLASHBACK_MAX_VALUE_MB={mb:?}: expected a number of megabytes (0 for no limit)"
-            ))
-        })?;
-    }
-    let info = api
-        .open_database(OpenRequest {
-            location: location.to_owned(),
-            password: None,
-            remember: false,
-            save_password: false,
-        })
-        .await?;
-    Ok((api, info))
-}
 
 /// The most threads `flashback threads` looks up the history of.
 const ACTIVITY_MAX: usize = 2000;

@@ -29,10 +29,7 @@ use std::sync::Arc;
 /// The `extra` of an object revived from an `lc: 1` envelope that is not a message: written back
 /// as the envelope it came from.
 pub const LC_EXTRA: &str = "lc:1";
-/// The channel whose values are `Send` packets.
-pub const TASKS: &str = "__pregel_tasks";
-/// The channel of the interrupts a task raised.
-pub const INTERRUPT: &str = "__interrupt__";
+pub use crate::reserved::{INTERRUPT, TASKS};
 
 /// A message class: its langchain_core module, its `type` field, and the fields Python's
 /// `model_dump()` adds after the base fields, with their defaults.

@@ -1,17 +1,15 @@
 //! Ext payloads: LangGraph's extension types (ext 0–5 Python objects, 6 numpy arrays,
 //! 7 DeltaChannel snapshots) decoded into typed values, or kept raw with the reason.
 
-use super::reader::Reader;
-use super::DecodeCache;
 use crate::value::{NdArray, ObjectForm, PyObject, RawExt, Value};
 use std::sync::Arc;
 
-/// Decode an ext payload. Never fails: a payload that does not parse is kept raw with the reason.
+/// Decode an ext payload, `read` reading it as one msgpack document (the reader's). Never fails:
+/// a payload that does not parse is kept raw with the reason.
 pub(super) fn decode_ext(
     code: i8,
     data: &[u8],
-    depth: usize,
-    cache: Option<&mut DecodeCache>,
+    read: impl FnOnce() -> Result<Value, String>,
 ) -> Value {
     let raw = |error: String| {
         Value::RawExt(Box::new(RawExt {
@@ -23,15 +21,9 @@ pub(super) fn decode_ext(
     if !(0..=7).contains(&code) {
         return raw(format!("unknown msgpack ext code {code}"));
     }
-    let mut r = Reader {
-        data,
-        pos: 0,
-        cache,
-    };
-    let doc = match r.value(depth + 1) {
-        Ok(doc) if r.pos == data.len() => doc,
-        Ok(_) => return raw(format!("ext {code} payload has trailing bytes")),
-        Err(e) => return raw(format!("ext {code} payload: {e}")),
+    let doc = match read() {
+        Ok(doc) => doc,
+        Err(e) => return raw(e),
     };
     let result = match code {
         7 => Ok(Value::DeltaSnapshot(Box::new(doc))),

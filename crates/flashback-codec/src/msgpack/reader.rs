@@ -343,11 +343,31 @@ impl<'a> Reader<'a, '_> {
                 if let Some(v) = cache.by_code[code as usize].get(data) {
                     return Ok(v.clone());
                 }
-                let v = decode_ext(code, data, depth, Some(&mut *cache));
+                let v = decode_ext(code, data, || payload(code, data, depth, Some(&mut *cache)));
                 cache.by_code[code as usize].insert(data.into(), v.clone());
                 return Ok(v);
             }
         }
-        Ok(decode_ext(code, data, depth, self.cache.as_deref_mut()))
+        let cache = self.cache.as_deref_mut();
+        Ok(decode_ext(code, data, || payload(code, data, depth, cache)))
+    }
+}
+
+/// An ext payload read as one msgpack document, one level deeper than its ext.
+fn payload(
+    code: i8,
+    data: &[u8],
+    depth: usize,
+    cache: Option<&mut DecodeCache>,
+) -> Result<Value, String> {
+    let mut r = Reader {
+        data,
+        pos: 0,
+        cache,
+    };
+    match r.value(depth + 1) {
+        Ok(doc) if r.pos == data.len() => Ok(doc),
+        Ok(_) => Err(format!("ext {code} payload has trailing bytes")),
+        Err(e) => Err(format!("ext {code} payload: {e}")),
     }
 }

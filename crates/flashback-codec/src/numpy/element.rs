@@ -56,7 +56,7 @@ pub(super) fn element(dtype: &Dtype, chunk: &[u8]) -> Option<Json> {
 
 /// A float as the view shows every float (NaN and infinities as `builtins.float` objects).
 fn float(f: f64) -> Json {
-    crate::view::float_view(f)
+    crate::view::float::float_view(f)
 }
 
 fn bytes(b: &[u8]) -> Json {

@@ -30,7 +30,7 @@ mod walker;
 
 pub use error::UnviewError;
 
-use crate::typed::Decoded;
+use crate::decoded::Decoded;
 use crate::value::Value;
 use crate::view::{view_decoded, ViewOptions};
 use serde_json::Value as Json;

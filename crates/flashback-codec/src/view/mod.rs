@@ -1,17 +1,17 @@
 //! The JSON view: one stable, documented mapping from decoded values to JSON
 //! (see `docs/json-view.md` and the crate docs).
 
-use crate::typed::Decoded;
+use crate::decoded::Decoded;
 use crate::value::{PyObject, Value};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use serde_json::{json, Map, Number, Value as Json};
+use serde_json::{json, Map, Value as Json};
 
+pub(crate) mod float;
 mod stream;
 pub use stream::JsonView;
 
 /// `$type` of a float JSON has no number for.
-const FLOAT_TYPE: &str = "builtins.float";
 /// `$type` of a nested `bytes` value.
 const BYTES_TYPE: &str = "builtins.bytes";
 /// `$type` of a dict shown as `$items`.
@@ -128,27 +128,6 @@ fn b64(b: &[u8]) -> String {
 /// this tree when the view is output.
 pub fn view(v: &Value, opts: ViewOptions) -> Json {
     collect(JsonView::new(v, opts))
-}
-
-/// A float: a JSON number, or `{"$type": "builtins.float", "$value": "nan" | "inf" | "-inf"}`.
-pub(crate) fn float_view(f: f64) -> Json {
-    match Number::from_f64(f) {
-        Some(n) => Json::Number(n),
-        None => serde_json::to_value(stream::Float(f)).unwrap_or(Json::Null),
-    }
-}
-
-/// The name of a float JSON has no number for (`nan`, `inf`, `-inf`).
-fn float_name(f: f64) -> Option<&'static str> {
-    if f.is_finite() {
-        None
-    } else if f.is_nan() {
-        Some("nan")
-    } else if f > 0.0 {
-        Some("inf")
-    } else {
-        Some("-inf")
-    }
 }
 
 /// Whether an object is a pydantic secret, masked in the view unless revealed.

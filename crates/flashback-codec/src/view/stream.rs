@@ -3,11 +3,12 @@
 //! `serde_json::Value`; [`super::view`] collects the same serialization into one
 //! (`serde_json::to_value`), so the two cannot drift.
 
+use super::float::Float;
 use super::{
-    b64, bytes_view, decoded_view, error_view, float_name, is_secret, ViewOptions, BYTES_TYPE,
-    DELTA_TYPE, DICT_TYPE, FLOAT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
+    b64, bytes_view, decoded_view, error_view, is_secret, ViewOptions, BYTES_TYPE, DELTA_TYPE,
+    DICT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
 };
-use crate::typed::Decoded;
+use crate::decoded::Decoded;
 use crate::value::{JsonTextKind, NdArray, ObjectForm, PyObject, Value};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -100,23 +101,6 @@ impl Serialize for V<'_> {
                     error_view(TOO_DEEP, "json", t.text.as_bytes()).serialize(s)
                 }
             },
-        }
-    }
-}
-
-/// A float: a JSON number, or `{"$type": "builtins.float", "$value": "nan" | "inf" | "-inf"}`.
-pub(super) struct Float(pub(super) f64);
-
-impl Serialize for Float {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match float_name(self.0) {
-            None => s.serialize_f64(self.0),
-            Some(name) => {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("$type", FLOAT_TYPE)?;
-                m.serialize_entry("$value", name)?;
-                m.end()
-            }
         }
     }
 }

@@ -29,7 +29,8 @@ mod rebuild;
 mod reduce;
 
 use crate::error::EngineError;
-use crate::merge::Reducer;
+use crate::reducer::Reducer;
+use flashback_codec::reserved::SNAPSHOT_BUMPS;
 use flashback_codec::{Decoded, Value};
 use flashback_storage::{CheckpointHeader, CheckpointStore, CheckpointTuple, ListQuery};
 use rebuild::{Rebuilder, Rebuilds};
@@ -45,9 +46,6 @@ const FORWARD_MAX: usize = 4096;
 
 /// The metadata key LangGraph keeps DeltaChannel counters under.
 const COUNTERS: &str = "counters_since_delta_snapshot";
-
-/// The `versions_seen` pseudo-node of DeltaChannel bookkeeping (`node|channel`, `node:channel`).
-const SNAPSHOT_BUMPS: &str = "__snapshot_bumps__";
 
 /// How DeltaChannels are rebuilt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use super::reduce::{empty, infer, replay};
 use super::{DeltaOptions, Rebuilt};
-use crate::merge::Reducer;
+use crate::reducer::Reducer;
 use flashback_codec::{Decoded, Value};
 use flashback_storage::CheckpointTuple;
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -2,7 +2,7 @@
 //! (`reducer(state, [write, …]) -> state`, LangGraph's `DeltaChannel` contract), and how one is
 //! inferred from the values when the database does not say.
 
-use crate::merge::Reducer;
+use crate::reducer::Reducer;
 use flashback_codec::Value;
 
 /// `langgraph.graph.message.REMOVE_ALL_MESSAGES`: a `RemoveMessage` with this id clears the list.

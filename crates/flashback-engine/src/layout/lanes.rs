@@ -13,6 +13,7 @@
 //! take 12.5M such tests.
 
 use super::GraphRow;
+use crate::action::Action;
 use crate::dag::EdgeKind;
 
 const NONE: usize = usize::MAX;
@@ -129,12 +130,13 @@ pub(super) fn assign(rows: &mut [GraphRow], trunk: Option<usize>) {
 fn branch_label(rows: &[GraphRow], tip: usize, first: usize) -> Option<&'static str> {
     let mut r = tip;
     loop {
-        match rows[r].flashback_action.as_deref() {
-            Some("edit_fork") => return Some("edit"),
-            Some("rerun") => return Some("re-run"),
-            Some("merge") => return Some("merge"),
-            Some(_) => return Some("fork"),
-            None => {}
+        if let Some(action) = rows[r].flashback_action.as_deref() {
+            return Some(match Action::parse(action) {
+                Some(Action::EditFork) => "edit",
+                Some(Action::Rerun) => "re-run",
+                Some(Action::Merge) => "merge",
+                Some(Action::CopyFork) | None => "fork",
+            });
         }
         match rows[r].parent_row {
             Some(p) if r != first && p > r => r = p,

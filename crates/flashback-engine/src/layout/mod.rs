@@ -21,16 +21,20 @@
 //! row is not stored: a front end finds them from those intervals (the UI with an interval
 //! index over the rows in view, [`render_text`] by streaming). Cost: O(n log n).
 
+use crate::activity::StepMark;
 use crate::dag::{EdgeKind, ThreadDag};
 use crate::error::EngineError;
 use crate::ns;
+use crate::usage::TokenUsage;
 use petgraph::stable_graph::NodeIndex;
 use petgraph::visit::{EdgeRef, NodeIndexable};
 use petgraph::Direction;
 use serde::{Deserialize, Serialize};
 use std::collections::{BinaryHeap, HashMap};
 
+mod annotate;
 mod lanes;
+pub use annotate::{annotate, annotate_usage};
 mod text;
 pub use text::render_text;
 
@@ -128,15 +132,15 @@ pub struct GraphRow {
     pub merged_from_row: Option<usize>,
     /// The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
     /// that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
-    /// [`annotate`](crate::activity::annotate) from the thread's writes.
+    /// [`annotate`] from the thread's writes.
     pub ran: Vec<String>,
     /// How the step after this checkpoint went, from its pending writes: a task failed,
     /// recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
-    pub marks: Vec<crate::activity::StepMark>,
+    pub marks: Vec<StepMark>,
     /// Tokens the model calls of the step that made this checkpoint used, from the
     /// `usage_metadata` of the messages it wrote (filled in by
-    /// [`annotate_usage`](crate::usage::annotate_usage); `None`: none carried usage).
-    pub tokens: Option<crate::usage::TokenUsage>,
+    /// [`annotate_usage`]; `None`: none carried usage).
+    pub tokens: Option<TokenUsage>,
 }
 
 /// A laid-out thread (serialisable for the GUI).

@@ -66,7 +66,7 @@ pub use retain::{ThreadPrune, VacuumPreview, VacuumReport, SQLITE_VACUUM_BYTES_P
 
 /// The channel holding Sends; a pre-v4 checkpoint reads its pending sends from its parent's
 /// writes to it.
-pub(crate) const TASKS: &str = "__pregel_tasks";
+pub(crate) use flashback_codec::reserved::TASKS;
 
 /// What `prune` does with each thread; serialized as Python names it (`keep_latest`,
 /// `delete`), the same text as [`PruneStrategy::as_str`] and [`std::str::FromStr`].

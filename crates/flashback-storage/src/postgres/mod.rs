@@ -63,7 +63,7 @@ const BLOB_QUERIES: usize = 4;
 /// ... but never in slices smaller than this.
 const MIN_BLOB_SLICE: usize = 256;
 /// The channel holding Sends (`langgraph.checkpoint.serde.types.TASKS`).
-const TASKS: &str = "__pregel_tasks";
+use flashback_codec::reserved::TASKS;
 
 /// A first, direct connection to `url` (TLS and URL handling as for every Postgres store),
 /// with the options that worked and the redacting target: a refused port or a bad password

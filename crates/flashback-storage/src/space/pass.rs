@@ -5,6 +5,7 @@
 
 use super::model::*;
 use super::sql::Layout;
+use flashback_codec::reserved;
 use std::collections::{HashMap, HashSet};
 
 /// How many stores of a channel a growth flag needs at least.
@@ -343,8 +344,8 @@ pub(crate) fn node_of(task_path: &str) -> String {
     let path = task_path.strip_prefix('~').unwrap_or(task_path);
     let mut parts = path.split(", ");
     match parts.next() {
-        Some("__pregel_pull") => parts.next().unwrap_or_default().to_owned(),
-        Some("__pregel_push") => "Send".to_owned(),
+        Some(reserved::PULL) => parts.next().unwrap_or_default().to_owned(),
+        Some(reserved::PUSH) => "Send".to_owned(),
         Some(first) => first.to_owned(),
         None => String::new(),
     }

@@ -29,7 +29,7 @@ const MAX_SEEN: usize = 250_000;
 /// Distinct embedded files remembered at most.
 const MAX_FILES: usize = 20_000;
 /// The channel holding Send packets.
-const TASKS: &str = "__pregel_tasks";
+use flashback_codec::reserved::TASKS;
 /// Characters of a string's preview.
 const PREVIEW: usize = 80;
 

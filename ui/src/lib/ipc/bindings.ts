@@ -948,7 +948,7 @@ export type GraphRow = {
 	/**
 	 *  The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
 	 *  that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
-	 *  [`annotate`](crate::activity::annotate) from the thread's writes.
+	 *  [`annotate`] from the thread's writes.
 	 */
 	ran: string[],
 	/**
@@ -959,7 +959,7 @@ export type GraphRow = {
 	/**
 	 *  Tokens the model calls of the step that made this checkpoint used, from the
 	 *  `usage_metadata` of the messages it wrote (filled in by
-	 *  [`annotate_usage`](crate::usage::annotate_usage); `None`: none carried usage).
+	 *  [`annotate_usage`]; `None`: none carried usage).
 	 */
 	tokens: TokenUsage | null,
 };

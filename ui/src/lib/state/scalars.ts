@@ -1,7 +1,7 @@
 // Python scalars as Python prints them, for the state view: a UUID with its dashes, a timedelta
 // as `str(timedelta)` ("2 days, 3:04:05.250000"), bytes as a hex and ASCII preview.
 
-import type { Json } from "./tree";
+import type { Json } from "./json";
 
 /** A UUID as 8-4-4-4-12 lower-case hex, or null when the text is not 32 hex digits (dashes aside). */
 function uuidText(hex: string): string | null {

@@ -2,9 +2,10 @@
 // folded long strings, masked secrets, undecodable values shown in place, messages recognised
 // for the chat view.
 
+import type { Json } from "./json";
 import { bytesPreview, scalarValue } from "./scalars";
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type { Json };
 
 export type NodeKind =
   | "dict"
