@@ -310,7 +310,7 @@ mod tests {
             backend: flashback_storage::Backend::Sqlite,
             has_task_path: true,
             migration_version: None,
-            shallow: false,
+            kind: flashback_storage::SchemaKind::LangGraph,
             description: "test".into(),
             holds: flashback_storage::Holds::Checkpoints,
             dialect: flashback_storage::Dialect::Python,

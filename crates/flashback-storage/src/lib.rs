@@ -9,8 +9,9 @@
 //! Writing is separate and explicit: [`CheckpointSaver`] (`setup`, `put`, `put_writes`,
 //! `delete_thread`) stores rows byte-identical to the Python savers' — a
 //! [`sqlite::SqliteSaver`] opens its own read-write connection, and the Postgres store
-//! writes only inside these methods, each in one transaction. [`open`] never writes;
-//! [`open_writable`] is for explicit actions such as a fork.
+//! writes only inside these methods, each in one transaction. [`open`] with [`Read`] never
+//! writes; [`Write`] is for explicit actions such as a fork, [`Create`] for a program that
+//! may create the database. What a location holds ([`Layout`]) is detected once, by `open`.
 //!
 //! ## The model
 //!
@@ -39,15 +40,18 @@ mod decode;
 pub mod error;
 mod escape;
 pub mod jsformat;
+pub mod layout;
 pub mod maintenance;
 pub mod memory;
 pub mod model;
+mod open;
 pub mod pgurl;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
 pub mod saver;
 pub mod sealed;
+pub mod serializer;
 pub mod space;
 pub mod sqlite;
 pub mod three;
@@ -59,11 +63,13 @@ pub mod sqlite_write {
 
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
-pub use jsformat::Dialect;
+pub use layout::{Dialect, Layout, SchemaKind};
 pub use model::*;
+pub use open::{open, Access, Create, Read, Write};
 pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 pub use sealed::EncryptionProbe;
+pub use serializer::Serde;
 
 use async_trait::async_trait;
 
@@ -224,168 +230,6 @@ pub(crate) fn newest_first(threads: &mut [ThreadInfo]) {
     threads.sort_by(|a, b| {
         (&b.latest_checkpoint_id, &a.thread_id).cmp(&(&a.latest_checkpoint_id, &b.thread_id))
     });
-}
-
-/// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.
-pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    open_with_budget(location, flashback_codec::DecodeBudget::DEFAULT).await
-}
-
-/// [`open`], decoding within `budget`: a stored value over it is read as
-/// [`Decoded::TooLarge`] (its size and kind) instead of being decoded, so a database holding a
-/// 200 MB value is read in bounded memory. `DecodeBudget::UNLIMITED` decodes everything.
-pub async fn open_with_budget(
-    location: &str,
-    budget: flashback_codec::DecodeBudget,
-) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    open_with(location, budget, None).await
-}
-
-/// [`open_with_budget`], decrypting `+aes` values with `key` (a database written with
-/// LangGraph's `EncryptedSerializer`; see [`flashback_codec::cipher`]).
-pub async fn open_with(
-    location: &str,
-    budget: flashback_codec::DecodeBudget,
-    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
-) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            return match postgres::PostgresStore::connect(location).await {
-                Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
-                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
-                    three::postgres::ThreeTablePg::connect(location, Default::default())
-                        .await?
-                        .with_budget(budget)
-                        .with_key(key),
-                )),
-                Err(e) => Err(e),
-            };
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    match sqlite::SqliteStore::open(location).await {
-        Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
-        Err(e) if is_three_table(&e) => {
-            let three = three::sqlite::ThreeTableStore::try_open(location)
-                .await?
-                .ok_or(e)?;
-            Ok(Box::new(three.with_budget(budget).with_key(key)))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).
-/// The database must already hold a LangGraph schema or the three-table store's
-/// ([`three`]); nothing is created.
-pub async fn open_writable(
-    location: &str,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    open_writable_with(location, None).await
-}
-
-/// [`open_writable`] for a database written with LangGraph's `EncryptedSerializer`: with a
-/// key, values are decrypted on read and every serde value written is encrypted with it, as
-/// Python's serializer would.
-pub async fn open_writable_with(
-    location: &str,
-    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            return match postgres::PostgresStore::connect(location).await {
-                Ok(store) => Ok(Box::new(store.with_key(key))),
-                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
-                    three::postgres::ThreeTablePg::connect(location, Default::default())
-                        .await?
-                        .with_key(key),
-                )),
-                Err(e) => Err(e),
-            };
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    match sqlite::SqliteSaver::open(location).await {
-        Ok(saver) => Ok(Box::new(saver.with_key(key))),
-        Err(e) if is_three_table(&e) => {
-            let saver = three::sqlite::ThreeTableSaver::open(location, Default::default()).await?;
-            Ok(Box::new(saver.with_key(key)))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The error a LangGraph SQLite store gives for a file holding the three-table store.
-fn is_three_table(e: &StoreError) -> bool {
-    matches!(e, StoreError::UnsupportedSchema { found } if found == sqlite::THREE_TABLE)
-}
-
-/// The error a LangGraph Postgres store gives for a database holding the three-table store.
-#[cfg(feature = "postgres")]
-fn is_three_table_pg(e: &StoreError) -> bool {
-    matches!(e, StoreError::UnsupportedSchema { found } if found == postgres::THREE_TABLE)
-}
-
-/// A saver for a caller that may create the database (`flashback bridge`): a SQLite file
-/// (with `create`, made and set up — as the three-table store with `three`, else LangGraph's
-/// schema; an existing three-table file is opened as one) or a Postgres URL (the same rules:
-/// `setup()` run with `create`; a database holding the three-table store opened as one).
-pub async fn open_saver(
-    location: &str,
-    create: bool,
-    three: Option<three::ThreeTableOptions>,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            if three.is_some() {
-                let saver =
-                    three::postgres::ThreeTablePg::open_for(location, create, three).await?;
-                return saver.map(|s| Box::new(s) as _).ok_or_else(|| {
-                    StoreError::InvalidInput("no three-table store at this URL".into())
-                });
-            }
-            let store = match postgres::PostgresStore::connect_for_setup(location).await {
-                Err(e) if is_three_table_pg(&e) => {
-                    let saver =
-                        three::postgres::ThreeTablePg::connect(location, Default::default())
-                            .await?;
-                    return Ok(Box::new(saver));
-                }
-                other => other?,
-            };
-            if create {
-                CheckpointSaver::setup(&store).await?;
-            }
-            return Ok(Box::new(store));
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    if let Some(saver) = three::sqlite::ThreeTableSaver::open_for(location, create, three).await? {
-        return Ok(Box::new(saver));
-    }
-    Ok(Box::new(if create {
-        sqlite::SqliteSaver::create(location).await?
-    } else {
-        sqlite::SqliteSaver::open(location).await?
-    }))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

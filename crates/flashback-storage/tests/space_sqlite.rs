@@ -47,7 +47,9 @@ async fn progress_per_thread_cancel_between_threads_and_nothing_written() {
     std::fs::copy(fixture(), &path).expect("copy");
     let before = std::fs::read(&path).expect("read");
     let location = path.to_str().expect("utf-8");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
 
     let seen = Arc::new(Seen::default());
     let report = measure(location, store.schema(), scope(), seen.clone())
@@ -101,7 +103,9 @@ async fn every_thread_is_measured_across_batches_including_an_empty_id() {
     .expect("threads");
     drop(c);
     let location = path.to_str().expect("utf-8");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
     let seen = Arc::new(Seen::default());
     let report = measure(location, store.schema(), scope(), seen.clone())
         .await

@@ -19,7 +19,6 @@ pub(crate) mod maintenance;
 pub(crate) mod read;
 mod rows;
 mod schema;
-pub(crate) use schema::THREE_TABLE;
 pub(crate) mod threads;
 mod write;
 
@@ -39,8 +38,27 @@ pub struct SqliteStore {
 
 /// The connection and how it was made (reopened when that no longer fits the file).
 pub(crate) struct Reader {
-    conn: Connection,
-    source: Source,
+    pub(crate) conn: Connection,
+    pub(crate) source: Source,
+}
+
+impl Reader {
+    /// Open `path` read-only (never created or modified, nothing created beside it): the one
+    /// way a SQLite file is opened for reading.
+    pub(crate) fn open(path: &str) -> Result<Reader, StoreError> {
+        let p = Path::new(path);
+        if !p.exists() {
+            return Err(StoreError::NotFound(format!("no such file: {path}")));
+        }
+        if p.is_dir() {
+            return Err(StoreError::NotADatabase {
+                path: path.into(),
+                detail: "it is a directory".into(),
+            });
+        }
+        let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
+        Ok(Reader { conn, source })
+    }
 }
 
 /// Run `f` on a shared read-only connection, reopened first when the file changed the way it
@@ -129,17 +147,14 @@ impl SqliteStore {
 
     /// Blocking variant of [`SqliteStore::open`].
     pub fn open_blocking(path: &str) -> Result<SqliteStore, StoreError> {
-        let p = Path::new(path);
-        if !p.exists() {
-            return Err(StoreError::NotFound(format!("no such file: {path}")));
-        }
-        if p.is_dir() {
-            return Err(StoreError::NotADatabase {
-                path: path.into(),
-                detail: "it is a directory".into(),
-            });
-        }
-        let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
+        Self::from_reader(path, Reader::open(path)?)
+    }
+
+    /// The store on a connection [`Reader::open`] made, its schema detected (a file holding
+    /// another source's schema, e.g. the three-table store, is an
+    /// [`StoreError::UnsupportedSchema`]).
+    pub(crate) fn from_reader(path: &str, reader: Reader) -> Result<SqliteStore, StoreError> {
+        let Reader { conn, source } = reader;
         let memory = crate::memory::sqlite::detect(&conn, path)?;
         let schema = detect_schema(&conn, path, memory.is_some())?;
         let reader = Arc::new(Mutex::new(Reader { conn, source }));

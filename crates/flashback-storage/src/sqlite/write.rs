@@ -9,12 +9,12 @@ use super::SqliteStore;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::{
-    check_storable, checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest,
-    WriteBatch,
+    checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch,
 };
+use crate::serializer::Serde;
 use crate::{jsformat, CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, msgpack, AesKey, Decoded};
+use flashback_codec::{msgpack, AesKey, Decoded};
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
@@ -51,7 +51,16 @@ impl SqliteSaver {
     /// connection's first read does it, as any SQLite writer would), restoring the last
     /// committed state.
     pub async fn open(path: &str) -> Result<SqliteSaver, StoreError> {
-        let conn = if std::path::Path::new(path).is_file() {
+        let conn = Self::writer(path);
+        let store = SqliteStore::open(path).await?;
+        Self::from_parts(store, conn)
+    }
+
+    /// The read-write connection of [`open`](Self::open), made before the file is read (its
+    /// first read rolls back a hot journal); an error is reported by the read-only open or
+    /// [`from_parts`](Self::from_parts).
+    pub(crate) fn writer(path: &str) -> rusqlite::Result<Connection> {
+        if std::path::Path::new(path).is_file() {
             let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE);
             if let Ok(c) = &conn {
                 // Errors here (not a database, read-only…) are reported by the opens below.
@@ -59,16 +68,18 @@ impl SqliteSaver {
                     r.get::<_, i64>(0)
                 });
             }
-            Some(conn)
+            conn
         } else {
-            None
-        };
-        let store = SqliteStore::open(path).await?;
-        let conn = match conn {
-            Some(conn) => conn,
-            None => Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE),
+            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
         }
-        .map_err(write_err)?;
+    }
+
+    /// The saver on a read-only store and a read-write connection of the same file.
+    pub(crate) fn from_parts(
+        store: SqliteStore,
+        conn: rusqlite::Result<Connection>,
+    ) -> Result<SqliteSaver, StoreError> {
+        let conn = conn.map_err(write_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
         Ok(SqliteSaver {
             store,
@@ -89,6 +100,11 @@ impl SqliteSaver {
     /// The key it encrypts with, if any.
     pub(super) fn key(&self) -> Option<Arc<AesKey>> {
         self.key.clone()
+    }
+
+    /// How it stores values: the database's dialect, sealed with its key.
+    fn serde(&self) -> Serde<'_> {
+        Serde::new(self.store.schema().dialect, self.key.as_deref())
     }
 
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
@@ -182,14 +198,10 @@ struct OwnedPut {
 }
 
 impl OwnedPut {
-    /// The row Python's saver writes (a msgpack document, sealed with `key` if there is one,
-    /// metadata as `json.dumps` text), or LangGraph.js's (`json` document and metadata).
-    fn new(
-        req: &PutRequest<'_>,
-        key: Option<&Arc<AesKey>>,
-        dialect: Dialect,
-    ) -> Result<OwnedPut, StoreError> {
-        let (tag, doc, metadata) = match dialect {
+    /// The row Python's saver writes (a msgpack document, metadata as `json.dumps` text), or
+    /// LangGraph.js's (`json` document and metadata); the document sealed by `serde`.
+    fn new(req: &PutRequest<'_>, serde: Serde<'_>) -> Result<OwnedPut, StoreError> {
+        let (tag, doc, metadata) = match serde.dialect {
             Dialect::Js => {
                 let doc = jsformat::sqlite_document(req.checkpoint)?;
                 let metadata = serde_json::Value::Object(req.metadata.clone());
@@ -197,14 +209,11 @@ impl OwnedPut {
             }
             Dialect::Python => {
                 let doc = msgpack::encode(&checkpoint_document(req.checkpoint)?);
-                let (tag, doc) = match key {
-                    Some(k) => k.seal("msgpack".into(), doc),
-                    None => ("msgpack".into(), doc),
-                };
                 let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
-                (tag, doc, metadata.into_bytes())
+                ("msgpack".to_owned(), doc, metadata.into_bytes())
             }
         };
+        let (tag, doc) = serde.seal(tag, doc);
         Ok(OwnedPut {
             thread_id: req.thread_id.to_owned(),
             checkpoint_ns: req.checkpoint_ns.to_owned(),
@@ -230,7 +239,7 @@ struct OwnedWrites {
 impl OwnedWrites {
     fn new(
         schema: &SchemaInfo,
-        key: Option<&AesKey>,
+        serde: Serde<'_>,
         w: &WriteBatch<'_>,
     ) -> Result<OwnedWrites, StoreError> {
         let has_task_path = schema.has_task_path;
@@ -249,15 +258,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value, schema.dialect)?;
-                let (tag, bytes) = match (schema.dialect, key) {
-                    (Dialect::Js, _) => jsformat::value(channel, value)?,
-                    (Dialect::Python, Some(k)) => {
-                        let (tag, bytes) = encode_typed(value);
-                        k.seal(tag, bytes)
-                    }
-                    (Dialect::Python, None) => encode_typed(value),
-                };
+                let (tag, bytes) = serde.dumps_typed(channel, value)?;
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
             .collect::<Result<_, StoreError>>()?;
@@ -329,7 +330,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        let owned = OwnedPut::new(&req, self.key.as_ref(), self.store.schema().dialect)?;
+        let owned = OwnedPut::new(&req, self.serde())?;
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -351,7 +352,7 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<(), StoreError> {
         let owned = OwnedWrites::new(
             self.store.schema(),
-            self.key.as_deref(),
+            self.serde(),
             &WriteBatch {
                 thread_id,
                 checkpoint_ns,
@@ -380,11 +381,11 @@ impl CheckpointSaver for SqliteSaver {
         let schema = self.store.schema();
         let puts: Vec<OwnedPut> = puts
             .iter()
-            .map(|p| OwnedPut::new(p, self.key.as_ref(), schema.dialect))
+            .map(|p| OwnedPut::new(p, self.serde()))
             .collect::<Result<_, _>>()?;
         let writes: Vec<OwnedWrites> = writes
             .iter()
-            .map(|w| OwnedWrites::new(schema, self.key.as_deref(), w))
+            .map(|w| OwnedWrites::new(schema, self.serde(), w))
             .collect::<Result<_, _>>()?;
         self.write(move |conn| {
             let tx = conn

@@ -9,6 +9,7 @@ use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::WriteBatch;
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::serializer::Serde;
 use crate::sqlite::{write_err, BUSY_TIMEOUT};
 use crate::{CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
@@ -119,6 +120,17 @@ impl ThreeTableSaver {
                 found: format!("{path} does not hold the three-table schema"),
             }
         })?;
+        Self::from_parts(store, Ok(conn), options)
+    }
+
+    /// The saver on a read-only store and a read-write connection of the same file.
+    pub(crate) fn from_parts(
+        store: ThreeTableStore,
+        conn: rusqlite::Result<Connection>,
+        options: ThreeTableOptions,
+    ) -> Result<Self, StoreError> {
+        let conn = conn.map_err(write_err)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
         Ok(ThreeTableSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -417,12 +429,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value, Dialect::Python)?;
-                let (tag, bytes) = encode_typed(value);
-                let (tag, bytes) = match key {
-                    Some(k) => k.seal(tag, bytes),
-                    None => (tag, bytes),
-                };
+                let (tag, bytes) = Serde::python(key).dumps_typed(channel, value)?;
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
             .collect::<Result<_, StoreError>>()?;
