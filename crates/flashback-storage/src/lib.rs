@@ -39,6 +39,7 @@
 mod decode;
 pub mod error;
 mod escape;
+pub mod generic;
 pub mod jsformat;
 pub mod layout;
 pub mod maintenance;
@@ -77,6 +78,10 @@ use async_trait::async_trait;
 pub const MENTION_MAX_BYTES: usize = 1 << 20;
 
 /// Read access to a LangGraph checkpoint database.
+///
+/// Only [`get_tuple`](Self::get_tuple) has a default body (one `list_tuples` of one
+/// checkpoint): every source answers the other methods itself, or names the whole-thread
+/// path in [`generic`] on purpose.
 #[async_trait]
 pub trait CheckpointStore: Send + Sync {
     /// The detected schema.
@@ -84,9 +89,7 @@ pub trait CheckpointStore: Send + Sync {
 
     /// LangGraph's memory Store in the same database, read through the same read-only
     /// connection; `None` when the database has none (see [`memory`]).
-    fn memory(&self) -> Option<&dyn memory::MemoryRead> {
-        None
-    }
+    fn memory(&self) -> Option<&dyn memory::MemoryRead>;
 
     /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
     /// thread id.
@@ -96,17 +99,7 @@ pub trait CheckpointStore: Send + Sync {
     /// grows with time), newest first, as [`list_threads`](Self::list_threads) describes
     /// them: a thread list's first page, without describing every thread. Threads without a
     /// root-namespace checkpoint are left out.
-    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
-        let mut threads: Vec<ThreadInfo> = self
-            .list_threads()
-            .await?
-            .into_iter()
-            .filter(|t| t.latest_checkpoint_id.is_some())
-            .collect();
-        newest_first(&mut threads);
-        threads.truncate(limit);
-        Ok(threads)
-    }
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError>;
 
     /// Checkpoint headers (no channel values, no writes), newest first, with Python `list()`
     /// semantics for the query.
@@ -130,36 +123,12 @@ pub trait CheckpointStore: Send + Sync {
 
     /// The namespaces of a thread, sorted (`""` first): what a point read needs without
     /// listing the thread's checkpoints. Backends answer it from the primary key's index.
-    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let mut n: Vec<String> = self
-            .list_headers(&ListQuery::thread(thread_id))
-            .await?
-            .into_iter()
-            .map(|h| h.checkpoint_ns)
-            .collect();
-        n.sort();
-        n.dedup();
-        Ok(n)
-    }
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
 
     /// Every pending write of a thread (all namespaces) without its value, in no particular
     /// order: which tasks ran or failed at each checkpoint, read without decoding anything.
     /// Backends read only the key columns.
-    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
-        Ok(tuples
-            .iter()
-            .flat_map(|t| {
-                t.pending_writes.iter().map(|w| WriteInfo {
-                    checkpoint_ns: t.header.checkpoint_ns.clone(),
-                    checkpoint_id: t.header.checkpoint_id.clone(),
-                    task_id: w.task_id.clone(),
-                    task_path: w.task_path.clone(),
-                    channel: w.channel.clone(),
-                })
-            })
-            .collect())
-    }
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError>;
 
     /// A thread's pending writes whose stored value holds `needle` (its bytes, as stored: a
     /// value stored encrypted never matches) and is at most [`MENTION_MAX_BYTES`], decoded —
@@ -169,31 +138,10 @@ pub trait CheckpointStore: Send + Sync {
         &self,
         thread_id: &str,
         needle: &str,
-    ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError> {
-        let _ = needle;
-        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
-        Ok(tuples
-            .into_iter()
-            .flat_map(|t| {
-                let (ns, id) = (t.header.checkpoint_ns, t.header.checkpoint_id);
-                t.pending_writes.into_iter().map(move |w| {
-                    let info = WriteInfo {
-                        checkpoint_ns: ns.clone(),
-                        checkpoint_id: id.clone(),
-                        task_id: w.task_id,
-                        task_path: w.task_path,
-                        channel: w.channel,
-                    };
-                    (info, w.value)
-                })
-            })
-            .collect())
-    }
+    ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError>;
 
     /// What the newest rows say about encryption (see [`sealed`]).
-    async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
-        Ok(EncryptionProbe::default())
-    }
+    async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError>;
 
     /// Several checkpoints, each as [`get_tuple`](Self::get_tuple) returns it, in the order of
     /// `keys` (`(thread_id, checkpoint_ns, checkpoint_id)`): what a list of many threads needs.
@@ -201,13 +149,7 @@ pub trait CheckpointStore: Send + Sync {
     async fn get_tuples(
         &self,
         keys: &[(&str, &str, Option<&str>)],
-    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let mut out = Vec::with_capacity(keys.len());
-        for (thread_id, ns, id) in keys {
-            out.push(self.get_tuple(thread_id, ns, *id).await?);
-        }
-        Ok(out)
-    }
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError>;
 
     /// [`get_tuples`](Self::get_tuples) decoding only the values of the channels `keep`
     /// accepts (the others are left out of `channel_values`; everything else is read as
@@ -216,13 +158,7 @@ pub trait CheckpointStore: Send + Sync {
         &self,
         keys: &[(&str, &str, Option<&str>)],
         keep: ChannelFilter,
-    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let mut out = self.get_tuples(keys).await?;
-        for t in out.iter_mut().flatten() {
-            t.checkpoint.retain_channel_values(&keep);
-        }
-        Ok(out)
-    }
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError>;
 }
 
 /// Sort threads by their latest root checkpoint id, newest first (ties by thread id).

@@ -165,6 +165,34 @@ impl CheckpointStore for ThreeTableStore {
         &self.schema
     }
 
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        None
+    }
+
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        crate::generic::list_recent_threads(self, limit).await
+    }
+
+    /// The three-table store is not probed: nothing is found sealed.
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        Ok(crate::EncryptionProbe::default())
+    }
+
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples(self, keys).await
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples_selecting(self, keys, keep).await
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         self.with_conn(|conn, err, _| thread_read::threads(conn, err))
             .await

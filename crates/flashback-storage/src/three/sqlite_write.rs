@@ -472,27 +472,7 @@ fn put_writes_blocking(
     Ok(())
 }
 
-#[async_trait]
-impl CheckpointStore for ThreeTableSaver {
-    fn schema(&self) -> &SchemaInfo {
-        self.store.schema()
-    }
-    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.store.list_threads().await
-    }
-    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
-        self.store.list_headers(query).await
-    }
-    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
-        self.store.list_tuples(query).await
-    }
-    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        self.store.thread_namespaces(thread_id).await
-    }
-    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        self.store.thread_writes(thread_id).await
-    }
-}
+crate::generic::forward_reads!(ThreeTableSaver, store);
 
 #[async_trait]
 impl CheckpointSaver for ThreeTableSaver {
