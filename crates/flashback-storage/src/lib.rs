@@ -53,7 +53,7 @@ pub mod pyfmt;
 pub mod saver;
 pub mod sealed;
 pub mod serializer;
-pub mod space;
+pub mod report;
 pub mod sqlite;
 pub mod three;
 

@@ -1,7 +1,7 @@
-//! The storage report's reads (`space::measure`) on SQLite: it reports its progress per
+//! The storage report's reads (`report::measure`) on SQLite: it reports its progress per
 //! thread, stops between threads when cancelled, and never writes.
 
-use flashback_storage::space::{measure, Progress, Scope, CANCELLED};
+use flashback_storage::report::{measure, Progress, Scope, CANCELLED};
 use flashback_storage::StoreError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
