@@ -57,11 +57,6 @@ pub mod report;
 pub mod sqlite;
 pub mod three;
 
-/// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
-pub mod sqlite_write {
-    pub use crate::sqlite::SqliteSaver;
-}
-
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use layout::{Dialect, Layout, SchemaKind};
