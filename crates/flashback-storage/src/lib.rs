@@ -50,10 +50,10 @@ pub mod pgurl;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
+pub mod report;
 pub mod saver;
 pub mod sealed;
 pub mod serializer;
-pub mod report;
 pub mod sqlite;
 pub mod three;
 

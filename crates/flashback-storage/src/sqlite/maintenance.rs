@@ -212,8 +212,12 @@ fn document_facts(
     }
 }
 
-/// The threads holding a checkpoint of one of `runs`.
-fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<String>, StoreError> {
+/// The threads holding a checkpoint of one of `runs` (`checkpoints.metadata` is the same
+/// column in LangGraph's schema and the three-table store's).
+pub(crate) fn run_threads(
+    tx: &Transaction<'_>,
+    runs: &HashSet<String>,
+) -> Result<Vec<String>, StoreError> {
     let mut stmt = tx
         .prepare(
             "SELECT DISTINCT thread_id, CAST(metadata AS TEXT) FROM checkpoints \
