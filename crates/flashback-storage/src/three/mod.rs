@@ -8,6 +8,7 @@
 //! layout is [`crate::SchemaKind::ThreeTable`] (its tables, and `checkpoints` with a
 //! `checkpoint_ns_hash` column).
 
+mod assemble;
 pub use flashback_codec::delta;
 #[cfg(feature = "postgres")]
 pub(crate) mod info;
