@@ -4,7 +4,7 @@
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::StoreError;
-use access::{OpenError, Source};
+use access::Source;
 use flashback_codec::DecodeBudget;
 use rusqlite::Connection;
 use schema::detect_schema;
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) mod access;
 mod batch;
 pub(crate) mod batches;
+pub(crate) mod connect;
 mod holders;
 pub(crate) mod maintenance;
 pub(crate) mod read;
@@ -23,8 +24,9 @@ pub(crate) mod threads;
 mod write;
 
 pub(crate) use access::BUSY_TIMEOUT;
+pub(crate) use connect::{classify, open_err, query_err, write_err};
+pub(crate) use write::on_connection;
 pub use write::SqliteSaver;
-pub(crate) use write::{on_connection, write_err};
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
 pub struct SqliteStore {
@@ -56,7 +58,7 @@ impl Reader {
                 detail: "it is a directory".into(),
             });
         }
-        let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
+        let (source, conn) = connect::read_only(path)?;
         Ok(Reader { conn, source })
     }
 }
@@ -86,53 +88,6 @@ where
     })
     .await
     .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
-}
-
-/// `SQLITE_READONLY_ROLLBACK`: a hot journal that only a read-write connection may roll back.
-const READONLY_ROLLBACK: i32 = 776;
-
-/// A SQLite error as a [`StoreError`]: another process's lock, a read-only file, a hot
-/// journal, or (`otherwise`) what the caller makes of the rest.
-pub(crate) fn classify(
-    path: &str,
-    e: rusqlite::Error,
-    otherwise: impl FnOnce(rusqlite::Error) -> StoreError,
-) -> StoreError {
-    let rusqlite::Error::SqliteFailure(f, _) = &e else {
-        return otherwise(e);
-    };
-    match f.code {
-        _ if f.extended_code == READONLY_ROLLBACK => StoreError::InvalidInput(format!(
-            "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
-             Flashback reads files read-only and cannot roll it back: open the file once \
-             for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
-             quick_check\"`) to restore its last committed state"
-        )),
-        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
-            StoreError::Locked(format!("{path}: {e}"))
-        }
-        rusqlite::ErrorCode::ReadOnly => StoreError::ReadOnly(format!(
-            "{path} cannot be written ({e}); check the permissions of the file and of its \
-             directory"
-        )),
-        _ => otherwise(e),
-    }
-}
-
-/// A failed read query.
-pub(crate) fn query_err(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |e| classify(path, e, |e| StoreError::Query(e.to_string()))
-}
-
-/// A failed open: anything unclassified means the file is not a SQLite database.
-pub(crate) fn open_err(path: &str, e: OpenError) -> StoreError {
-    match e {
-        OpenError::Sqlite(e) => classify(path, e, |e| StoreError::NotADatabase {
-            path: path.into(),
-            detail: e.to_string(),
-        }),
-        OpenError::Snapshot(message) => StoreError::InvalidInput(message),
-    }
 }
 
 impl SqliteStore {

@@ -4,7 +4,7 @@
 //! read-write connection that is opened only by [`SqliteSaver`], so merely browsing a file can
 //! never write to it.
 
-use super::access::BUSY_TIMEOUT;
+use super::connect::{self, write_err};
 use super::SqliteStore;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
@@ -15,26 +15,11 @@ use crate::serializer::Serde;
 use crate::{jsformat, CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{msgpack, AesKey, Decoded};
-use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{params, Connection, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
 const SETUP_SQL: &str = include_str!("../../../../migrations/sqlite/0001_setup.sql");
 const TASK_PATH_SQL: &str = include_str!("../../../../migrations/sqlite/0002_writes_task_path.sql");
-
-/// A SQLite error from a write: a read-only file or directory ([`StoreError::ReadOnly`]),
-/// another process's lock ([`StoreError::Locked`]), anything else a failed query.
-pub(crate) fn write_err(e: rusqlite::Error) -> StoreError {
-    match &e {
-        // The journal or -wal cannot be created beside the file.
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
-            StoreError::ReadOnly(format!(
-                "the database cannot be written ({e}); check the permissions of the file and \
-                 of its directory"
-            ))
-        }
-        _ => super::classify("the database", e, |e| StoreError::Query(e.to_string())),
-    }
-}
 
 /// Read-write access to a LangGraph SQLite checkpoint file.
 pub struct SqliteSaver {
@@ -61,7 +46,7 @@ impl SqliteSaver {
     /// [`from_parts`](Self::from_parts).
     pub(crate) fn writer(path: &str) -> rusqlite::Result<Connection> {
         if std::path::Path::new(path).is_file() {
-            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE);
+            let conn = connect::read_write_raw(path);
             if let Ok(c) = &conn {
                 // Errors here (not a database, read-only…) are reported by the opens below.
                 let _ = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -70,7 +55,7 @@ impl SqliteSaver {
             }
             conn
         } else {
-            Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            connect::read_write_raw(path)
         }
     }
 
@@ -79,8 +64,7 @@ impl SqliteSaver {
         store: SqliteStore,
         conn: rusqlite::Result<Connection>,
     ) -> Result<SqliteSaver, StoreError> {
-        let conn = conn.map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = connect::waiting(conn)?;
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -109,8 +93,7 @@ impl SqliteSaver {
 
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
     pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
-        let conn = Connection::open(path).map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = connect::create(path)?;
         setup_blocking(&conn)?;
         let store = SqliteStore::open(path).await?;
         Ok(SqliteSaver {

@@ -10,11 +10,11 @@ use crate::pyfmt::py_json_dumps;
 use crate::saver::WriteBatch;
 use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::serializer::Serde;
-use crate::sqlite::{write_err, BUSY_TIMEOUT};
+use crate::sqlite::write_err;
 use crate::{CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{encode_typed, AesKey, Decoded};
-use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
 use super::sqlite::{is_three_table, ThreeTableStore};
@@ -96,16 +96,13 @@ fn setup_blocking(conn: &mut Connection) -> Result<(), StoreError> {
 impl ThreeTableSaver {
     /// Open an existing three-table file for writing.
     pub async fn open(path: &str, options: ThreeTableOptions) -> Result<Self, StoreError> {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = crate::sqlite::connect::read_write(path)?;
         Self::with_conn(path, conn, options).await
     }
 
     /// Create the file if needed and run `setup`.
     pub async fn create(path: &str, options: ThreeTableOptions) -> Result<Self, StoreError> {
-        let mut conn = Connection::open(path).map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let mut conn = crate::sqlite::connect::create(path)?;
         setup_blocking(&mut conn)?;
         Self::with_conn(path, conn, options).await
     }
@@ -129,8 +126,7 @@ impl ThreeTableSaver {
         conn: rusqlite::Result<Connection>,
         options: ThreeTableOptions,
     ) -> Result<Self, StoreError> {
-        let conn = conn.map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = crate::sqlite::connect::waiting(conn)?;
         Ok(ThreeTableSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
