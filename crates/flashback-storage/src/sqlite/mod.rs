@@ -23,7 +23,6 @@ mod schema;
 pub(crate) mod threads;
 mod write;
 
-pub(crate) use access::BUSY_TIMEOUT;
 pub(crate) use connect::{classify, open_err, query_err, write_err};
 pub(crate) use write::on_connection;
 pub use write::SqliteSaver;
