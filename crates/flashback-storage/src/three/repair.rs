@@ -8,10 +8,9 @@
 
 use super::rows::{materialise, ns_hash, Memo, NewBlob, StoredBlob, EMPTY};
 use crate::maintenance::plan::CpRow;
-use crate::saver::check_storable;
 use crate::serializer::Serde;
-use crate::{Dialect, StoreError};
-use flashback_codec::{decode_typed_keyed, encode_typed, AesKey, Decoded};
+use crate::StoreError;
+use flashback_codec::{decode_typed_keyed, AesKey, Decoded};
 use std::collections::{BTreeMap, HashMap};
 
 /// A blob row a checkpoint names (by its channel's version) that cannot be read.

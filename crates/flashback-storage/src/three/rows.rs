@@ -5,10 +5,10 @@
 use super::delta::{self, Kind, MAX_DEPTH};
 use super::Blobs;
 use crate::model::{Checkpoint, Version};
-use crate::saver::{check_storable, checkpoint_document};
+use crate::saver::checkpoint_document;
 use crate::serializer::Serde;
-use crate::{Dialect, StoreError};
-use flashback_codec::{encode_typed, msgpack, AesKey};
+use crate::StoreError;
+use flashback_codec::{msgpack, AesKey};
 use md5::{Digest, Md5};
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -8,12 +8,12 @@ use crate::decode::checkpoint_from_msgpack;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::WriteBatch;
-use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::serializer::Serde;
 use crate::sqlite::write_err;
-use crate::{CheckpointStore, Dialect, StoreError};
+use crate::StoreError;
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, AesKey, Decoded};
+use flashback_codec::{AesKey, Decoded};
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
