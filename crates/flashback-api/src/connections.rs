@@ -61,6 +61,7 @@ impl Api {
             },
             location: loc.public.clone(),
             schema: store.schema().description.clone(),
+            schema_kind: store.schema().kind,
             demo,
             encryption,
             holds: store.schema().holds.into(),

@@ -4,11 +4,11 @@
 use crate::types::{
     count, source_of, step_of, ChannelInfo, CheckpointDetail, WriteEntry, WriteGroup, WriteKind,
 };
-use flashback_codec::{encode_typed, reserved, view_decoded, Decoded, ViewOptions};
+use flashback_codec::{reserved, view_decoded, Decoded, ViewOptions};
 use flashback_engine::delta::Rebuilt;
 use flashback_engine::is_control_channel;
 use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
-use flashback_storage::{CheckpointTuple, Dialect, PendingWrite};
+use flashback_storage::{CheckpointTuple, Dialect, PendingWrite, Serde};
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,13 +28,9 @@ fn type_name(d: &Decoded) -> String {
 
 /// The value's size in the database's own serde: msgpack, or LangGraph.js's JSON.
 fn size_of(d: &Decoded, dialect: Dialect) -> u32 {
-    match (d, dialect) {
-        (Decoded::TooLarge { bytes, .. }, _) => u32::try_from(*bytes).unwrap_or(u32::MAX),
-        (_, Dialect::Js) => match flashback_codec::jsvalue::encode(d) {
-            Ok((_, bytes)) => count(bytes.len()),
-            Err(_) => count(encode_typed(d).1.len()),
-        },
-        (_, Dialect::Python) => count(encode_typed(d).1.len()),
+    match d {
+        Decoded::TooLarge { bytes, .. } => u32::try_from(*bytes).unwrap_or(u32::MAX),
+        _ => count(Serde::new(dialect, None).stored_len(d)),
     }
 }
 

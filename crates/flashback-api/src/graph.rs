@@ -27,7 +27,7 @@ pub async fn thread_graph(
     let mut warnings = dag.warnings().to_vec();
     match store.thread_writes(thread_id).await {
         Ok(mut writes) => {
-            if store.schema().dialect == flashback_storage::Dialect::Js {
+            if !store.schema().layout().stores_task_paths() {
                 flashback_engine::activity::name_js_tasks(&mut writes, &headers);
             }
             annotate(&mut lay.rows, &writes)

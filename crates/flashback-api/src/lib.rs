@@ -65,8 +65,8 @@ pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus,
 pub use flashback_storage::maintenance::{CopyReport, PruneStrategy, SkipReason, VacuumPreview};
 /// Timestamps as LangGraph stores them, parsed (for a front end's "3 min ago").
 pub use flashback_storage::memory::Stamp;
-pub use flashback_storage::space::model as storage_report;
-pub use flashback_storage::space::StorageReport;
+pub use flashback_storage::report::model as storage_report;
+pub use flashback_storage::report::StorageReport;
 
 use appdb::AppDb;
 use flashback_storage::CheckpointStore;

@@ -55,8 +55,8 @@ impl Api {
                     let mut recovered = flashback_engine::recovered_tasks(&writes);
                     // LangGraph.js stores no task path: the rare thread with a retried task
                     // has its names found from the task ids (its headers read once).
-                    let js = s.store.schema().dialect == flashback_storage::Dialect::Js;
-                    if js && !recovered.is_empty() {
+                    let by_id = !s.store.schema().layout().stores_task_paths();
+                    if by_id && !recovered.is_empty() {
                         let query = ListQuery::thread(&thread_id);
                         if let Ok(headers) = s.store.list_headers(&query).await {
                             flashback_engine::activity::name_js_tasks(&mut writes, &headers);
@@ -125,10 +125,12 @@ impl Api {
         let delta = delta_options(&self.reducers_for(&s.info.location, &req.reducers)?)?;
         let tuple = if req.full {
             // Asked for on purpose: this one read decodes everything, on its own connection.
-            flashback_storage::open_with(
+            flashback_storage::open(
                 &s.connect,
-                flashback_codec::DecodeBudget::UNLIMITED,
-                s.key.clone(),
+                flashback_storage::Read {
+                    budget: flashback_codec::DecodeBudget::UNLIMITED,
+                    key: s.key.clone(),
+                },
             )
             .await?
             .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())

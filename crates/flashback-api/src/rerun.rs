@@ -128,7 +128,13 @@ pub async fn rerun(
     if spec.runner.trim().is_empty() {
         return Err(ApiError::invalid("the runner command is empty"));
     }
-    let saver = flashback_storage::open_writable_with(&spec.location, spec.key.clone()).await?;
+    let saver = flashback_storage::open(
+        &spec.location,
+        flashback_storage::Write {
+            key: spec.key.clone(),
+        },
+    )
+    .await?;
     // Everything already there is not news.
     let mut seen: HashSet<(String, String)> = saver
         .list_headers(&ListQuery::thread(&spec.thread_id))
@@ -147,7 +153,7 @@ pub async fn rerun(
     )
     .await?;
     drop(saver);
-    let store = flashback_storage::open(&spec.location).await?;
+    let store = flashback_storage::open(&spec.location, flashback_storage::Read::default()).await?;
     poll_new(store.as_ref(), &spec.thread_id, &mut seen, sink).await?;
 
     let config = json!({"configurable": {"thread_id": spec.thread_id}});

@@ -10,7 +10,7 @@ use crate::types::{CheckpointSealing, DbInfo, EncryptionInfo, KeySource, UnlockR
 use crate::{Api, Session};
 use flashback_codec::cipher::{is_encrypted, unsupported, AES, KEY_ENV};
 use flashback_codec::AesKey;
-use flashback_storage::{CheckpointStore, CheckpointTuple, EncryptionProbe};
+use flashback_storage::{CheckpointStore, CheckpointTuple, EncryptionProbe, Read};
 use std::sync::Arc;
 
 /// The keyring account of a database's AES key.
@@ -212,9 +212,14 @@ impl Api {
             AesKey::from_text(&req.key)
                 .map_err(|e| ApiError::invalid(format!("this is not an AES key: {e}")))?,
         );
-        let store =
-            flashback_storage::open_with(&s.connect, self.decode_budget()?, Some(key.clone()))
-                .await?;
+        let store = flashback_storage::open(
+            &s.connect,
+            Read {
+                budget: self.decode_budget()?,
+                key: Some(key.clone()),
+            },
+        )
+        .await?;
         let probe = store.encryption_probe().await?;
         if !probe.encrypted() {
             return Err(ApiError::invalid(format!(
@@ -279,8 +284,14 @@ pub(crate) async fn open_sealed(
     flashback_storage::StoreError,
 > {
     let (key, env_problem) = stored_key(api, location);
-    let store =
-        flashback_storage::open_with(connect, budget, key.as_ref().map(|(k, _)| k.clone())).await?;
+    let store = flashback_storage::open(
+        connect,
+        Read {
+            budget,
+            key: key.as_ref().map(|(k, _)| k.clone()),
+        },
+    )
+    .await?;
     // A database that cannot be probed (an odd schema) is read as plaintext.
     let probe = store.encryption_probe().await.unwrap_or_default();
     let info = encryption_info(&probe, key.as_ref(), env_problem);

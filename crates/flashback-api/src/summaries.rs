@@ -262,7 +262,9 @@ pub async fn thread_checked<T>(
 mod tests {
     use super::*;
     use async_trait::async_trait;
-    use flashback_storage::{CheckpointHeader, ListQuery, SchemaInfo};
+    use flashback_storage::{
+        generic, CheckpointHeader, Decoded, EncryptionProbe, ListQuery, SchemaInfo, WriteInfo,
+    };
 
     /// Three threads; reading `bad`'s latest checkpoint fails (and with it the batch read).
     struct OneBadThread(SchemaInfo);
@@ -302,6 +304,35 @@ mod tests {
                 "query task failed: a row panicked".into(),
             ))
         }
+        fn memory(&self) -> Option<&dyn flashback_storage::memory::MemoryRead> {
+            None
+        }
+        async fn list_recent_threads(&self, n: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+            generic::list_recent_threads(self, n).await
+        }
+        async fn thread_namespaces(&self, t: &str) -> Result<Vec<String>, StoreError> {
+            generic::thread_namespaces(self, t).await
+        }
+        async fn thread_writes(&self, t: &str) -> Result<Vec<WriteInfo>, StoreError> {
+            generic::thread_writes(self, t).await
+        }
+        async fn thread_writes_mentioning(
+            &self,
+            t: &str,
+            _: &str,
+        ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError> {
+            generic::thread_writes_mentioning(self, t).await
+        }
+        async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
+            Ok(EncryptionProbe::default())
+        }
+        async fn get_tuples_selecting(
+            &self,
+            keys: &[(&str, &str, Option<&str>)],
+            keep: ChannelFilter,
+        ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+            generic::get_tuples_selecting(self, keys, keep).await
+        }
     }
 
     #[tokio::test]
@@ -310,7 +341,7 @@ mod tests {
             backend: flashback_storage::Backend::Sqlite,
             has_task_path: true,
             migration_version: None,
-            shallow: false,
+            kind: flashback_storage::SchemaKind::LangGraph,
             description: "test".into(),
             holds: flashback_storage::Holds::Checkpoints,
             dialect: flashback_storage::Dialect::Python,

@@ -13,14 +13,14 @@ use flashback_engine::edit::edit_fork;
 use flashback_engine::fork::copy_fork_as;
 use flashback_engine::{Action, EngineError};
 use flashback_storage::maintenance::SaverMaintenance;
-use flashback_storage::CheckpointSaver;
+use flashback_storage::{CheckpointSaver, Write};
 use serde_json::Value as Json;
 use std::sync::Arc;
 
 impl Api {
     pub(crate) async fn writable(&self, db: &str) -> ApiResult<Box<dyn SaverMaintenance>> {
         let s = self.session(db)?;
-        Ok(flashback_storage::open_writable_with(&s.connect, s.write_key()).await?)
+        Ok(flashback_storage::open(&s.connect, Write { key: s.write_key() }).await?)
     }
 
     /// Whether an edited value fits its channel (nothing is written).

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use flashback_api::{CheckpointRequest, ErrorCode, ForkRequest, Initial, SetSettingRequest};
 use flashback_codec::{Decoded, Value};
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{Checkpoint, CheckpointSaver, PutRequest, Version};
 use serde_json::json;
 use std::sync::Arc;

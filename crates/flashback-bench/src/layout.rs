@@ -2,7 +2,7 @@
 //! the DAG, laying it out and rendering it take, how big the renderings are, and the peak RSS.
 
 use flashback_engine::{layout, render_text, LayoutOptions, ThreadDag};
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{CheckpointHeader, CheckpointSaver, PutRequest};
 use serde_json::{json, Map, Value as Json};
 use std::time::Instant;

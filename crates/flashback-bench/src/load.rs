@@ -1,8 +1,9 @@
 //! Load a thread's full decoded history (every checkpoint with its channel values and pending
 //! writes), over N runs. Used by `bench/compare.sh` against Python's `saver.list()`.
 
+use flashback_codec::DecodeBudget;
 use flashback_codec::{view_decoded, ViewOptions};
-use flashback_storage::{CheckpointTuple, ListQuery};
+use flashback_storage::{CheckpointTuple, ListQuery, Read};
 use std::io::{self, Write};
 use std::time::Instant;
 
@@ -21,8 +22,7 @@ pub async fn run(
     out: Option<&str>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     // Decode everything, as Python does: the benchmark compares full reads.
-    let store =
-        flashback_storage::open_with_budget(db, flashback_codec::DecodeBudget::UNLIMITED).await?;
+    let store = flashback_storage::open(db, Read::within(DecodeBudget::UNLIMITED)).await?;
     let query = ListQuery::thread(thread);
     let (mut decode, mut with_view, mut headers_only) = (Vec::new(), Vec::new(), Vec::new());
     let (mut count, mut json_bytes) = (0, 0);
@@ -85,8 +85,7 @@ fn status_mb(field: &str) -> Option<f64> {
 /// 50 checkpoints spread along the thread. Prints one JSON line, seconds as [min, median, max].
 pub async fn delta(db: &str, thread: &str, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
     use flashback_engine::delta::{materialize, materialize_all, DeltaOptions};
-    let store =
-        flashback_storage::open_with_budget(db, flashback_codec::DecodeBudget::UNLIMITED).await?;
+    let store = flashback_storage::open(db, Read::within(DecodeBudget::UNLIMITED)).await?;
     let query = ListQuery::thread(thread);
     let opts = DeltaOptions::default();
     let mut full = Vec::new();

@@ -2,8 +2,11 @@
 //! checkpoint into a fresh database through Flashback's savers (`bench/three_table.sh`,
 //! beside Python's `put` + `put_writes` replaying the same tuples).
 
+use flashback_codec::DecodeBudget;
 use flashback_storage::three::{Blobs, ThreeTableOptions};
-use flashback_storage::{CheckpointTuple, Decoded, ListQuery, PutRequest, Version, Versions};
+use flashback_storage::{
+    CheckpointTuple, Create, Decoded, ListQuery, PutRequest, Read, Version, Versions,
+};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -28,14 +31,20 @@ pub async fn run(
         }),
         other => return Err(format!("unknown schema {other:?}").into()),
     };
-    let source =
-        flashback_storage::open_with_budget(src, flashback_codec::DecodeBudget::UNLIMITED).await?;
+    let source = flashback_storage::open(src, Read::within(DecodeBudget::UNLIMITED)).await?;
     let mut tuples = source.list_tuples(&ListQuery::thread(thread)).await?;
     drop(source);
     tuples.reverse();
     let mut prepared: Vec<Prepared> = tuples.iter().map(prepare).collect::<Result<_, _>>()?;
     link(&tuples, &mut prepared);
-    let saver = flashback_storage::open_saver(dst, true, three).await?;
+    let saver = flashback_storage::open(
+        dst,
+        Create {
+            create: true,
+            three,
+        },
+    )
+    .await?;
     let start = Instant::now();
     for (t, p) in tuples.iter().zip(&prepared) {
         let h = &t.header;

@@ -18,7 +18,7 @@ use crate::chat::{self, Rng, ToolCall};
 use flashback_codec::reserved::{INPUT, START};
 use flashback_codec::{msgpack, Decoded, Value};
 use flashback_storage::pyfmt::{py_float_repr, uuid6_from_parts};
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{Checkpoint, CheckpointSaver, PutRequest, Version, Versions, WriteBatch};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;

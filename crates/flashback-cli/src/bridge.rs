@@ -107,7 +107,7 @@ impl From<flashback_codec::unview::UnviewError> for BridgeError {
 type Res<T> = Result<T, BridgeError>;
 
 /// Open the saver: a SQLite file or a Postgres URL, with `create` made (or brought up to
-/// date) as `--schema` and `--blobs` say (`flashback_storage::open_saver`).
+/// date) as `--schema` and `--blobs` say (`flashback_storage::Create`).
 pub async fn open(
     db: &str,
     create: bool,
@@ -115,7 +115,7 @@ pub async fn open(
     blobs: &str,
 ) -> Result<Box<dyn SaverMaintenance>, StoreError> {
     let three = flashback_storage::three::ThreeTableOptions::parse(schema, blobs)?;
-    flashback_storage::open_saver(db, create, three).await
+    flashback_storage::open(db, flashback_storage::Create { create, three }).await
 }
 
 /// Serve requests from stdin until it closes. Returns an error only for I/O failures.

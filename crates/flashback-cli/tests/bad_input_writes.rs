@@ -2,7 +2,7 @@
 //! connection dropped mid-fork, a read-only file. Each must end with a clear error and nothing
 //! half-written.
 
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{CheckpointSaver, CheckpointStore, ListQuery, PutRequest};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use flashback_codec::Value;
 use flashback_engine::delta::{materialize, materialize_all, DeltaOptions};
 use flashback_engine::fork::copy_fork;
 use flashback_engine::merge::Reducer;
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{
     Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
     Version,

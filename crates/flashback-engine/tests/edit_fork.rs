@@ -3,7 +3,7 @@
 use flashback_codec::{msgpack, view, Decoded, ObjectForm, Value, ViewOptions};
 use flashback_engine::edit::edit_fork;
 use flashback_engine::EngineError;
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery, Version};
 use serde_json::{json, Value as Json};
 

@@ -2,7 +2,7 @@
 
 use flashback_codec::{Decoded, Value};
 use flashback_engine::merge::{merge_branches, rebuild_report, three_way, MergeMode, Reducer};
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{CheckpointStore, ListQuery};
 use std::path::PathBuf;
 

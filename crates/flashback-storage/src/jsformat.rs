@@ -1,5 +1,5 @@
 //! LangGraph.js's rows (`@langchain/langgraph-checkpoint-sqlite` 1.0.4, `-postgres` 1.0.5):
-//! which library a database belongs to ([`Dialect`]), and the documents and values the JS savers
+//! what a [`Dialect`] does (its versions and times), and the documents and values the JS savers
 //! write, so that what Flashback writes into a JS database is what JS reads back.
 //!
 //! The JS savers store every value with the `json` serde (`JSON.stringify`, langchain objects as
@@ -8,23 +8,11 @@
 //! SQLite keeps the channel values inside the checkpoint document; Postgres keeps every value
 //! (primitives too) in `checkpoint_blobs`, its JSONB document has no `channel_values`.
 
+use crate::layout::Dialect;
 use crate::model::{Checkpoint, Version, Versions};
 use crate::StoreError;
 use flashback_codec::{jsvalue, Decoded};
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
-
-/// Which LangGraph library's format a database is in. Writes use the database's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "specta", derive(specta::Type))]
-#[serde(rename_all = "lowercase")]
-pub enum Dialect {
-    /// LangGraph (Python): msgpack values, `"{counter:032}.{random}"` versions.
-    #[default]
-    Python,
-    /// LangGraph.js: `json` values, integer versions.
-    Js,
-}
 
 impl Dialect {
     /// The version a step gives the channels it updates, after `current` (the maximum).

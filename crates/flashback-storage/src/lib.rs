@@ -9,8 +9,9 @@
 //! Writing is separate and explicit: [`CheckpointSaver`] (`setup`, `put`, `put_writes`,
 //! `delete_thread`) stores rows byte-identical to the Python savers' — a
 //! [`sqlite::SqliteSaver`] opens its own read-write connection, and the Postgres store
-//! writes only inside these methods, each in one transaction. [`open`] never writes;
-//! [`open_writable`] is for explicit actions such as a fork.
+//! writes only inside these methods, each in one transaction. [`open`] with [`Read`] never
+//! writes; [`Write`] is for explicit actions such as a fork, [`Create`] for a program that
+//! may create the database. What a location holds ([`Layout`]) is detected once, by `open`.
 //!
 //! ## The model
 //!
@@ -38,32 +39,33 @@
 mod decode;
 pub mod error;
 mod escape;
+pub mod generic;
 pub mod jsformat;
+pub mod layout;
 pub mod maintenance;
 pub mod memory;
 pub mod model;
+mod open;
 pub mod pgurl;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod pyfmt;
+pub mod report;
 pub mod saver;
 pub mod sealed;
-pub mod space;
+pub mod serializer;
 pub mod sqlite;
 pub mod three;
 
-/// The former home of [`sqlite::SqliteSaver`], kept so that existing paths still resolve.
-pub mod sqlite_write {
-    pub use crate::sqlite::SqliteSaver;
-}
-
 pub use error::StoreError;
 pub use flashback_codec::Decoded;
-pub use jsformat::Dialect;
+pub use layout::{Dialect, Layout, SchemaKind};
 pub use model::*;
+pub use open::{open, Access, Create, Read, Write};
 pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 pub use sealed::EncryptionProbe;
+pub use serializer::Serde;
 
 use async_trait::async_trait;
 
@@ -71,6 +73,10 @@ use async_trait::async_trait;
 pub const MENTION_MAX_BYTES: usize = 1 << 20;
 
 /// Read access to a LangGraph checkpoint database.
+///
+/// Only [`get_tuple`](Self::get_tuple) has a default body (one `list_tuples` of one
+/// checkpoint): every source answers the other methods itself, or names the whole-thread
+/// path in [`generic`] on purpose.
 #[async_trait]
 pub trait CheckpointStore: Send + Sync {
     /// The detected schema.
@@ -78,9 +84,7 @@ pub trait CheckpointStore: Send + Sync {
 
     /// LangGraph's memory Store in the same database, read through the same read-only
     /// connection; `None` when the database has none (see [`memory`]).
-    fn memory(&self) -> Option<&dyn memory::MemoryRead> {
-        None
-    }
+    fn memory(&self) -> Option<&dyn memory::MemoryRead>;
 
     /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
     /// thread id.
@@ -90,17 +94,7 @@ pub trait CheckpointStore: Send + Sync {
     /// grows with time), newest first, as [`list_threads`](Self::list_threads) describes
     /// them: a thread list's first page, without describing every thread. Threads without a
     /// root-namespace checkpoint are left out.
-    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
-        let mut threads: Vec<ThreadInfo> = self
-            .list_threads()
-            .await?
-            .into_iter()
-            .filter(|t| t.latest_checkpoint_id.is_some())
-            .collect();
-        newest_first(&mut threads);
-        threads.truncate(limit);
-        Ok(threads)
-    }
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError>;
 
     /// Checkpoint headers (no channel values, no writes), newest first, with Python `list()`
     /// semantics for the query.
@@ -124,36 +118,12 @@ pub trait CheckpointStore: Send + Sync {
 
     /// The namespaces of a thread, sorted (`""` first): what a point read needs without
     /// listing the thread's checkpoints. Backends answer it from the primary key's index.
-    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        let mut n: Vec<String> = self
-            .list_headers(&ListQuery::thread(thread_id))
-            .await?
-            .into_iter()
-            .map(|h| h.checkpoint_ns)
-            .collect();
-        n.sort();
-        n.dedup();
-        Ok(n)
-    }
+    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError>;
 
     /// Every pending write of a thread (all namespaces) without its value, in no particular
     /// order: which tasks ran or failed at each checkpoint, read without decoding anything.
     /// Backends read only the key columns.
-    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
-        Ok(tuples
-            .iter()
-            .flat_map(|t| {
-                t.pending_writes.iter().map(|w| WriteInfo {
-                    checkpoint_ns: t.header.checkpoint_ns.clone(),
-                    checkpoint_id: t.header.checkpoint_id.clone(),
-                    task_id: w.task_id.clone(),
-                    task_path: w.task_path.clone(),
-                    channel: w.channel.clone(),
-                })
-            })
-            .collect())
-    }
+    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError>;
 
     /// A thread's pending writes whose stored value holds `needle` (its bytes, as stored: a
     /// value stored encrypted never matches) and is at most [`MENTION_MAX_BYTES`], decoded —
@@ -163,31 +133,10 @@ pub trait CheckpointStore: Send + Sync {
         &self,
         thread_id: &str,
         needle: &str,
-    ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError> {
-        let _ = needle;
-        let tuples = self.list_tuples(&ListQuery::thread(thread_id)).await?;
-        Ok(tuples
-            .into_iter()
-            .flat_map(|t| {
-                let (ns, id) = (t.header.checkpoint_ns, t.header.checkpoint_id);
-                t.pending_writes.into_iter().map(move |w| {
-                    let info = WriteInfo {
-                        checkpoint_ns: ns.clone(),
-                        checkpoint_id: id.clone(),
-                        task_id: w.task_id,
-                        task_path: w.task_path,
-                        channel: w.channel,
-                    };
-                    (info, w.value)
-                })
-            })
-            .collect())
-    }
+    ) -> Result<Vec<(WriteInfo, Decoded)>, StoreError>;
 
     /// What the newest rows say about encryption (see [`sealed`]).
-    async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError> {
-        Ok(EncryptionProbe::default())
-    }
+    async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError>;
 
     /// Several checkpoints, each as [`get_tuple`](Self::get_tuple) returns it, in the order of
     /// `keys` (`(thread_id, checkpoint_ns, checkpoint_id)`): what a list of many threads needs.
@@ -195,13 +144,7 @@ pub trait CheckpointStore: Send + Sync {
     async fn get_tuples(
         &self,
         keys: &[(&str, &str, Option<&str>)],
-    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let mut out = Vec::with_capacity(keys.len());
-        for (thread_id, ns, id) in keys {
-            out.push(self.get_tuple(thread_id, ns, *id).await?);
-        }
-        Ok(out)
-    }
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError>;
 
     /// [`get_tuples`](Self::get_tuples) decoding only the values of the channels `keep`
     /// accepts (the others are left out of `channel_values`; everything else is read as
@@ -210,13 +153,7 @@ pub trait CheckpointStore: Send + Sync {
         &self,
         keys: &[(&str, &str, Option<&str>)],
         keep: ChannelFilter,
-    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let mut out = self.get_tuples(keys).await?;
-        for t in out.iter_mut().flatten() {
-            t.checkpoint.retain_channel_values(&keep);
-        }
-        Ok(out)
-    }
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError>;
 }
 
 /// Sort threads by their latest root checkpoint id, newest first (ties by thread id).
@@ -224,168 +161,6 @@ pub(crate) fn newest_first(threads: &mut [ThreadInfo]) {
     threads.sort_by(|a, b| {
         (&b.latest_checkpoint_id, &a.thread_id).cmp(&(&a.latest_checkpoint_id, &b.thread_id))
     });
-}
-
-/// Open a checkpoint database: a `postgres://` / `postgresql://` URL or a path to a SQLite file.
-pub async fn open(location: &str) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    open_with_budget(location, flashback_codec::DecodeBudget::DEFAULT).await
-}
-
-/// [`open`], decoding within `budget`: a stored value over it is read as
-/// [`Decoded::TooLarge`] (its size and kind) instead of being decoded, so a database holding a
-/// 200 MB value is read in bounded memory. `DecodeBudget::UNLIMITED` decodes everything.
-pub async fn open_with_budget(
-    location: &str,
-    budget: flashback_codec::DecodeBudget,
-) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    open_with(location, budget, None).await
-}
-
-/// [`open_with_budget`], decrypting `+aes` values with `key` (a database written with
-/// LangGraph's `EncryptedSerializer`; see [`flashback_codec::cipher`]).
-pub async fn open_with(
-    location: &str,
-    budget: flashback_codec::DecodeBudget,
-    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
-) -> Result<Box<dyn CheckpointStore>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            return match postgres::PostgresStore::connect(location).await {
-                Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
-                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
-                    three::postgres::ThreeTablePg::connect(location, Default::default())
-                        .await?
-                        .with_budget(budget)
-                        .with_key(key),
-                )),
-                Err(e) => Err(e),
-            };
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    match sqlite::SqliteStore::open(location).await {
-        Ok(store) => Ok(Box::new(store.with_budget(budget).with_key(key))),
-        Err(e) if is_three_table(&e) => {
-            let three = three::sqlite::ThreeTableStore::try_open(location)
-                .await?
-                .ok_or(e)?;
-            Ok(Box::new(three.with_budget(budget).with_key(key)))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Open a checkpoint database for writing (explicit actions only: fork, merge, delete…).
-/// The database must already hold a LangGraph schema or the three-table store's
-/// ([`three`]); nothing is created.
-pub async fn open_writable(
-    location: &str,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    open_writable_with(location, None).await
-}
-
-/// [`open_writable`] for a database written with LangGraph's `EncryptedSerializer`: with a
-/// key, values are decrypted on read and every serde value written is encrypted with it, as
-/// Python's serializer would.
-pub async fn open_writable_with(
-    location: &str,
-    key: Option<std::sync::Arc<flashback_codec::AesKey>>,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            return match postgres::PostgresStore::connect(location).await {
-                Ok(store) => Ok(Box::new(store.with_key(key))),
-                Err(e) if is_three_table_pg(&e) => Ok(Box::new(
-                    three::postgres::ThreeTablePg::connect(location, Default::default())
-                        .await?
-                        .with_key(key),
-                )),
-                Err(e) => Err(e),
-            };
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    match sqlite::SqliteSaver::open(location).await {
-        Ok(saver) => Ok(Box::new(saver.with_key(key))),
-        Err(e) if is_three_table(&e) => {
-            let saver = three::sqlite::ThreeTableSaver::open(location, Default::default()).await?;
-            Ok(Box::new(saver.with_key(key)))
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// The error a LangGraph SQLite store gives for a file holding the three-table store.
-fn is_three_table(e: &StoreError) -> bool {
-    matches!(e, StoreError::UnsupportedSchema { found } if found == sqlite::THREE_TABLE)
-}
-
-/// The error a LangGraph Postgres store gives for a database holding the three-table store.
-#[cfg(feature = "postgres")]
-fn is_three_table_pg(e: &StoreError) -> bool {
-    matches!(e, StoreError::UnsupportedSchema { found } if found == postgres::THREE_TABLE)
-}
-
-/// A saver for a caller that may create the database (`flashback bridge`): a SQLite file
-/// (with `create`, made and set up — as the three-table store with `three`, else LangGraph's
-/// schema; an existing three-table file is opened as one) or a Postgres URL (the same rules:
-/// `setup()` run with `create`; a database holding the three-table store opened as one).
-pub async fn open_saver(
-    location: &str,
-    create: bool,
-    three: Option<three::ThreeTableOptions>,
-) -> Result<Box<dyn maintenance::SaverMaintenance>, StoreError> {
-    if is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            if three.is_some() {
-                let saver =
-                    three::postgres::ThreeTablePg::open_for(location, create, three).await?;
-                return saver.map(|s| Box::new(s) as _).ok_or_else(|| {
-                    StoreError::InvalidInput("no three-table store at this URL".into())
-                });
-            }
-            let store = match postgres::PostgresStore::connect_for_setup(location).await {
-                Err(e) if is_three_table_pg(&e) => {
-                    let saver =
-                        three::postgres::ThreeTablePg::connect(location, Default::default())
-                            .await?;
-                    return Ok(Box::new(saver));
-                }
-                other => other?,
-            };
-            if create {
-                CheckpointSaver::setup(&store).await?;
-            }
-            return Ok(Box::new(store));
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    if let Some(saver) = three::sqlite::ThreeTableSaver::open_for(location, create, three).await? {
-        return Ok(Box::new(saver));
-    }
-    Ok(Box::new(if create {
-        sqlite::SqliteSaver::create(location).await?
-    } else {
-        sqlite::SqliteSaver::open(location).await?
-    }))
 }
 
 /// Check a metadata filter key the way Python's SQLite saver does (`^[a-zA-Z0-9_.-]+$`).

@@ -9,15 +9,8 @@ use std::sync::Arc;
 /// `Command(update=…)`, `Command(resume=…)`), not to a task.
 pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
 
-/// Which database engine a store reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// A `.sqlite` file written by `langgraph-checkpoint-sqlite`.
-    Sqlite,
-    /// A database written by `langgraph-checkpoint-postgres`.
-    Postgres,
-}
+pub use crate::layout::Backend;
+use crate::layout::{Dialect, Layout, SchemaKind};
 
 /// What a LangGraph database holds: checkpoints (a saver's tables), LangGraph's memory Store
 /// (`store`, see [`crate::memory`]), or both in the same file or database.
@@ -63,15 +56,33 @@ pub struct SchemaInfo {
     pub has_task_path: bool,
     /// Postgres: the highest version recorded in `checkpoint_migrations` (`None` on SQLite).
     pub migration_version: Option<i64>,
-    /// Postgres: the deprecated shallow saver's tables (one checkpoint per thread and namespace).
-    pub shallow: bool,
+    /// Which tables: LangGraph's, the shallow saver's, the three-table store's, or only a
+    /// memory Store (then [`holds`](Self::holds) is [`Holds::Store`]).
+    pub kind: SchemaKind,
     /// Human-readable summary, e.g. `postgres migrations 0-9`, or `… memory store only`.
     pub description: String,
     /// Checkpoint tables, a memory Store, or both. With [`Holds::Store`] there are no
     /// checkpoint tables: the checkpoint reads return no threads and no checkpoints.
     pub holds: Holds,
     /// Which library's format the database is in (LangGraph or LangGraph.js); writes use it.
-    pub dialect: crate::jsformat::Dialect,
+    pub dialect: Dialect,
+}
+
+impl SchemaInfo {
+    /// What the location holds (see [`crate::layout`]).
+    pub fn layout(&self) -> Layout {
+        Layout {
+            backend: self.backend,
+            schema: self.kind,
+            dialect: self.dialect,
+        }
+    }
+
+    /// The deprecated Postgres shallow saver's tables (one checkpoint per thread and
+    /// namespace).
+    pub fn shallow(&self) -> bool {
+        self.kind == SchemaKind::Shallow
+    }
 }
 
 /// A channel version as stored: Python compares strings as strings and numbers as numbers.

@@ -18,12 +18,21 @@ async fn filled(
     location: &str,
     three: Option<ThreeTableOptions>,
 ) -> (Box<dyn SaverMaintenance>, Vec<String>) {
-    let source = flashback_storage::open(fixture().to_str().expect("path"))
-        .await
-        .expect("fixture");
-    let saver = flashback_storage::open_saver(location, true, three)
-        .await
-        .expect("saver");
+    let source = flashback_storage::open(
+        fixture().to_str().expect("path"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("fixture");
+    let saver = flashback_storage::open(
+        location,
+        flashback_storage::Create {
+            create: true,
+            three,
+        },
+    )
+    .await
+    .expect("saver");
     copy_fixture(source.as_ref(), saver.as_ref()).await;
     let threads: Vec<String> = source
         .list_threads()

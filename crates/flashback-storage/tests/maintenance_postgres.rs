@@ -7,7 +7,7 @@ use flashback_storage::maintenance::{
     copy_thread_between, PruneReport, PruneStrategy, SaverMaintenance,
 };
 use flashback_storage::postgres::PostgresStore;
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{
     Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
     StoreError, Version,

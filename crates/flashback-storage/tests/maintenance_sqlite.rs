@@ -3,7 +3,7 @@
 
 use flashback_codec::Value;
 use flashback_storage::maintenance::{PruneReport, PruneStrategy, SaverMaintenance};
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{
     Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
     StoreError, Version,

@@ -249,7 +249,9 @@ async fn a_mixed_database_holds_both_and_one_with_neither_is_refused() {
         .await
         .expect("checkpoint tables beside the store");
     assert_eq!(saver.schema().holds, Holds::Mixed);
-    let store = flashback_storage::open(pg.url()).await.expect("open");
+    let store = flashback_storage::open(pg.url(), flashback_storage::Read::default())
+        .await
+        .expect("open");
     assert_eq!(store.schema().holds, Holds::Mixed);
     assert!(store.schema().description.contains("with a memory store"));
     assert_eq!(

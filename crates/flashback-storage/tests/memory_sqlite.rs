@@ -275,7 +275,9 @@ async fn mixed_files_hold_both_and_files_with_neither_are_refused() {
     flashback_storage::sqlite::SqliteSaver::create(location)
         .await
         .expect("checkpoint tables beside the store");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
     assert_eq!(store.schema().holds, Holds::Mixed);
     assert!(store.schema().description.contains("with a memory store"));
     assert_eq!(
@@ -291,9 +293,12 @@ async fn mixed_files_hold_both_and_files_with_neither_are_refused() {
 
     let fixture =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite");
-    let cps = flashback_storage::open(fixture.to_str().expect("utf-8"))
-        .await
-        .expect("fixture");
+    let cps = flashback_storage::open(
+        fixture.to_str().expect("utf-8"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("fixture");
     assert_eq!(cps.schema().holds, Holds::Checkpoints);
     assert!(cps.memory().is_none());
 
@@ -302,7 +307,12 @@ async fn mixed_files_hold_both_and_files_with_neither_are_refused() {
         .expect("create")
         .execute_batch("CREATE TABLE store (a INTEGER); CREATE TABLE notes (b TEXT);")
         .expect("tables");
-    match flashback_storage::open(other.to_str().expect("utf-8")).await {
+    match flashback_storage::open(
+        other.to_str().expect("utf-8"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    {
         Err(StoreError::UnsupportedSchema { found }) => {
             assert!(found.contains("notes"), "{found}")
         }
@@ -453,7 +463,9 @@ async fn stores_from_before_the_ttl_migrations_are_read_and_written_without_one(
         )
         .expect("old store");
     let location = path.to_str().expect("utf-8");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
     let m = store.memory().expect("store");
     assert!(!m.schema().has_ttl() && !m.schema().has_vectors);
     let items = m.list(&[], Page::default()).await.expect("list");

@@ -106,7 +106,7 @@ async fn setup_creates_pythons_schema_and_is_idempotent() {
     let fresh = PostgresStore::connect(pg.url()).await.expect("connect");
     assert_eq!(store.schema(), fresh.schema());
     assert_eq!(store.schema().migration_version, Some(9));
-    assert!(store.schema().has_task_path && !store.schema().shallow);
+    assert!(store.schema().has_task_path && !store.schema().shallow());
     assert!(store.list_threads().await.expect("reads work").is_empty());
 
     // A second setup (from either store) is a no-op.

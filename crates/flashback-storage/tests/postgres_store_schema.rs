@@ -20,7 +20,7 @@ async fn schema_full_is_detected() {
     };
     let store = PostgresStore::connect(pg.url()).await.unwrap();
     let schema = store.schema();
-    assert!(!schema.shallow);
+    assert!(!schema.shallow());
     assert!(schema.has_task_path);
     assert_eq!(schema.migration_version, Some(9));
     assert_eq!(schema.backend, flashback_storage::Backend::Postgres);
@@ -39,8 +39,10 @@ async fn schema_full_is_detected() {
         .is_empty());
     assert!(store.get_tuple(T1, "", None).await.unwrap().is_none());
     // Also through the generic entry point.
-    let boxed = flashback_storage::open(pg.url()).await.unwrap();
-    assert!(!boxed.schema().shallow);
+    let boxed = flashback_storage::open(pg.url(), flashback_storage::Read::default())
+        .await
+        .unwrap();
+    assert!(!boxed.schema().shallow());
 }
 
 #[tokio::test]
@@ -139,7 +141,7 @@ async fn schema_shallow_is_read() {
 
     let store = PostgresStore::connect(pg.url()).await.unwrap();
     let schema = store.schema();
-    assert!(schema.shallow);
+    assert!(schema.shallow());
     assert!(schema.has_task_path);
     assert_eq!(schema.migration_version, Some(7));
     assert!(

@@ -1,7 +1,7 @@
-//! The storage report's reads (`space::measure`) on SQLite: it reports its progress per
+//! The storage report's reads (`report::measure`) on SQLite: it reports its progress per
 //! thread, stops between threads when cancelled, and never writes.
 
-use flashback_storage::space::{measure, Progress, Scope, CANCELLED};
+use flashback_storage::report::{measure, Progress, Scope, CANCELLED};
 use flashback_storage::StoreError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,7 +47,9 @@ async fn progress_per_thread_cancel_between_threads_and_nothing_written() {
     std::fs::copy(fixture(), &path).expect("copy");
     let before = std::fs::read(&path).expect("read");
     let location = path.to_str().expect("utf-8");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
 
     let seen = Arc::new(Seen::default());
     let report = measure(location, store.schema(), scope(), seen.clone())
@@ -101,7 +103,9 @@ async fn every_thread_is_measured_across_batches_including_an_empty_id() {
     .expect("threads");
     drop(c);
     let location = path.to_str().expect("utf-8");
-    let store = flashback_storage::open(location).await.expect("open");
+    let store = flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open");
     let seen = Arc::new(Seen::default());
     let report = measure(location, store.schema(), scope(), seen.clone())
         .await

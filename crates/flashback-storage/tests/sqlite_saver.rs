@@ -1,7 +1,7 @@
 //! The SQLite saver writes exactly the rows langgraph-checkpoint-sqlite 3.1.2 writes.
 
 use flashback_codec::Value;
-use flashback_storage::sqlite_write::SqliteSaver;
+use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{CheckpointSaver, CheckpointStore, Decoded, ListQuery, PutRequest};
 use rusqlite::Connection;
 use std::path::PathBuf;

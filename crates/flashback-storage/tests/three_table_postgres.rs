@@ -1,7 +1,7 @@
 //! The three-table store on Postgres (`docs/three-table.md`): every fixture checkpoint and
 //! write stored through the saver (method A and B) reads back equal to what LangGraph's store
-//! gives; method B stores a growing list once; damage stays local; `open` / `open_writable` /
-//! `open_saver` detect the schema; maintenance keeps the blobs a remaining checkpoint or
+//! gives; method B stores a growing list once; damage stays local; `open` with `Read` / `Write` /
+//! `Create` detect the schema; maintenance keeps the blobs a remaining checkpoint or
 //! delta needs. Skipped when no PostgreSQL is available, unless CI=true or
 //! FLASHBACK_REQUIRE_PG=1 (each test creates and drops its own database).
 
@@ -46,9 +46,12 @@ async fn blob_bytes(pg: &TestPg) -> i64 {
 /// Every fixture checkpoint put through a saver of `blobs`, read back through `open` and
 /// compared with LangGraph's SQLite store.
 async fn round_trip(pg: &TestPg, blobs: Blobs) {
-    let source = flashback_storage::open(fixture().to_str().expect("path"))
-        .await
-        .expect("fixture");
+    let source = flashback_storage::open(
+        fixture().to_str().expect("path"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("fixture");
     let saver = created(pg, blobs).await;
     let mut count = 0;
     for thread in source.list_threads().await.expect("threads") {
@@ -65,7 +68,9 @@ async fn round_trip(pg: &TestPg, blobs: Blobs) {
     assert_eq!(count, 381);
     drop(saver);
 
-    let three = flashback_storage::open(pg.url()).await.expect("open");
+    let three = flashback_storage::open(pg.url(), flashback_storage::Read::default())
+        .await
+        .expect("open");
     assert!(
         three.schema().description.starts_with("three-table store"),
         "{}",
@@ -105,7 +110,14 @@ async fn the_fixture_round_trips_with_method_a_and_b() {
         refused.is_err(),
         "a LangGraph database is not set up as three-table"
     );
-    let refused = flashback_storage::open_saver(lg.url(), true, Some(opts(Blobs::Whole))).await;
+    let refused = flashback_storage::open(
+        lg.url(),
+        flashback_storage::Create {
+            create: true,
+            three: Some(opts(Blobs::Whole)),
+        },
+    )
+    .await;
     assert!(refused.is_err());
 }
 
@@ -261,7 +273,9 @@ async fn damaged_rows_and_blobs_are_local_problems() {
             .await
             .expect(sql);
     }
-    let store = flashback_storage::open(pg.url()).await.expect("open");
+    let store = flashback_storage::open(pg.url(), flashback_storage::Read::default())
+        .await
+        .expect("open");
     let tuples = store
         .list_tuples(&ListQuery::thread("chat"))
         .await
@@ -289,16 +303,22 @@ async fn damaged_rows_and_blobs_are_local_problems() {
 async fn detected_writable_and_maintained() {
     let pg = flashback_testkit::pg_or_skip!();
     drop(chat(&pg, Blobs::Incremental, 30).await);
-    let writable = flashback_storage::open_writable(pg.url())
+    let writable = flashback_storage::open(pg.url(), flashback_storage::Write::default())
         .await
         .expect("writable");
     assert!(writable
         .schema()
         .description
         .starts_with("three-table store"));
-    let saver = flashback_storage::open_saver(pg.url(), false, None)
-        .await
-        .expect("saver");
+    let saver = flashback_storage::open(
+        pg.url(),
+        flashback_storage::Create {
+            create: false,
+            three: None,
+        },
+    )
+    .await
+    .expect("saver");
     assert!(saver.schema().description.starts_with("three-table store"));
     // copy_thread, then prune the copy to its head: the head still reads whole.
     let copied = writable.copy_thread("chat", "copy").await.expect("copy");

@@ -1,7 +1,7 @@
 //! The three-table store on SQLite (`docs/three-table.md`): every fixture checkpoint and write
 //! stored through the saver (method A and B) reads back equal to what LangGraph's store gives;
 //! method B stores a growing list once; damage stays local; files open read-only without
-//! side files; `open` / `open_writable` detect the schema.
+//! side files; `open` with `Read` / `Write` detects the schema.
 
 mod common;
 
@@ -20,16 +20,21 @@ async fn round_trip(blobs: Blobs) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("three.sqlite");
     let p = path.to_str().expect("path");
-    let source = flashback_storage::open(fixture().to_str().expect("path"))
-        .await
-        .expect("fixture");
+    let source = flashback_storage::open(
+        fixture().to_str().expect("path"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("fixture");
     let saver = ThreeTableSaver::create(p, opts(blobs))
         .await
         .expect("create");
     assert_eq!(copy_fixture(source.as_ref(), &saver).await, 381);
     drop(saver);
 
-    let three = flashback_storage::open(p).await.expect("open");
+    let three = flashback_storage::open(p, flashback_storage::Read::default())
+        .await
+        .expect("open");
     assert!(
         three.schema().description.starts_with("three-table store"),
         "{}",
@@ -208,9 +213,12 @@ async fn damaged_rows_and_blobs_are_local_problems() {
     )
     .expect("damage");
     drop(conn);
-    let store = flashback_storage::open(path.to_str().expect("path"))
-        .await
-        .expect("open");
+    let store = flashback_storage::open(
+        path.to_str().expect("path"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("open");
     let tuples = store
         .list_tuples(&ListQuery::thread("chat"))
         .await
@@ -269,7 +277,9 @@ async fn opened_read_only_without_side_files_and_writable_as_three_table() {
         .await
         .expect("probe")
         .is_none());
-    let writable = flashback_storage::open_writable(p).await.expect("writable");
+    let writable = flashback_storage::open(p, flashback_storage::Write::default())
+        .await
+        .expect("writable");
     assert!(writable
         .schema()
         .description

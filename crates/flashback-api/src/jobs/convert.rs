@@ -12,7 +12,7 @@ use flashback_codec::encode_typed;
 use flashback_storage::model::{CheckpointTuple, ListQuery};
 use flashback_storage::three::rows::{blob_rows, Materialised};
 use flashback_storage::three::{Blobs, ThreeTableOptions};
-use flashback_storage::{CheckpointStore, StoreError};
+use flashback_storage::{CheckpointStore, Serde, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ fn sizes(tuples: &[CheckpointTuple]) -> Sizes {
         let cp = &t.checkpoint;
         let ns = t.header.checkpoint_ns.clone();
         for (_, v) in &cp.channel_values {
-            out.inline += encode_typed(v).1.len() as u64;
+            out.inline += Serde::python(None).stored_len(v) as u64;
         }
         let parent = t
             .header
@@ -132,23 +132,27 @@ pub(crate) async fn convert_job(
     };
     // A SQLite file this job creates, removed again if nothing ends up in it.
     let mut created: Option<std::path::PathBuf> = None;
+    let create = flashback_storage::Create {
+        create: true,
+        three,
+    };
     let saver = if req.dry_run {
         None
     } else {
         let saver = if flashback_storage::is_postgres_url(&spec.target) {
-            flashback_storage::open_saver(&spec.target, true, three).await?
+            flashback_storage::open(&spec.target, create).await?
         } else {
             // Checked again right before SQLite opens it: a regular file, or a new one of ours.
             let (path, new) =
                 crate::outfile::prepare_database(Path::new(&spec.target), spec.within.as_deref())?;
             created = new.then(|| path.clone());
-            let opened = flashback_storage::open_saver(&path.to_string_lossy(), true, three).await;
+            let opened = flashback_storage::open(&path.to_string_lossy(), create).await;
             if opened.is_err() {
                 remove_created(created.as_deref());
             }
             opened?
         };
-        let is_three = flashback_storage::three::is_three_table(saver.schema());
+        let is_three = saver.schema().layout().is_three_table();
         if is_three != (req.to == ConvertTo::ThreeTable) {
             return Err(ApiError::invalid(format!(
                 "{} already holds {}: convert into an empty database or one in the schema \

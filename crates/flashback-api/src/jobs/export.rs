@@ -51,10 +51,9 @@ pub(super) async fn export_job(
     // An encrypted database's values stay sealed unless decrypting was asked for: read them
     // on a connection without the key (each is then its ciphertext's size and hash).
     let sealed = match (&s.info.encryption, req.decrypt) {
-        (Some(_), false) if s.key.is_some() => Some(
-            flashback_storage::open_with(&s.connect, flashback_codec::DecodeBudget::DEFAULT, None)
-                .await?,
-        ),
+        (Some(_), false) if s.key.is_some() => {
+            Some(flashback_storage::open(&s.connect, flashback_storage::Read::default()).await?)
+        }
         (Some(_), true) => {
             s.require_key()?;
             None

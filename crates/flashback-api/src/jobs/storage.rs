@@ -1,6 +1,6 @@
 //! `start_storage_report`: where the bytes of a database (or one thread) are, as a job —
 //! progress per thread, cancel between threads; the result is a
-//! [`flashback_storage::space::StorageReport`]. The storage crate reads it in one snapshot
+//! [`flashback_storage::report::StorageReport`]. The storage crate reads it in one snapshot
 //! on a read-only connection of its own; nothing is written.
 
 use super::registry::JobHandle;
@@ -8,7 +8,7 @@ use crate::commands::to_json;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{JobKind, StorageRequest};
 use crate::Api;
-use flashback_storage::space::{self, Progress, Scope};
+use flashback_storage::report::{self, Progress, Scope};
 use std::sync::Arc;
 
 /// Rows per list when the request does not say.
@@ -49,7 +49,7 @@ impl Api {
         Ok(self.jobs.spawn(JobKind::Storage, move |job| async move {
             let progress = Arc::new(JobProgress(job.clone()));
             let measuring = async {
-                space::measure(&connect, &schema, scope, progress)
+                report::measure(&connect, &schema, scope, progress)
                     .await
                     .map_err(ApiError::from)
             };

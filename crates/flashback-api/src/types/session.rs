@@ -48,6 +48,9 @@ pub struct DbInfo {
     pub location: String,
     /// The detected LangGraph schema.
     pub schema: String,
+    /// Which tables it holds: LangGraph's, the shallow saver's, the three-table store's, or
+    /// only a memory Store (what the UI branches on; `schema` is its description).
+    pub schema_kind: flashback_storage::SchemaKind,
     /// Whether this is the built-in demo database (a private copy).
     pub demo: bool,
     /// Written with LangGraph's `EncryptedSerializer`: how (absent for a plaintext database).

@@ -8,10 +8,10 @@ use super::{
     MemorySchema, MemorySummary, MemoryWrite, NamespaceCount, Page, PutOutcome,
 };
 use crate::escape::{key_or_note, RawKey};
-use crate::sqlite::{write_err, BUSY_TIMEOUT};
+use crate::sqlite::write_err;
 use crate::StoreError;
 use async_trait::async_trait;
-use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{params, Connection, TransactionBehavior};
 use serde_json::Value as Json;
 use std::sync::{Arc, Mutex};
 
@@ -38,9 +38,7 @@ impl SqliteMemoryWriter {
                     StoreError::NotFound(format!("no such file: {path}"))
                 });
             }
-            let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-                .map_err(write_err)?;
-            conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+            let conn = crate::sqlite::connect::read_write(&path)?;
             // The first read rolls back a hot journal, as any SQLite writer would.
             let schema = detect(&conn, &path)?.ok_or_else(|| no_store(&path))?;
             Ok(SqliteMemoryWriter {

@@ -61,7 +61,7 @@ impl PostgresStore {
                     ids.push(None);
                     continue;
                 }
-                let version = match (self.info().shallow, version) {
+                let version = match (self.info().shallow(), version) {
                     (true, _) => "",
                     (false, Some(v)) => v.as_str(),
                     // A JSON null version joins nothing in Python's SQL either.
@@ -109,7 +109,7 @@ impl PostgresStore {
         let column = |f: fn(&BlobKey) -> &String| {
             Arg::TextArray(refs.iter().map(|r| f(r).clone()).collect())
         };
-        let sql = if self.info().shallow {
+        let sql = if self.info().shallow() {
             Sql::new(&format!(
                 "SELECT r.i - 1 AS i, b.type, b.channel, {} \
                  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(t, n, c, i) \

@@ -63,7 +63,7 @@ impl SaverMaintenance for PostgresStore {
         if threads.is_empty() {
             return Ok(PruneRun::default());
         }
-        if self.schema().shallow {
+        if self.schema().shallow() {
             return Err(shallow_error(self.schema()));
         }
         let step = Retain(retain::select(strategy, keep_last), &self.target);
@@ -73,7 +73,7 @@ impl SaverMaintenance for PostgresStore {
         &self,
         thread_ids: &[String],
     ) -> Result<HashMap<String, Mark>, StoreError> {
-        if self.schema().shallow {
+        if self.schema().shallow() {
             return Err(shallow_error(self.schema()));
         }
         batches::thread_marks(self.pool(), &self.target, thread_ids).await
@@ -175,7 +175,7 @@ async fn copy(
     target: &str,
 ) -> Result<CopyReport, StoreError> {
     copy_args(source, target)?;
-    if schema.shallow {
+    if schema.shallow() {
         return Err(shallow_error(schema));
     }
     let mut tx = db.begin(pool, BEGIN_WRITE).await?;
@@ -258,7 +258,7 @@ async fn maintain(
     if nothing {
         return Ok(empty);
     }
-    if schema.shallow {
+    if schema.shallow() {
         return Err(shallow_error(schema));
     }
     let begin = if dry_run { BEGIN_READ } else { BEGIN_WRITE };

@@ -55,6 +55,21 @@ mod tls;
 pub(crate) mod write;
 pub(crate) mod write_rows;
 
+/// What a Postgres database holds, detected once ([`PostgresStore::detect`]).
+pub(crate) enum Detected {
+    /// LangGraph's tables (or, detected for setup, none yet).
+    LangGraph(PostgresStore),
+    /// Flashback's three-table store: its schema, and where and how to connect.
+    ThreeTable {
+        /// The connection options of the first connection.
+        connect: PgConnectOptions,
+        /// Where it is, with its time limits.
+        target: Target,
+        /// What was detected.
+        schema: SchemaInfo,
+    },
+}
+
 /// How every read starts.
 pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /// The blobs of one `list_tuples` call are fetched in up to this many queries (each streamed
@@ -163,6 +178,17 @@ impl PostgresStore {
     }
 
     async fn open(url: &str, for_setup: bool) -> Result<PostgresStore, StoreError> {
+        match Self::detect(url, for_setup).await? {
+            Detected::LangGraph(store) => Ok(store),
+            Detected::ThreeTable { .. } => Err(StoreError::UnsupportedSchema {
+                found: THREE_TABLE.into(),
+            }),
+        }
+    }
+
+    /// Connect and detect what the database holds, once, on the first connection: with
+    /// `for_setup`, missing checkpoint tables are LangGraph's not set up yet.
+    pub(crate) async fn detect(url: &str, for_setup: bool) -> Result<Detected, StoreError> {
         let (mut conn, options, target) = connect_first(url).await?;
         let detected = match crate::memory::postgres::detect(&mut conn, &target).await {
             Ok(memory) => detect_schema(&mut conn, &target, memory.is_some())
@@ -178,28 +204,34 @@ impl PostgresStore {
             Err(e) => (Err(e), None),
         };
         let schema = match schema {
-            // Missing tables are what setup() creates; tables of an unknown layout (or the
-            // three-table store's) stay an error.
+            // Missing tables are what setup() creates; tables of an unknown layout stay an
+            // error.
             Err(StoreError::UnsupportedSchema { found })
-                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) && found != THREE_TABLE =>
+                if for_setup && !found.starts_with(UNKNOWN_LAYOUT) =>
             {
                 SchemaInfo {
                     backend: Backend::Postgres,
                     has_task_path: true,
                     migration_version: None,
-                    shallow: false,
+                    kind: crate::layout::SchemaKind::LangGraph,
                     description: format!("postgres, not set up yet ({found})"),
                     holds: crate::model::Holds::Checkpoints,
-                    dialect: crate::jsformat::Dialect::Python,
+                    dialect: crate::Dialect::Python,
                 }
             }
             other => other?,
         };
-
+        if schema.kind == crate::layout::SchemaKind::ThreeTable {
+            return Ok(Detected::ThreeTable {
+                connect: options,
+                target,
+                schema,
+            });
+        }
         let pool = pool_with(options, &target);
         let memory =
             memory.map(|m| crate::memory::postgres::PgMemory::new(pool.clone(), target.clone(), m));
-        Ok(PostgresStore {
+        Ok(Detected::LangGraph(PostgresStore {
             pool,
             schema,
             after_setup: std::sync::OnceLock::new(),
@@ -208,7 +240,7 @@ impl PostgresStore {
             key: None,
             memory,
             only: None,
-        })
+        }))
     }
 
     /// The same store reading only the blobs of the channels `keep` accepts (see
@@ -285,7 +317,7 @@ impl PostgresStore {
 
     /// The id expression of a checkpoint row (a column, or the JSON id for the shallow saver).
     fn id_expr(&self) -> &'static str {
-        if self.info().shallow {
+        if self.info().shallow() {
             "(checkpoint->>'id')"
         } else {
             "checkpoint_id"

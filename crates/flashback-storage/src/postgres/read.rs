@@ -66,7 +66,7 @@ impl PostgresStore {
 
     /// `SELECT …` of full checkpoint rows (see [`RowKey`] and [`parse_rows`]).
     fn tuple_select(&self) -> String {
-        let (id, parent) = if self.info().shallow {
+        let (id, parent) = if self.info().shallow() {
             ("checkpoint->>'id'", "NULL::text")
         } else {
             ("checkpoint_id", "parent_checkpoint_id")
@@ -84,7 +84,7 @@ impl PostgresStore {
     /// transaction, with a fixed number of queries whatever the number of rows. CPU work
     /// (parsing, decoding) runs on blocking threads, overlapped with the next query.
     async fn load_tuples(&self, sql: Sql) -> Result<Vec<CheckpointTuple>, StoreError> {
-        let shallow = self.info().shallow;
+        let shallow = self.info().shallow();
         let mut tx = self.begin().await?;
         let rows = self.target.wait(sql.query().fetch_all(&mut *tx)).await?;
         if rows.is_empty() {
@@ -319,7 +319,7 @@ impl PostgresStore {
         let mut seen: HashSet<(&str, &str)> = HashSet::new();
         let (mut ts, mut ks) = (Vec::new(), Vec::new());
         for row in keys.iter().filter(|r| r.pre_v4) {
-            let key = if self.info().shallow {
+            let key = if self.info().shallow() {
                 row.ns.as_str()
             } else {
                 match row.parent.as_deref() {
@@ -335,7 +335,7 @@ impl PostgresStore {
         if ts.is_empty() {
             return Ok(Vec::new());
         }
-        let join = if self.info().shallow {
+        let join = if self.info().shallow() {
             "w.checkpoint_ns"
         } else {
             "w.checkpoint_id"
@@ -443,7 +443,7 @@ impl CheckpointStore for PostgresStore {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());
         }
-        let (id, parent) = if self.info().shallow {
+        let (id, parent) = if self.info().shallow() {
             ("checkpoint->>'id'", "NULL::text")
         } else {
             ("checkpoint_id", "parent_checkpoint_id")
@@ -525,7 +525,7 @@ impl PostgresStore {
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
         let mut out: Vec<Option<CheckpointTuple>> = (0..keys.len()).map(|_| None).collect();
-        let batched = !self.info().shallow && self.info().holds.checkpoints();
+        let batched = !self.info().shallow() && self.info().holds.checkpoints();
         let exact: Vec<usize> = (0..keys.len())
             .filter(|&i| batched && keys[i].2.is_some())
             .collect();

@@ -4,6 +4,7 @@
 use super::sql::{Arg, Sql};
 use super::target::Target;
 use super::BEGIN_READ_ONLY;
+use crate::layout::SchemaKind;
 use crate::model::{Backend, Holds, SchemaInfo};
 use crate::postgres::limits::Bounded as _;
 use crate::Dialect;
@@ -16,8 +17,8 @@ use std::collections::HashMap;
 /// missing tables, which `setup()` creates).
 pub(super) const UNKNOWN_LAYOUT: &str = "unknown checkpoint table layout";
 
-/// The schema error for a database holding Flashback's three-table store (`crate::three`),
-/// which [`crate::open`] and its kin then open as one.
+/// The schema error of [`super::PostgresStore::connect`] for a database holding Flashback's
+/// three-table store (`crate::three`), which [`crate::open`] opens as one.
 pub(crate) const THREE_TABLE: &str = "Flashback's three-table store (docs/three-table.md), not \
      LangGraph's Postgres schema (checkpoints has a checkpoint_ns_hash column)";
 
@@ -64,10 +65,20 @@ pub(super) async fn detect_schema(
         .get("checkpoints")
         .is_some_and(|cols| cols.iter().any(|(c, _)| c == "checkpoint_ns_hash"))
     {
+        // Flashback's three-table store: `crate::open` opens it as one.
+        let version = match Sql::new(crate::three::info::PG_VERSION)
+            .query()
+            .fetch_one(&mut *tx)
+            .bounded(target)
+            .await
+        {
+            // A database whose version table cannot be read is still readable.
+            Ok(r) => r.try_get::<Option<i64>, _>("v").ok().flatten(),
+            Err(e) if e.is_timeout() => return Err(e),
+            Err(_) => None,
+        };
         target.end_read(tx).await;
-        return Err(StoreError::UnsupportedSchema {
-            found: THREE_TABLE.into(),
-        });
+        return Ok(crate::three::info::postgres(version, true));
     }
     let missing: Vec<&str> = TABLES[..3]
         .iter()
@@ -80,7 +91,7 @@ pub(super) async fn detect_schema(
             backend: Backend::Postgres,
             has_task_path: true,
             migration_version: None,
-            shallow: false,
+            kind: SchemaKind::StoreOnly,
             description: "postgres, memory store only (no checkpoint tables)".into(),
             holds: Holds::Store,
             dialect: Dialect::Python,
@@ -313,7 +324,11 @@ pub(super) async fn detect_schema(
         backend: Backend::Postgres,
         has_task_path,
         migration_version,
-        shallow,
+        kind: if shallow {
+            SchemaKind::Shallow
+        } else {
+            SchemaKind::LangGraph
+        },
         description,
         holds: Holds::of(true, has_store),
         dialect,

@@ -30,6 +30,7 @@ use crate::postgres::limits::Bounded as _;
 use crate::saver::{
     deleting, writes_replace, writing, writing_batch, CheckpointSaver, PutRequest, WriteBatch,
 };
+use crate::serializer::Serde;
 use crate::{Dialect, StoreError};
 use async_trait::async_trait;
 use flashback_codec::Decoded;
@@ -115,7 +116,7 @@ impl CheckpointSaver for PostgresStore {
     /// the full saver's migrations would be recorded on top of them.
     async fn setup(&self) -> Result<(), StoreError> {
         let step = async {
-            if self.info().shallow {
+            if self.info().shallow() {
                 return Err(StoreError::UnsupportedSchema {
                     found: format!(
                         "{}: setup() of the full saver would mix its migrations into the shallow \
@@ -164,7 +165,7 @@ impl CheckpointSaver for PostgresStore {
         let step = async {
             self.check_not_shallow()?;
             let dialect = self.info().dialect;
-            let rows = PutRows::new(&req, dialect)?.sealed(self.key.as_deref());
+            let rows = PutRows::new(&req, self.serde())?;
             let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
             if dialect == Dialect::Js {
                 // Neither the fork's versions nor those JS gives the next steps may name blobs
@@ -176,7 +177,7 @@ impl CheckpointSaver for PostgresStore {
                         new_versions: &versions,
                         ..req
                     };
-                    let rows = PutRows::new(&req, dialect)?;
+                    let rows = PutRows::new(&req, self.serde())?;
                     self.put_tx(&mut tx, &req, &rows).await?;
                     return tx.commit().bounded(&self.target).await;
                 }
@@ -205,7 +206,7 @@ impl CheckpointSaver for PostgresStore {
             task_path,
             writes,
         };
-        let Some(rows) = batch_rows(&batch, self.key.as_deref(), self.info().dialect)? else {
+        let Some(rows) = batch_rows(&batch, self.serde())? else {
             return Ok(());
         };
         let step = async {
@@ -229,13 +230,11 @@ impl CheckpointSaver for PostgresStore {
             // Everything that can be refused is checked before BEGIN.
             let put_rows = puts
                 .iter()
-                .map(|p| {
-                    PutRows::new(p, self.info().dialect).map(|r| r.sealed(self.key.as_deref()))
-                })
+                .map(|p| PutRows::new(p, self.serde()))
                 .collect::<Result<Vec<_>, _>>()?;
             let mut write_rows = Vec::with_capacity(writes.len());
             for batch in writes {
-                if let Some(rows) = batch_rows(batch, self.key.as_deref(), self.info().dialect)? {
+                if let Some(rows) = batch_rows(batch, self.serde())? {
                     write_rows.push((batch, rows));
                 }
             }
@@ -282,8 +281,13 @@ pub(crate) async fn delete_thread_with(
 }
 
 impl PostgresStore {
+    /// How it stores values: the database's dialect, sealed with its key.
+    fn serde(&self) -> Serde<'_> {
+        Serde::new(self.info().dialect, self.key.as_deref())
+    }
+
     fn check_not_shallow(&self) -> Result<(), StoreError> {
-        if self.info().shallow {
+        if self.info().shallow() {
             return Err(StoreError::UnsupportedSchema {
                 found: format!(
                     "{}: writing checkpoints in the shallow saver's layout is not supported",
@@ -374,11 +378,7 @@ impl PostgresStore {
 }
 
 /// The rows of one `put_writes` batch, checked; `None` when there is nothing to write.
-fn batch_rows(
-    batch: &WriteBatch<'_>,
-    key: Option<&flashback_codec::AesKey>,
-    dialect: Dialect,
-) -> Result<Option<WriteRows>, StoreError> {
+fn batch_rows(batch: &WriteBatch<'_>, serde: Serde<'_>) -> Result<Option<WriteRows>, StoreError> {
     for (what, text) in [
         ("thread_id", batch.thread_id),
         ("checkpoint_ns", batch.checkpoint_ns),
@@ -392,7 +392,7 @@ fn batch_rows(
         return Ok(None);
     }
     let replace = writes_replace(batch.writes);
-    WriteRows::new(batch.writes, replace, dialect).map(|r| Some(r.sealed(key)))
+    WriteRows::new(batch.writes, replace, serde).map(Some)
 }
 
 /// A JS fork's checkpoint with every integer version (`channel_versions` and `versions_seen`)

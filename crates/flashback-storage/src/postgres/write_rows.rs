@@ -2,9 +2,10 @@
 //! (the JSONB document with the primitives inline, the blobs) and of one `put_writes` batch.
 
 use crate::model::{Checkpoint, Version, Versions};
-use crate::saver::{check_storable, write_idx, PutRequest};
+use crate::saver::{write_idx, PutRequest};
+use crate::serializer::Serde;
 use crate::{jsformat, Dialect, StoreError};
-use flashback_codec::{encode_typed, Decoded, Value};
+use flashback_codec::{Decoded, Value};
 use serde_json::{Map, Value as Json};
 use std::collections::{HashMap, HashSet};
 
@@ -29,24 +30,10 @@ enum Placement {
 }
 
 impl PutRows {
-    /// The blobs encrypted with `key` (as `EncryptedSerializer` would), if there is one;
-    /// `empty` rows stay as they are.
-    pub(super) fn sealed(mut self, key: Option<&flashback_codec::AesKey>) -> PutRows {
-        if let Some(k) = key {
-            for (tag, blob) in self.types.iter_mut().zip(self.blobs.iter_mut()) {
-                if let Some(bytes) = blob.take() {
-                    let (t, b) = k.seal(std::mem::take(tag), bytes);
-                    (*tag, *blob) = (t, Some(b));
-                }
-            }
-        }
-        self
-    }
-
     /// The rows Python's saver writes for `req`, or (`Dialect::Js`) LangGraph.js's: every
-    /// value a `json` blob, a document without `channel_values`.
-    pub(super) fn new(req: &PutRequest<'_>, dialect: Dialect) -> Result<PutRows, StoreError> {
-        let js = dialect == Dialect::Js;
+    /// value a `json` blob, a document without `channel_values`; the blobs stored by `serde`.
+    pub(super) fn new(req: &PutRequest<'_>, serde: Serde<'_>) -> Result<PutRows, StoreError> {
+        let js = serde.dialect == Dialect::Js;
         let cp = req.checkpoint;
         for (what, text) in [
             ("thread_id", req.thread_id),
@@ -113,12 +100,7 @@ impl PutRows {
             let version = version.as_text();
             check_text("channel", channel)?;
             check_text("channel version", &version)?;
-            check_storable(channel, value, dialect)?;
-            let (tag, bytes) = if js {
-                jsformat::value(channel, value)?
-            } else {
-                encode_typed(value)
-            };
+            let (tag, bytes) = serde.dumps_typed(channel, value)?;
             check_text("serde type", &tag)?;
             rows.channels.push(channel.to_owned());
             rows.versions.push(version);
@@ -351,17 +333,6 @@ pub(super) struct WriteRows {
 }
 
 impl WriteRows {
-    /// The values encrypted with `key`, if there is one.
-    pub(super) fn sealed(mut self, key: Option<&flashback_codec::AesKey>) -> WriteRows {
-        if let Some(k) = key {
-            for (tag, blob) in self.types.iter_mut().zip(self.blobs.iter_mut()) {
-                let (t, b) = k.seal(std::mem::take(tag), std::mem::take(blob));
-                (*tag, *blob) = (t, b);
-            }
-        }
-        self
-    }
-
     /// `_dump_writes`. Python executes one statement per row, so when a batch repeats an idx
     /// (a special channel written twice) the first row wins with DO NOTHING and the last with
     /// DO UPDATE; one multi-row statement must not touch a row twice, so the batch keeps only
@@ -369,7 +340,7 @@ impl WriteRows {
     pub(super) fn new(
         writes: &[(String, Decoded)],
         replace: bool,
-        dialect: Dialect,
+        serde: Serde<'_>,
     ) -> Result<WriteRows, StoreError> {
         let mut rows: Vec<(i32, &str, &Decoded)> = Vec::with_capacity(writes.len());
         for (position, (channel, value)) in writes.iter().enumerate() {
@@ -403,11 +374,7 @@ impl WriteRows {
             blobs: Vec::with_capacity(rows.len()),
         };
         for (idx, channel, value) in rows {
-            check_storable(channel, value, dialect)?;
-            let (tag, bytes) = match dialect {
-                Dialect::Js => jsformat::value(channel, value)?,
-                Dialect::Python => encode_typed(value),
-            };
+            let (tag, bytes) = serde.dumps_typed(channel, value)?;
             check_text("serde type", &tag)?;
             out.idx.push(idx);
             out.channels.push(channel.to_owned());
@@ -471,7 +438,7 @@ mod tests {
                 ("s".into(), Version::Str("v1".into())),
             ],
         };
-        let rows = PutRows::new(&req, Dialect::Python).unwrap();
+        let rows = PutRows::new(&req, Serde::python(None)).unwrap();
         assert_eq!(rows.channels, vec!["l", "d"]);
         assert_eq!(rows.types, vec!["msgpack", "msgpack"]);
         assert_eq!(rows.blobs[0], Some(vec![0x91, 0x01]));
@@ -496,13 +463,13 @@ mod tests {
     fn duplicate_idx_in_a_batch() {
         let w = |c: &str, i: i64| (c.to_owned(), Decoded::Msgpack(Value::Int(i)));
         let batch = vec![w("__interrupt__", 1), w("__interrupt__", 2)];
-        let replace = WriteRows::new(&batch, true, Dialect::Python).unwrap();
+        let replace = WriteRows::new(&batch, true, Serde::python(None)).unwrap();
         assert_eq!(
             (replace.idx.clone(), replace.blobs[0].clone()),
             (vec![-3], vec![2])
         );
         let mixed = vec![w("__interrupt__", 1), w("a", 5), w("__interrupt__", 2)];
-        let ignore = WriteRows::new(&mixed, false, Dialect::Python).unwrap();
+        let ignore = WriteRows::new(&mixed, false, Serde::python(None)).unwrap();
         assert_eq!(ignore.idx, vec![-3, 1]);
         assert_eq!(ignore.blobs[0], vec![1]);
     }

@@ -4,7 +4,7 @@
 //! deleted, `COMMIT`; then a passive WAL checkpoint (no lock) and a pause that lets a waiting
 //! program in.
 
-use super::write::write_err as err;
+use super::connect::write_err as err;
 use crate::maintenance::guard::{Batches, Guarded, Mark, PruneRun, SQLITE_PAUSE};
 use crate::maintenance::{retain, ThreadPrune};
 use crate::StoreError;

@@ -3,7 +3,7 @@
 
 use super::access::Source;
 use super::batches;
-use super::write::write_err as err;
+use super::connect::write_err as err;
 use super::SqliteSaver;
 use crate::maintenance::plan::{
     check_guards, copy_args, delta_counters, metadata_fields, not_empty, plan, CpRow, Job, Plan,
@@ -14,7 +14,7 @@ use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenanc
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{Decoded, Value};
-use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -23,11 +23,9 @@ use std::time::Duration;
 /// connection).
 fn open(path: &str, write: bool) -> Result<(Connection, Option<Source>), StoreError> {
     let (conn, source) = if write {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE;
-        (Connection::open_with_flags(path, flags).map_err(err)?, None)
+        (super::connect::read_write(path)?, None)
     } else {
-        let (source, conn) =
-            Source::open(std::path::Path::new(path)).map_err(|e| super::open_err(path, e))?;
+        let (source, conn) = super::connect::read_only(path)?;
         (conn, Some(source))
     };
     conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
@@ -212,8 +210,12 @@ fn document_facts(
     }
 }
 
-/// The threads holding a checkpoint of one of `runs`.
-fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<String>, StoreError> {
+/// The threads holding a checkpoint of one of `runs` (`checkpoints.metadata` is the same
+/// column in LangGraph's schema and the three-table store's).
+pub(crate) fn run_threads(
+    tx: &Transaction<'_>,
+    runs: &HashSet<String>,
+) -> Result<Vec<String>, StoreError> {
     let mut stmt = tx
         .prepare(
             "SELECT DISTINCT thread_id, CAST(metadata AS TEXT) FROM checkpoints \

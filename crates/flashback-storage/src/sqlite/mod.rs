@@ -4,7 +4,7 @@
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::StoreError;
-use access::{OpenError, Source};
+use access::Source;
 use flashback_codec::DecodeBudget;
 use rusqlite::Connection;
 use schema::detect_schema;
@@ -14,18 +14,18 @@ use std::sync::{Arc, Mutex};
 pub(crate) mod access;
 mod batch;
 pub(crate) mod batches;
+pub(crate) mod connect;
 mod holders;
 pub(crate) mod maintenance;
 pub(crate) mod read;
 mod rows;
 mod schema;
-pub(crate) use schema::THREE_TABLE;
 pub(crate) mod threads;
 mod write;
 
-pub(crate) use access::BUSY_TIMEOUT;
+pub(crate) use connect::{classify, open_err, query_err, write_err};
+pub(crate) use write::on_connection;
 pub use write::SqliteSaver;
-pub(crate) use write::{on_connection, write_err};
 
 /// A read-only connection to a LangGraph SQLite checkpoint file.
 pub struct SqliteStore {
@@ -39,8 +39,27 @@ pub struct SqliteStore {
 
 /// The connection and how it was made (reopened when that no longer fits the file).
 pub(crate) struct Reader {
-    conn: Connection,
-    source: Source,
+    pub(crate) conn: Connection,
+    pub(crate) source: Source,
+}
+
+impl Reader {
+    /// Open `path` read-only (never created or modified, nothing created beside it): the one
+    /// way a SQLite file is opened for reading.
+    pub(crate) fn open(path: &str) -> Result<Reader, StoreError> {
+        let p = Path::new(path);
+        if !p.exists() {
+            return Err(StoreError::NotFound(format!("no such file: {path}")));
+        }
+        if p.is_dir() {
+            return Err(StoreError::NotADatabase {
+                path: path.into(),
+                detail: "it is a directory".into(),
+            });
+        }
+        let (source, conn) = connect::read_only(path)?;
+        Ok(Reader { conn, source })
+    }
 }
 
 /// Run `f` on a shared read-only connection, reopened first when the file changed the way it
@@ -70,53 +89,6 @@ where
     .map_err(|e| StoreError::Query(format!("query task failed: {e}")))?
 }
 
-/// `SQLITE_READONLY_ROLLBACK`: a hot journal that only a read-write connection may roll back.
-const READONLY_ROLLBACK: i32 = 776;
-
-/// A SQLite error as a [`StoreError`]: another process's lock, a read-only file, a hot
-/// journal, or (`otherwise`) what the caller makes of the rest.
-pub(crate) fn classify(
-    path: &str,
-    e: rusqlite::Error,
-    otherwise: impl FnOnce(rusqlite::Error) -> StoreError,
-) -> StoreError {
-    let rusqlite::Error::SqliteFailure(f, _) = &e else {
-        return otherwise(e);
-    };
-    match f.code {
-        _ if f.extended_code == READONLY_ROLLBACK => StoreError::InvalidInput(format!(
-            "{path} has a hot journal ({path}-journal) left by a write that was interrupted; \
-             Flashback reads files read-only and cannot roll it back: open the file once \
-             for writing (any flashback write command, or `sqlite3 {path} \"PRAGMA \
-             quick_check\"`) to restore its last committed state"
-        )),
-        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => {
-            StoreError::Locked(format!("{path}: {e}"))
-        }
-        rusqlite::ErrorCode::ReadOnly => StoreError::ReadOnly(format!(
-            "{path} cannot be written ({e}); check the permissions of the file and of its \
-             directory"
-        )),
-        _ => otherwise(e),
-    }
-}
-
-/// A failed read query.
-pub(crate) fn query_err(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |e| classify(path, e, |e| StoreError::Query(e.to_string()))
-}
-
-/// A failed open: anything unclassified means the file is not a SQLite database.
-pub(crate) fn open_err(path: &str, e: OpenError) -> StoreError {
-    match e {
-        OpenError::Sqlite(e) => classify(path, e, |e| StoreError::NotADatabase {
-            path: path.into(),
-            detail: e.to_string(),
-        }),
-        OpenError::Snapshot(message) => StoreError::InvalidInput(message),
-    }
-}
-
 impl SqliteStore {
     /// Open `path` read-only and detect its schema. The file is never created or modified, and
     /// nothing is created beside it.
@@ -129,17 +101,14 @@ impl SqliteStore {
 
     /// Blocking variant of [`SqliteStore::open`].
     pub fn open_blocking(path: &str) -> Result<SqliteStore, StoreError> {
-        let p = Path::new(path);
-        if !p.exists() {
-            return Err(StoreError::NotFound(format!("no such file: {path}")));
-        }
-        if p.is_dir() {
-            return Err(StoreError::NotADatabase {
-                path: path.into(),
-                detail: "it is a directory".into(),
-            });
-        }
-        let (source, conn) = Source::open(p).map_err(|e| open_err(path, e))?;
+        Self::from_reader(path, Reader::open(path)?)
+    }
+
+    /// The store on a connection [`Reader::open`] made, its schema detected (a file holding
+    /// another source's schema, e.g. the three-table store, is an
+    /// [`StoreError::UnsupportedSchema`]).
+    pub(crate) fn from_reader(path: &str, reader: Reader) -> Result<SqliteStore, StoreError> {
+        let Reader { conn, source } = reader;
         let memory = crate::memory::sqlite::detect(&conn, path)?;
         let schema = detect_schema(&conn, path, memory.is_some())?;
         let reader = Arc::new(Mutex::new(Reader { conn, source }));

@@ -1,6 +1,7 @@
 //! Schema detection: which generation of `langgraph-checkpoint-sqlite`'s tables a file holds.
 
 use super::{classify, query_err};
+use crate::layout::SchemaKind;
 use crate::model::{Backend, Holds, SchemaInfo};
 use crate::Dialect;
 use crate::StoreError;
@@ -49,14 +50,14 @@ pub(super) fn detect_schema(
             backend: Backend::Sqlite,
             has_task_path: true,
             migration_version: None,
-            shallow: false,
+            kind: SchemaKind::StoreOnly,
             description: "sqlite, memory store only (no checkpoint tables)".into(),
             holds: Holds::Store,
             dialect: Dialect::Python,
         });
     }
     if has("checkpoints") && has("checkpoint_blobs") && has("three_table_migrations") {
-        // Read by `three::sqlite::ThreeTableStore`, which `crate::open` picks on this error.
+        // Read by `three::sqlite::ThreeTableStore` (`crate::open` detects it first).
         return Err(StoreError::UnsupportedSchema {
             found: THREE_TABLE.into(),
         });
@@ -138,7 +139,7 @@ pub(super) fn detect_schema(
         backend: Backend::Sqlite,
         has_task_path,
         migration_version: None,
-        shallow: false,
+        kind: SchemaKind::LangGraph,
         description,
         holds: Holds::of(true, has_store),
         dialect,

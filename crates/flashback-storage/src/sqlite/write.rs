@@ -4,37 +4,22 @@
 //! read-write connection that is opened only by [`SqliteSaver`], so merely browsing a file can
 //! never write to it.
 
-use super::access::BUSY_TIMEOUT;
+use super::connect::{self, write_err};
 use super::SqliteStore;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::{
-    check_storable, checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest,
-    WriteBatch,
+    checkpoint_document, write_idx, writes_replace, CheckpointSaver, PutRequest, WriteBatch,
 };
+use crate::serializer::Serde;
 use crate::{jsformat, CheckpointStore, Dialect, StoreError};
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, msgpack, AesKey, Decoded};
-use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
+use flashback_codec::{msgpack, AesKey, Decoded};
+use rusqlite::{params, Connection, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
 const SETUP_SQL: &str = include_str!("../../../../migrations/sqlite/0001_setup.sql");
 const TASK_PATH_SQL: &str = include_str!("../../../../migrations/sqlite/0002_writes_task_path.sql");
-
-/// A SQLite error from a write: a read-only file or directory ([`StoreError::ReadOnly`]),
-/// another process's lock ([`StoreError::Locked`]), anything else a failed query.
-pub(crate) fn write_err(e: rusqlite::Error) -> StoreError {
-    match &e {
-        // The journal or -wal cannot be created beside the file.
-        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::CannotOpen => {
-            StoreError::ReadOnly(format!(
-                "the database cannot be written ({e}); check the permissions of the file and \
-                 of its directory"
-            ))
-        }
-        _ => super::classify("the database", e, |e| StoreError::Query(e.to_string())),
-    }
-}
 
 /// Read-write access to a LangGraph SQLite checkpoint file.
 pub struct SqliteSaver {
@@ -51,25 +36,35 @@ impl SqliteSaver {
     /// connection's first read does it, as any SQLite writer would), restoring the last
     /// committed state.
     pub async fn open(path: &str) -> Result<SqliteSaver, StoreError> {
-        let conn = if std::path::Path::new(path).is_file() {
-            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE);
+        let conn = Self::writer(path);
+        let store = SqliteStore::open(path).await?;
+        Self::from_parts(store, conn)
+    }
+
+    /// The read-write connection of [`open`](Self::open), made before the file is read (its
+    /// first read rolls back a hot journal); an error is reported by the read-only open or
+    /// [`from_parts`](Self::from_parts).
+    pub(crate) fn writer(path: &str) -> rusqlite::Result<Connection> {
+        if std::path::Path::new(path).is_file() {
+            let conn = connect::read_write_raw(path);
             if let Ok(c) = &conn {
                 // Errors here (not a database, read-only…) are reported by the opens below.
                 let _ = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
                     r.get::<_, i64>(0)
                 });
             }
-            Some(conn)
+            conn
         } else {
-            None
-        };
-        let store = SqliteStore::open(path).await?;
-        let conn = match conn {
-            Some(conn) => conn,
-            None => Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE),
+            connect::read_write_raw(path)
         }
-        .map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+    }
+
+    /// The saver on a read-only store and a read-write connection of the same file.
+    pub(crate) fn from_parts(
+        store: SqliteStore,
+        conn: rusqlite::Result<Connection>,
+    ) -> Result<SqliteSaver, StoreError> {
+        let conn = connect::waiting(conn)?;
         Ok(SqliteSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -91,10 +86,14 @@ impl SqliteSaver {
         self.key.clone()
     }
 
+    /// How it stores values: the database's dialect, sealed with its key.
+    fn serde(&self) -> Serde<'_> {
+        Serde::new(self.store.schema().dialect, self.key.as_deref())
+    }
+
     /// Create the file if needed and run `setup()` (as Python's saver does on first use).
     pub async fn create(path: &str) -> Result<SqliteSaver, StoreError> {
-        let conn = Connection::open(path).map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = connect::create(path)?;
         setup_blocking(&conn)?;
         let store = SqliteStore::open(path).await?;
         Ok(SqliteSaver {
@@ -182,14 +181,10 @@ struct OwnedPut {
 }
 
 impl OwnedPut {
-    /// The row Python's saver writes (a msgpack document, sealed with `key` if there is one,
-    /// metadata as `json.dumps` text), or LangGraph.js's (`json` document and metadata).
-    fn new(
-        req: &PutRequest<'_>,
-        key: Option<&Arc<AesKey>>,
-        dialect: Dialect,
-    ) -> Result<OwnedPut, StoreError> {
-        let (tag, doc, metadata) = match dialect {
+    /// The row Python's saver writes (a msgpack document, metadata as `json.dumps` text), or
+    /// LangGraph.js's (`json` document and metadata); the document sealed by `serde`.
+    fn new(req: &PutRequest<'_>, serde: Serde<'_>) -> Result<OwnedPut, StoreError> {
+        let (tag, doc, metadata) = match serde.dialect {
             Dialect::Js => {
                 let doc = jsformat::sqlite_document(req.checkpoint)?;
                 let metadata = serde_json::Value::Object(req.metadata.clone());
@@ -197,14 +192,11 @@ impl OwnedPut {
             }
             Dialect::Python => {
                 let doc = msgpack::encode(&checkpoint_document(req.checkpoint)?);
-                let (tag, doc) = match key {
-                    Some(k) => k.seal("msgpack".into(), doc),
-                    None => ("msgpack".into(), doc),
-                };
                 let metadata = py_json_dumps(&serde_json::Value::Object(req.metadata.clone()));
-                (tag, doc, metadata.into_bytes())
+                ("msgpack".to_owned(), doc, metadata.into_bytes())
             }
         };
+        let (tag, doc) = serde.seal(tag, doc);
         Ok(OwnedPut {
             thread_id: req.thread_id.to_owned(),
             checkpoint_ns: req.checkpoint_ns.to_owned(),
@@ -230,7 +222,7 @@ struct OwnedWrites {
 impl OwnedWrites {
     fn new(
         schema: &SchemaInfo,
-        key: Option<&AesKey>,
+        serde: Serde<'_>,
         w: &WriteBatch<'_>,
     ) -> Result<OwnedWrites, StoreError> {
         let has_task_path = schema.has_task_path;
@@ -249,15 +241,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value, schema.dialect)?;
-                let (tag, bytes) = match (schema.dialect, key) {
-                    (Dialect::Js, _) => jsformat::value(channel, value)?,
-                    (Dialect::Python, Some(k)) => {
-                        let (tag, bytes) = encode_typed(value);
-                        k.seal(tag, bytes)
-                    }
-                    (Dialect::Python, None) => encode_typed(value),
-                };
+                let (tag, bytes) = serde.dumps_typed(channel, value)?;
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
             .collect::<Result<_, StoreError>>()?;
@@ -295,32 +279,7 @@ fn put_writes_blocking(tx: &rusqlite::Transaction<'_>, w: &OwnedWrites) -> Resul
     Ok(())
 }
 
-#[async_trait]
-impl CheckpointStore for SqliteSaver {
-    fn schema(&self) -> &SchemaInfo {
-        self.store.schema()
-    }
-
-    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.store.list_threads().await
-    }
-
-    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
-        self.store.list_headers(query).await
-    }
-
-    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
-        self.store.list_tuples(query).await
-    }
-
-    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
-        self.store.encryption_probe().await
-    }
-
-    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        self.store.thread_namespaces(thread_id).await
-    }
-}
+crate::generic::forward_reads!(SqliteSaver, store);
 
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
@@ -329,7 +288,7 @@ impl CheckpointSaver for SqliteSaver {
     }
 
     async fn put(&self, req: PutRequest<'_>) -> Result<(), StoreError> {
-        let owned = OwnedPut::new(&req, self.key.as_ref(), self.store.schema().dialect)?;
+        let owned = OwnedPut::new(&req, self.serde())?;
         self.write(move |conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -351,7 +310,7 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<(), StoreError> {
         let owned = OwnedWrites::new(
             self.store.schema(),
-            self.key.as_deref(),
+            self.serde(),
             &WriteBatch {
                 thread_id,
                 checkpoint_ns,
@@ -380,11 +339,11 @@ impl CheckpointSaver for SqliteSaver {
         let schema = self.store.schema();
         let puts: Vec<OwnedPut> = puts
             .iter()
-            .map(|p| OwnedPut::new(p, self.key.as_ref(), schema.dialect))
+            .map(|p| OwnedPut::new(p, self.serde()))
             .collect::<Result<_, _>>()?;
         let writes: Vec<OwnedWrites> = writes
             .iter()
-            .map(|w| OwnedWrites::new(schema, self.key.as_deref(), w))
+            .map(|w| OwnedWrites::new(schema, self.serde(), w))
             .collect::<Result<_, _>>()?;
         self.write(move |conn| {
             let tx = conn

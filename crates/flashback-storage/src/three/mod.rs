@@ -4,10 +4,14 @@
 //! [`sqlite::ThreeTableStore`] reads a SQLite file holding it (read-only, nothing created
 //! beside the file); [`sqlite::ThreeTableSaver`] writes it ([`crate::CheckpointSaver`] and
 //! [`crate::maintenance::SaverMaintenance`]). On Postgres, [`postgres::ThreeTablePg`] does
-//! both (reads in read-only transactions). [`crate::open`], [`crate::open_writable`] and
-//! [`crate::open_saver`] pick them when `checkpoints` has a `checkpoint_ns_hash` column.
+//! both (reads in read-only transactions). [`crate::open`] picks them when the detected
+//! layout is [`crate::SchemaKind::ThreeTable`] (its tables, and `checkpoints` with a
+//! `checkpoint_ns_hash` column).
 
+mod assemble;
 pub use flashback_codec::delta;
+#[cfg(feature = "postgres")]
+pub(crate) mod info;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "postgres")]
@@ -74,9 +78,4 @@ impl ThreeTableOptions {
             ))),
         }
     }
-}
-
-/// Whether a database's schema is the three-table store (as its description says).
-pub fn is_three_table(schema: &crate::model::SchemaInfo) -> bool {
-    schema.description.starts_with("three-table store")
 }

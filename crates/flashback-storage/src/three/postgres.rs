@@ -5,7 +5,7 @@
 //! store's.
 
 use super::values::ReadMemo;
-use super::{postgres_read as read, postgres_thread as thread_read, ThreeTableOptions};
+use super::{info, postgres_read as read, postgres_thread as thread_read, ThreeTableOptions};
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::postgres::sql::{Arg, Sql};
@@ -14,7 +14,7 @@ use crate::postgres::{connect_first, pool_with, BEGIN_READ_ONLY};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
-use sqlx::postgres::{PgConnection, PgPool};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool};
 use sqlx::{Postgres, Row as _};
 use std::sync::Arc;
 
@@ -69,13 +69,10 @@ async fn probe(conn: &mut PgConnection) -> Result<(bool, bool, Option<i64>), sql
     let three = has_column(conn, "checkpoint_ns_hash").await?;
     let any = has_column(conn, "thread_id").await?;
     let version = if three {
-        let r = Sql::new(
-            "SELECT CASE WHEN to_regclass('three_table_migrations') IS NULL THEN NULL::int8 \
-             ELSE (SELECT max(v)::int8 FROM three_table_migrations) END AS v",
-        )
-        .query()
-        .fetch_one(&mut *conn)
-        .await;
+        let r = Sql::new(info::PG_VERSION)
+            .query()
+            .fetch_one(&mut *conn)
+            .await;
         // A database whose version table cannot be read is still readable.
         r.ok()
             .and_then(|r| r.try_get::<Option<i64>, _>("v").ok().flatten())
@@ -83,23 +80,6 @@ async fn probe(conn: &mut PgConnection) -> Result<(bool, bool, Option<i64>), sql
         None
     };
     Ok((three, any, version))
-}
-
-fn schema_info(version: Option<i64>, set_up: bool) -> SchemaInfo {
-    let description = match (set_up, version) {
-        (false, _) => "three-table store (postgres, not set up yet)".to_owned(),
-        (true, Some(v)) => format!("three-table store (postgres, migrations 0-{v})"),
-        (true, None) => "three-table store (postgres)".to_owned(),
-    };
-    SchemaInfo {
-        backend: Backend::Postgres,
-        has_task_path: true,
-        migration_version: version,
-        shallow: false,
-        description,
-        holds: Holds::Checkpoints,
-        dialect: crate::jsformat::Dialect::Python,
-    }
 }
 
 impl ThreeTablePg {
@@ -115,6 +95,24 @@ impl ThreeTablePg {
         options: ThreeTableOptions,
     ) -> Result<Self, StoreError> {
         Self::open(url, options, true).await
+    }
+
+    /// The store in a database LangGraph's detection found it in
+    /// ([`crate::postgres::Detected::ThreeTable`]).
+    pub(crate) fn from_detected(
+        connect: PgConnectOptions,
+        target: Target,
+        schema: SchemaInfo,
+        options: ThreeTableOptions,
+    ) -> Self {
+        ThreeTablePg {
+            pool: pool_with(connect, &target),
+            target,
+            schema,
+            after_setup: std::sync::OnceLock::new(),
+            decoding: Decoding::default(),
+            options,
+        }
     }
 
     async fn open(
@@ -145,7 +143,7 @@ impl ThreeTablePg {
         Ok(ThreeTablePg {
             pool: pool_with(connect, &target),
             target,
-            schema: schema_info(version, three),
+            schema: info::postgres(version, three),
             after_setup: std::sync::OnceLock::new(),
             decoding: Decoding::default(),
             options,
@@ -234,7 +232,7 @@ impl ThreeTablePg {
             }
         }
         t.wait(tx.commit()).await?;
-        let _ = self.after_setup.set(schema_info(Some(version), true));
+        let _ = self.after_setup.set(info::postgres(Some(version), true));
         Ok(())
     }
 
@@ -282,6 +280,34 @@ macro_rules! in_read {
 impl CheckpointStore for ThreeTablePg {
     fn schema(&self) -> &SchemaInfo {
         self.after_setup.get().unwrap_or(&self.schema)
+    }
+
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        None
+    }
+
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        crate::generic::list_recent_threads(self, limit).await
+    }
+
+    /// The three-table store is not probed: nothing is found sealed.
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        Ok(crate::EncryptionProbe::default())
+    }
+
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples(self, keys).await
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples_selecting(self, keys, keep).await
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {

@@ -4,9 +4,9 @@
 //! backend-neutral code the SQLite store uses. Anything unreadable damages only its
 //! checkpoint (or channel), noted in the header's `problem`.
 
+use super::assemble::{assemble, Row};
 use super::postgres::ThreeTablePg;
 use super::rows::{unversioned, version_text, StoredBlob};
-use super::sqlite_read::{assemble, Row};
 use super::values::{values_from, ReadMemo, Unversioned};
 use crate::model::*;
 use crate::postgres::limits::Bounded as _;
@@ -161,7 +161,7 @@ pub(super) async fn load_blobs(
 
 /// Decode each row's document once for its `channel_versions` (undecodable: none).
 fn versions_of(row: &Row, dec: &crate::decode::Decoding) -> Vec<(String, String)> {
-    match super::sqlite_read::document(row, &mut dec.cache()) {
+    match super::assemble::document(row, &mut dec.cache()) {
         Ok(Some(cp)) => cp
             .channel_versions
             .iter()

@@ -10,11 +10,12 @@ use crate::decode::checkpoint_from_msgpack;
 use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
 use crate::postgres::write_rows::{check_text, nul_path};
-use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::saver::{writing_batch, WriteBatch};
-use crate::{Dialect, StoreError};
+use crate::serializer::Serde;
+use crate::StoreError;
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, AesKey, Decoded};
+use flashback_codec::{AesKey, Decoded};
 use serde_json::Value as Json;
 use sqlx::postgres::PgConnection;
 use sqlx::Row as _;
@@ -260,13 +261,8 @@ async fn put_writes_tx(
     let hash = ns_hash(w.checkpoint_ns);
     // One row at a time: a batch naming one idx twice keeps the last (REPLACE) or the first.
     for (i, (channel, value)) in w.writes.iter().enumerate() {
-        check_storable(channel, value, Dialect::Python)?;
+        let (tag, bytes) = Serde::python(key).dumps_typed(channel, value)?;
         check_text("channel", channel)?;
-        let (tag, bytes) = encode_typed(value);
-        let (tag, bytes) = match key {
-            Some(k) => k.seal(tag, bytes),
-            None => (tag, bytes),
-        };
         let idx = i32::try_from(write_idx(channel, i)).map_err(|_| {
             StoreError::InvalidInput(format!(
                 "write {i} of channel {channel:?}: idx out of range"

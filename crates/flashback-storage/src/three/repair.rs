@@ -8,9 +8,9 @@
 
 use super::rows::{materialise, ns_hash, Memo, NewBlob, StoredBlob, EMPTY};
 use crate::maintenance::plan::CpRow;
-use crate::saver::check_storable;
-use crate::{Dialect, StoreError};
-use flashback_codec::{decode_typed_keyed, encode_typed, AesKey, Decoded};
+use crate::serializer::Serde;
+use crate::StoreError;
+use flashback_codec::{decode_typed_keyed, AesKey, Decoded};
 use std::collections::{BTreeMap, HashMap};
 
 /// A blob row a checkpoint names (by its channel's version) that cannot be read.
@@ -158,12 +158,7 @@ pub(super) fn fix_row(
     fix: &BlobFix,
     key: Option<&AesKey>,
 ) -> Result<(String, NewBlob), StoreError> {
-    check_storable(&fix.channel, &fix.value, Dialect::Python)?;
-    let (tag, bytes) = encode_typed(&fix.value);
-    let (tag, bytes) = match key {
-        Some(k) => k.seal(tag, bytes),
-        None => (tag, bytes),
-    };
+    let (tag, bytes) = Serde::python(key).dumps_typed(&fix.channel, &fix.value)?;
     Ok((
         ns_hash(&fix.checkpoint_ns),
         NewBlob {

@@ -5,9 +5,10 @@
 use super::delta::{self, Kind, MAX_DEPTH};
 use super::Blobs;
 use crate::model::{Checkpoint, Version};
-use crate::saver::{check_storable, checkpoint_document};
-use crate::{Dialect, StoreError};
-use flashback_codec::{encode_typed, msgpack, AesKey};
+use crate::saver::checkpoint_document;
+use crate::serializer::Serde;
+use crate::StoreError;
+use flashback_codec::{msgpack, AesKey};
 use md5::{Digest, Md5};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -196,10 +197,7 @@ pub fn document_bytes(
         *v = Arc::clone(&nil);
     }
     let doc = msgpack::encode(&checkpoint_document(&bare)?);
-    Ok(match key {
-        Some(k) => k.seal("msgpack".into(), doc),
-        None => ("msgpack".into(), doc),
-    })
+    Ok(Serde::python(key).seal("msgpack".into(), doc))
 }
 
 /// The blob rows a `put` of `cp` stores. `exists(channel, version)`: whether that row is
@@ -213,14 +211,8 @@ pub fn blob_rows(
     base: &mut BaseOf<'_>,
 ) -> Result<Vec<NewBlob>, StoreError> {
     let mut out = Vec::new();
-    let encode = |channel: &str, v: &flashback_codec::Decoded| {
-        check_storable(channel, v, Dialect::Python)?;
-        let (tag, bytes) = encode_typed(v);
-        Ok::<_, StoreError>(match key {
-            Some(k) => k.seal(tag, bytes),
-            None => (tag, bytes),
-        })
-    };
+    let serde = Serde::python(key);
+    let encode = |channel: &str, v: &flashback_codec::Decoded| serde.dumps_typed(channel, v);
     for (channel, v) in &cp.channel_versions {
         let version = version_text(v);
         if exists(channel, &version)? {

@@ -8,7 +8,7 @@ use super::values::ReadMemo;
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::sqlite::access::Source;
-use crate::sqlite::{open_err, query_err};
+use crate::sqlite::{open_err, query_err, Reader};
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
@@ -29,6 +29,50 @@ pub(super) fn is_three_table(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(false)
 }
 
+/// The three-table store's schema when `conn` holds its tables (`three_table_migrations`,
+/// `checkpoint_blobs`, and `checkpoints` with a `checkpoint_ns_hash` column); `None` when it
+/// does not or they cannot be read (LangGraph's detection then says why).
+pub(crate) fn detect(conn: &Connection) -> Option<SchemaInfo> {
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+             AND name IN ('three_table_migrations', 'checkpoint_blobs')",
+            [],
+            |r| r.get(0),
+        )
+        .ok()?;
+    if tables < 2 {
+        return None;
+    }
+    schema_of(conn)
+}
+
+/// The schema of a connection whose `checkpoints` has a `checkpoint_ns_hash` column.
+fn schema_of(conn: &Connection) -> Option<SchemaInfo> {
+    if !is_three_table(conn).ok()? {
+        return None;
+    }
+    let version: Option<i64> = conn
+        .query_row("SELECT max(v) FROM three_table_migrations", [], |r| {
+            r.get(0)
+        })
+        .ok()
+        .flatten();
+    let description = match version {
+        Some(v) => format!("three-table store (sqlite, migrations 0-{v})"),
+        None => "three-table store (sqlite)".to_owned(),
+    };
+    Some(SchemaInfo {
+        backend: Backend::Sqlite,
+        has_task_path: true,
+        migration_version: version,
+        kind: crate::layout::SchemaKind::ThreeTable,
+        description,
+        holds: Holds::Checkpoints,
+        dialect: crate::Dialect::Python,
+    })
+}
+
 /// A three-table SQLite file, read-only.
 pub struct ThreeTableStore {
     reader: Arc<Mutex<(Connection, Source)>>,
@@ -42,44 +86,27 @@ impl ThreeTableStore {
     /// not (or cannot be read: the LangGraph store's open then says why).
     pub async fn try_open(path: &str) -> Result<Option<ThreeTableStore>, StoreError> {
         let path = path.to_owned();
-        tokio::task::spawn_blocking(move || Ok(Self::try_open_blocking(&path)))
-            .await
-            .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
+        tokio::task::spawn_blocking(move || {
+            if !std::path::Path::new(&path).is_file() {
+                return Ok(None);
+            }
+            let Ok(reader) = Reader::open(&path) else {
+                return Ok(None);
+            };
+            Ok(schema_of(&reader.conn).map(|schema| Self::from_reader(&path, reader, schema)))
+        })
+        .await
+        .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
     }
 
-    fn try_open_blocking(path: &str) -> Option<ThreeTableStore> {
-        let p = std::path::Path::new(path);
-        if !p.is_file() {
-            return None;
-        }
-        let (source, conn) = Source::open(p).ok()?;
-        if !is_three_table(&conn).ok()? {
-            return None;
-        }
-        let version: Option<i64> = conn
-            .query_row("SELECT max(v) FROM three_table_migrations", [], |r| {
-                r.get(0)
-            })
-            .ok()
-            .flatten();
-        let description = match version {
-            Some(v) => format!("three-table store (sqlite, migrations 0-{v})"),
-            None => "three-table store (sqlite)".to_owned(),
-        };
-        Some(ThreeTableStore {
-            reader: Arc::new(Mutex::new((conn, source))),
-            schema: SchemaInfo {
-                backend: Backend::Sqlite,
-                has_task_path: true,
-                migration_version: version,
-                shallow: false,
-                description,
-                holds: Holds::Checkpoints,
-                dialect: crate::jsformat::Dialect::Python,
-            },
+    /// The store on a connection [`Reader::open`] made, whose schema [`detect`] found.
+    pub(crate) fn from_reader(path: &str, reader: Reader, schema: SchemaInfo) -> ThreeTableStore {
+        ThreeTableStore {
+            reader: Arc::new(Mutex::new((reader.conn, reader.source))),
+            schema,
             path: path.to_owned(),
             decoding: Decoding::default(),
-        })
+        }
     }
 
     /// The same store decoding within `budget`.
@@ -136,6 +163,34 @@ impl ThreeTableStore {
 impl CheckpointStore for ThreeTableStore {
     fn schema(&self) -> &SchemaInfo {
         &self.schema
+    }
+
+    fn memory(&self) -> Option<&dyn crate::memory::MemoryRead> {
+        None
+    }
+
+    async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+        crate::generic::list_recent_threads(self, limit).await
+    }
+
+    /// The three-table store is not probed: nothing is found sealed.
+    async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {
+        Ok(crate::EncryptionProbe::default())
+    }
+
+    async fn get_tuples(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples(self, keys).await
+    }
+
+    async fn get_tuples_selecting(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        keep: ChannelFilter,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        crate::generic::get_tuples_selecting(self, keys, keep).await
     }
 
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {

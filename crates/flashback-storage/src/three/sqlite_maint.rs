@@ -8,14 +8,13 @@ use super::rows::{
     now_iso, ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS,
 };
 use super::sqlite::ThreeTableSaver;
-use crate::maintenance::plan::{
-    check_guards, copy_args, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
-};
+use crate::maintenance::plan::{check_guards, copy_args, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{
     retain, Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport,
 };
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::sqlite::batches;
+use crate::sqlite::maintenance::run_threads;
 use crate::sqlite::write_err as err;
 use crate::StoreError;
 use async_trait::async_trait;
@@ -257,30 +256,6 @@ fn apply(tx: &Transaction<'_>, plan: &Plan, orphans: &[Orphan]) -> Result<PruneR
             .map_err(err)?;
     }
     Ok(report)
-}
-
-/// The threads holding a checkpoint of one of `runs`.
-fn run_threads(tx: &Transaction<'_>, runs: &HashSet<String>) -> Result<Vec<String>, StoreError> {
-    let mut stmt = tx
-        .prepare(
-            "SELECT DISTINCT thread_id, CAST(metadata AS TEXT) FROM checkpoints \
-             WHERE instr(CAST(metadata AS TEXT), '\"run_id\"') > 0 ORDER BY thread_id",
-        )
-        .map_err(err)?;
-    let mut rows = stmt.query([]).map_err(err)?;
-    let mut out: Vec<String> = Vec::new();
-    while let Some(r) = rows.next().map_err(err)? {
-        let thread: String = r.get(0).map_err(err)?;
-        let metadata: Option<String> = r.get(1).map_err(err)?;
-        let metadata = metadata
-            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
-            .unwrap_or(serde_json::Value::Null);
-        let (_, run_id) = metadata_fields(&metadata);
-        if run_id.is_some_and(|r| runs.contains(&r)) && out.last() != Some(&thread) {
-            out.push(thread);
-        }
-    }
-    Ok(out)
 }
 
 /// Every blob row of a thread, by key.

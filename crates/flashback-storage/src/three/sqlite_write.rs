@@ -8,12 +8,13 @@ use crate::decode::checkpoint_from_msgpack;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
 use crate::saver::WriteBatch;
-use crate::saver::{check_storable, write_idx, writes_replace, CheckpointSaver, PutRequest};
-use crate::sqlite::{write_err, BUSY_TIMEOUT};
-use crate::{CheckpointStore, Dialect, StoreError};
+use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
+use crate::serializer::Serde;
+use crate::sqlite::write_err;
+use crate::StoreError;
 use async_trait::async_trait;
-use flashback_codec::{encode_typed, AesKey, Decoded};
-use rusqlite::{params, Connection, OpenFlags, Transaction, TransactionBehavior};
+use flashback_codec::{AesKey, Decoded};
+use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
 use super::sqlite::{is_three_table, ThreeTableStore};
@@ -95,16 +96,13 @@ fn setup_blocking(conn: &mut Connection) -> Result<(), StoreError> {
 impl ThreeTableSaver {
     /// Open an existing three-table file for writing.
     pub async fn open(path: &str, options: ThreeTableOptions) -> Result<Self, StoreError> {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let conn = crate::sqlite::connect::read_write(path)?;
         Self::with_conn(path, conn, options).await
     }
 
     /// Create the file if needed and run `setup`.
     pub async fn create(path: &str, options: ThreeTableOptions) -> Result<Self, StoreError> {
-        let mut conn = Connection::open(path).map_err(write_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(write_err)?;
+        let mut conn = crate::sqlite::connect::create(path)?;
         setup_blocking(&mut conn)?;
         Self::with_conn(path, conn, options).await
     }
@@ -119,6 +117,16 @@ impl ThreeTableSaver {
                 found: format!("{path} does not hold the three-table schema"),
             }
         })?;
+        Self::from_parts(store, Ok(conn), options)
+    }
+
+    /// The saver on a read-only store and a read-write connection of the same file.
+    pub(crate) fn from_parts(
+        store: ThreeTableStore,
+        conn: rusqlite::Result<Connection>,
+        options: ThreeTableOptions,
+    ) -> Result<Self, StoreError> {
+        let conn = crate::sqlite::connect::waiting(conn)?;
         Ok(ThreeTableSaver {
             store,
             conn: Arc::new(Mutex::new(conn)),
@@ -417,12 +425,7 @@ impl OwnedWrites {
             .iter()
             .enumerate()
             .map(|(i, (channel, value))| {
-                check_storable(channel, value, Dialect::Python)?;
-                let (tag, bytes) = encode_typed(value);
-                let (tag, bytes) = match key {
-                    Some(k) => k.seal(tag, bytes),
-                    None => (tag, bytes),
-                };
+                let (tag, bytes) = Serde::python(key).dumps_typed(channel, value)?;
                 Ok((write_idx(channel, i), channel.clone(), tag, bytes))
             })
             .collect::<Result<_, StoreError>>()?;
@@ -465,27 +468,7 @@ fn put_writes_blocking(
     Ok(())
 }
 
-#[async_trait]
-impl CheckpointStore for ThreeTableSaver {
-    fn schema(&self) -> &SchemaInfo {
-        self.store.schema()
-    }
-    async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
-        self.store.list_threads().await
-    }
-    async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
-        self.store.list_headers(query).await
-    }
-    async fn list_tuples(&self, query: &ListQuery) -> Result<Vec<CheckpointTuple>, StoreError> {
-        self.store.list_tuples(query).await
-    }
-    async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
-        self.store.thread_namespaces(thread_id).await
-    }
-    async fn thread_writes(&self, thread_id: &str) -> Result<Vec<WriteInfo>, StoreError> {
-        self.store.thread_writes(thread_id).await
-    }
-}
+crate::generic::forward_reads!(ThreeTableSaver, store);
 
 #[async_trait]
 impl CheckpointSaver for ThreeTableSaver {

@@ -11,9 +11,9 @@
 //! then `decode_typed_cached`), which is also what the structural path is checked against:
 //! it is used only when both decode, and then it gives the same value.
 
+use super::assemble::{ChannelValues, Row};
 use super::delta::{Kind, MAX_DEPTH};
 use super::rows::{materialise, Materialised, Memo, StoredBlob, EMPTY};
-use super::sqlite_read::{ChannelValues, Row};
 use crate::model::{Checkpoint, Sealing};
 use flashback_codec::cipher::is_encrypted;
 use flashback_codec::{decode_typed_cached, msgpack, DecodeCache, Decoded, Value};

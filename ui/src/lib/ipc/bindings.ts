@@ -545,6 +545,11 @@ export type DbInfo = {
 	location: string,
 	/**  The detected LangGraph schema. */
 	schema: string,
+	/**
+	 *  Which tables it holds: LangGraph's, the shallow saver's, the three-table store's, or
+	 *  only a memory Store (what the UI branches on; `schema` is its description).
+	 */
+	schema_kind: SchemaKind,
 	/**  Whether this is the built-in demo database (a private copy). */
 	demo: boolean,
 	/**  Written with LangGraph's `EncryptedSerializer`: how (absent for a plaintext database). */
@@ -1660,6 +1665,17 @@ export type RetentionTotals = {
 	/**  Bytes that go, as stored. */
 	bytes: number,
 };
+
+/**  Which schema a location holds. */
+export type SchemaKind = 
+/**  LangGraph's checkpoint tables (SQLite or Postgres saver). */
+"langgraph" | 
+/**  The deprecated Postgres shallow saver's tables (one checkpoint per thread). */
+"shallow" | 
+/**  Flashback's three-table store (`docs/three-table.md`). */
+"three_table" | 
+/**  Only LangGraph's memory Store (no checkpoint tables: no threads). */
+"store_only";
 
 /**  The Sends to one node. */
 export type SendTarget = {

@@ -44,9 +44,10 @@ const report = (damaged: BlobRepair[], over: Partial<RepairReport> = {}): Repair
 
 describe("repair", () => {
   it("is offered on the three-table store only", () => {
-    expect(canRepair({ schema: "three-table store (sqlite, migrations 0-2)" })).toBe(true);
-    expect(canRepair({ schema: "three-table store (postgres, not set up yet)" })).toBe(true);
-    expect(canRepair({ schema: "langgraph-checkpoint-sqlite (checkpoints + writes)" })).toBe(false);
+    expect(canRepair({ schema_kind: "three_table" })).toBe(true);
+    expect(canRepair({ schema_kind: "langgraph" })).toBe(false);
+    expect(canRepair({ schema_kind: "shallow" })).toBe(false);
+    expect(canRepair({ schema_kind: "store_only" })).toBe(false);
     expect(canRepair(null)).toBe(false);
     expect(canRepair(undefined)).toBe(false);
   });

@@ -10,8 +10,8 @@ import { reducerName } from "./detail";
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 /** Whether the open database is Flashback's three-table store (the only one repair works on). */
-export function canRepair(db: Pick<DbInfo, "schema"> | null | undefined): boolean {
-  return !!db && db.schema.startsWith("three-table store");
+export function canRepair(db: Pick<DbInfo, "schema_kind"> | null | undefined): boolean {
+  return db?.schema_kind === "three_table";
 }
 
 /** Whether a damaged row can be rebuilt from the writes (and so is written). */

@@ -66,7 +66,7 @@ pub async fn measure(
     scope: Scope,
     progress: Arc<dyn Progress>,
 ) -> Result<StorageReport, StoreError> {
-    let three = crate::three::is_three_table(schema);
+    let three = schema.layout().is_three_table();
     let layout = match (schema.backend, three) {
         (Backend::Sqlite, false) => Layout::LanggraphSqlite,
         (Backend::Sqlite, true) => Layout::ThreeSqlite,
@@ -80,7 +80,7 @@ pub async fn measure(
                 .into(),
         ));
     }
-    if schema.shallow {
+    if schema.shallow() {
         return Err(StoreError::InvalidInput(
             "the storage report does not read the shallow Postgres saver's layout".into(),
         ));

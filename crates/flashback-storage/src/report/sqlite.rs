@@ -3,12 +3,11 @@
 
 use super::{Cell, Reader, Space};
 use crate::sqlite::access::Source;
-use crate::sqlite::{open_err, query_err};
+use crate::sqlite::query_err;
 use crate::StoreError;
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
-use std::path::Path;
 
 pub(crate) struct SqliteReader {
     conn: Connection,
@@ -21,7 +20,7 @@ impl SqliteReader {
     /// Open `path` read-only and start the read transaction (its snapshot is taken by the
     /// first read).
     pub(crate) fn open(path: &str) -> Result<SqliteReader, StoreError> {
-        let (source, conn) = Source::open(Path::new(path)).map_err(|e| open_err(path, e))?;
+        let (source, conn) = crate::sqlite::connect::read_only(path)?;
         // Every page is read once: through SQLite's small page cache rather than a memory
         // map, whose pages would all count as resident.
         conn.query_row("PRAGMA mmap_size = 0", [], |r| r.get::<_, i64>(0))

@@ -1,0 +1,246 @@
+//! The one way a location is opened: [`open`] detects what it holds once — on SQLite on the
+//! read-only connection the store then reads through, on Postgres on the first connection —
+//! and opens the source for that [`Layout`](crate::Layout) with the [`Access`] asked for:
+//! [`Read`] (never writes), [`Write`] (explicit actions on an existing database) or
+//! [`Create`] (a saver that may create the database).
+//!
+//! Adding a source: a folder of its own, a variant of [`crate::SchemaKind`] its detection
+//! returns, and one arm in `detect_sqlite` / the Postgres matches below.
+
+use crate::maintenance::SaverMaintenance;
+use crate::sqlite::{Reader, SqliteSaver, SqliteStore};
+use crate::three::sqlite::{ThreeTableSaver, ThreeTableStore};
+use crate::three::ThreeTableOptions;
+use crate::{is_postgres_url, CheckpointSaver, CheckpointStore, StoreError};
+use async_trait::async_trait;
+use flashback_codec::{AesKey, DecodeBudget};
+use std::sync::Arc;
+
+/// Read-only access: decoding within `budget` (a stored value over it is read as
+/// [`crate::Decoded::TooLarge`], so a database holding a 200 MB value is read in bounded
+/// memory; `DecodeBudget::UNLIMITED` decodes everything), decrypting `+aes` values with
+/// `key` (a database written with LangGraph's `EncryptedSerializer`; see
+/// [`flashback_codec::cipher`]).
+#[derive(Clone)]
+pub struct Read {
+    /// The decode budget.
+    pub budget: DecodeBudget,
+    /// The AES key, if any.
+    pub key: Option<Arc<AesKey>>,
+}
+
+impl Default for Read {
+    fn default() -> Self {
+        Read {
+            budget: DecodeBudget::DEFAULT,
+            key: None,
+        }
+    }
+}
+
+impl Read {
+    /// Read within `budget`, without a key.
+    pub fn within(budget: DecodeBudget) -> Self {
+        Read { budget, key: None }
+    }
+}
+
+/// Write access to an existing database (explicit actions only: fork, merge, delete…). It
+/// must already hold a LangGraph schema or the three-table store's; nothing is created. With
+/// a key, values are decrypted on read and every serde value written is encrypted with it, as
+/// Python's `EncryptedSerializer` would.
+#[derive(Clone, Default)]
+pub struct Write {
+    /// The AES key, if any.
+    pub key: Option<Arc<AesKey>>,
+}
+
+/// A saver for a caller that may create the database (`flashback bridge`, conversions): a
+/// SQLite file (with `create`, made and set up — as the three-table store with `three`, else
+/// LangGraph's schema; an existing three-table file is opened as one) or a Postgres URL (the
+/// same rules: `setup()` run with `create`; a database holding the three-table store opened
+/// as one).
+#[derive(Clone, Copy, Default)]
+pub struct Create {
+    /// Make the database (and its tables) when missing.
+    pub create: bool,
+    /// The three-table store's options, to make or open that schema.
+    pub three: Option<ThreeTableOptions>,
+}
+
+/// How a location is opened ([`Read`], [`Write`], [`Create`]) and what that gives.
+#[async_trait]
+pub trait Access: Send + Sized {
+    /// What is opened.
+    type Store: Send;
+
+    /// Open a SQLite file.
+    async fn sqlite(self, path: &str) -> Result<Self::Store, StoreError>;
+
+    /// Open a Postgres database.
+    #[cfg(feature = "postgres")]
+    async fn postgres(self, url: &str) -> Result<Self::Store, StoreError>;
+}
+
+/// Open a location — a `postgres://` / `postgresql://` URL or a path to a SQLite file — as
+/// `access` says; what it holds is detected once.
+pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, StoreError> {
+    if is_postgres_url(location) {
+        #[cfg(feature = "postgres")]
+        {
+            return access.postgres(location).await;
+        }
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(StoreError::InvalidInput(
+                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
+            ));
+        }
+    }
+    access.sqlite(location).await
+}
+
+/// What a SQLite file holds, detected once on the read-only connection its store keeps.
+enum SqliteSource {
+    LangGraph(SqliteStore),
+    ThreeTable(ThreeTableStore),
+}
+
+async fn detect_sqlite(path: &str) -> Result<SqliteSource, StoreError> {
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let reader = Reader::open(&path)?;
+        Ok(match crate::three::sqlite::detect(&reader.conn) {
+            Some(schema) => {
+                SqliteSource::ThreeTable(ThreeTableStore::from_reader(&path, reader, schema))
+            }
+            None => SqliteSource::LangGraph(SqliteStore::from_reader(&path, reader)?),
+        })
+    })
+    .await
+    .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
+}
+
+#[async_trait]
+impl Access for Read {
+    type Store = Box<dyn CheckpointStore>;
+
+    async fn sqlite(self, path: &str) -> Result<Self::Store, StoreError> {
+        let store: Self::Store = match detect_sqlite(path).await? {
+            SqliteSource::LangGraph(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
+            SqliteSource::ThreeTable(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
+        };
+        Ok(store)
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
+        use crate::postgres::{Detected, PostgresStore};
+        let store: Self::Store = match PostgresStore::detect(url, false).await? {
+            Detected::LangGraph(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
+            Detected::ThreeTable {
+                connect,
+                target,
+                schema,
+            } => Box::new(
+                crate::three::postgres::ThreeTablePg::from_detected(
+                    connect,
+                    target,
+                    schema,
+                    ThreeTableOptions::default(),
+                )
+                .with_budget(self.budget)
+                .with_key(self.key),
+            ),
+        };
+        Ok(store)
+    }
+}
+
+#[async_trait]
+impl Access for Write {
+    type Store = Box<dyn SaverMaintenance>;
+
+    async fn sqlite(self, path: &str) -> Result<Self::Store, StoreError> {
+        // Made first: its first read rolls back a hot journal the read-only open would refuse.
+        let conn = SqliteSaver::writer(path);
+        let saver: Self::Store = match detect_sqlite(path).await? {
+            SqliteSource::LangGraph(s) => {
+                Box::new(SqliteSaver::from_parts(s, conn)?.with_key(self.key))
+            }
+            SqliteSource::ThreeTable(s) => Box::new(
+                ThreeTableSaver::from_parts(s, conn, ThreeTableOptions::default())?
+                    .with_key(self.key),
+            ),
+        };
+        Ok(saver)
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
+        use crate::postgres::{Detected, PostgresStore};
+        let saver: Self::Store = match PostgresStore::detect(url, false).await? {
+            Detected::LangGraph(s) => Box::new(s.with_key(self.key)),
+            Detected::ThreeTable {
+                connect,
+                target,
+                schema,
+            } => Box::new(
+                crate::three::postgres::ThreeTablePg::from_detected(
+                    connect,
+                    target,
+                    schema,
+                    ThreeTableOptions::default(),
+                )
+                .with_key(self.key),
+            ),
+        };
+        Ok(saver)
+    }
+}
+
+#[async_trait]
+impl Access for Create {
+    type Store = Box<dyn SaverMaintenance>;
+
+    async fn sqlite(self, path: &str) -> Result<Self::Store, StoreError> {
+        if let Some(saver) = ThreeTableSaver::open_for(path, self.create, self.three).await? {
+            return Ok(Box::new(saver));
+        }
+        Ok(Box::new(if self.create {
+            SqliteSaver::create(path).await?
+        } else {
+            SqliteSaver::open(path).await?
+        }))
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
+        use crate::postgres::{Detected, PostgresStore};
+        use crate::three::postgres::ThreeTablePg;
+        if self.three.is_some() {
+            let saver = ThreeTablePg::open_for(url, self.create, self.three).await?;
+            return saver.map(|s| Box::new(s) as _).ok_or_else(|| {
+                StoreError::InvalidInput("no three-table store at this URL".into())
+            });
+        }
+        match PostgresStore::detect(url, true).await? {
+            Detected::ThreeTable {
+                connect,
+                target,
+                schema,
+            } => Ok(Box::new(ThreeTablePg::from_detected(
+                connect,
+                target,
+                schema,
+                ThreeTableOptions::default(),
+            ))),
+            Detected::LangGraph(store) => {
+                if self.create {
+                    CheckpointSaver::setup(&store).await?;
+                }
+                Ok(Box::new(store))
+            }
+        }
+    }
+}
