@@ -1,4 +1,5 @@
-//! Test support for Flashback: a fresh PostgreSQL database per test.
+//! Test support for Flashback: a fresh PostgreSQL database per test, and behaviours written
+//! once and run on every backend ([`backends`]).
 //!
 //! Use it as a dev-dependency only.
 //!
@@ -42,6 +43,7 @@
 //! than an hour are dropped when a test process first finds the server, so leftovers of
 //! killed runs go away on their own.
 
+pub mod backends;
 pub mod bigvalue;
 pub mod cluster;
 mod connect;

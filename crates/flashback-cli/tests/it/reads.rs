@@ -1,0 +1,274 @@
+//! The `flashback` binary's read commands on the committed fixtures (SQLite and Postgres),
+//! and bad input.
+
+use crate::common;
+use common::*;
+use serde_json::Value as Json;
+use std::path::PathBuf;
+
+#[test]
+fn threads_json_lists_every_thread_with_a_status() {
+    check_threads(&json_ok(&["threads", &sqlite(), "--json"]));
+}
+
+#[test]
+fn threads_human_table() {
+    let out = flashback(&["threads", &sqlite()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("THREAD"), "{text}");
+    assert!(
+        text.contains("interrupt-waiting") && text.contains("interrupted"),
+        "{text}"
+    );
+}
+
+#[test]
+fn history_is_newest_first_with_parents_and_limits() {
+    let items = json_ok(&["history", &sqlite(), "forked", "--json"]);
+    let items = items.as_array().expect("array");
+    assert!(items.len() >= 10, "{} items", items.len());
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|i| i["checkpoint_id"].as_str().expect("id"))
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(ids, sorted, "newest first");
+    for key in [
+        "checkpoint_id",
+        "parent_checkpoint_id",
+        "checkpoint_ns",
+        "ts",
+        "metadata",
+    ] {
+        assert!(items[0].get(key).is_some(), "item has {key}");
+    }
+    let limited = json_ok(&[
+        "history",
+        &sqlite(),
+        "forked",
+        "--limit",
+        "3",
+        "--before",
+        ids[1],
+        "--json",
+    ]);
+    let limited: Vec<&str> = limited
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|i| i["checkpoint_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        limited,
+        ids[2..5].to_vec(),
+        "--before excludes, --limit caps"
+    );
+    let forks = json_ok(&[
+        "history",
+        &sqlite(),
+        "forked",
+        "--filter",
+        "source=fork",
+        "--json",
+    ]);
+    let forks = forks.as_array().expect("array");
+    assert!(!forks.is_empty(), "the forked thread has fork checkpoints");
+    assert!(forks.iter().all(|f| f["metadata"]["source"] == "fork"));
+}
+
+#[test]
+fn history_all_namespaces_includes_subgraphs() {
+    let root = json_ok(&["history", &sqlite(), "subgraph", "--json"]);
+    let all = json_ok(&["history", &sqlite(), "subgraph", "--all-ns", "--json"]);
+    let all = all.as_array().expect("array");
+    assert!(all.len() > root.as_array().expect("array").len());
+    assert!(
+        all.iter().any(|i| i["checkpoint_ns"] != ""),
+        "subgraph rows present"
+    );
+}
+
+#[test]
+fn state_shows_values_writes_and_next() {
+    let st = json_ok(&["state", &sqlite(), "interrupt-waiting", "--json"]);
+    for key in [
+        "checkpoint_id",
+        "parent_checkpoint_id",
+        "metadata",
+        "values",
+        "channel_versions",
+        "versions_seen",
+        "channels",
+        "writes",
+        "tasks",
+    ] {
+        assert!(st.get(key).is_some(), "state has {key}: {st}");
+    }
+    assert!(
+        !st["tasks"]["next"].as_array().expect("next").is_empty(),
+        "waiting thread has next: {st}"
+    );
+    let interrupts = st["tasks"]["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .flat_map(|t| t["interrupts"].as_array().cloned().unwrap_or_default())
+        .collect::<Vec<_>>();
+    assert!(!interrupts.is_empty(), "the interrupt is shown: {st}");
+    assert_eq!(interrupts[0]["$type"], "langgraph.types.Interrupt");
+    let group = &st["writes"][0];
+    for key in ["task_id", "task_path", "node", "status", "writes"] {
+        assert!(group.get(key).is_some(), "write group has {key}: {group}");
+    }
+    let w = &group["writes"][0];
+    for key in ["idx", "channel", "type_tag", "value", "size", "kind"] {
+        assert!(w.get(key).is_some(), "pending write has {key}: {w}");
+    }
+}
+
+#[test]
+fn state_decodes_messages_and_masks_secrets() {
+    let st = json_ok(&["state", &sqlite(), "chat-tools", "--json"]);
+    let text = st["values"].to_string();
+    assert!(
+        text.contains("langchain_core.messages.ai.AIMessage"),
+        "{text}"
+    );
+    assert!(text.contains("tool_calls"), "{text}");
+    let rich = json_ok(&["state", &sqlite(), "rich-types", "--json"]).to_string();
+    assert!(
+        rich.contains("pydantic.types.SecretStr"),
+        "a SecretStr is in the fixture"
+    );
+    assert!(rich.contains("\"$secret\":true"), "masked by default");
+    let revealed = json_ok(&[
+        "state",
+        &sqlite(),
+        "rich-types",
+        "--reveal-secrets",
+        "--json",
+    ])
+    .to_string();
+    assert!(
+        !revealed.contains("\"$secret\":true"),
+        "--reveal-secrets shows the value"
+    );
+}
+
+#[test]
+fn state_of_an_explicit_checkpoint_and_human_output() {
+    let hist = json_ok(&["history", &sqlite(), "reducers", "--json"]);
+    let oldest = hist.as_array().expect("array").last().expect("one")["checkpoint_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let st = json_ok(&[
+        "state",
+        &sqlite(),
+        "reducers",
+        "--checkpoint",
+        &oldest,
+        "--json",
+    ]);
+    assert_eq!(st["checkpoint_id"], oldest.as_str());
+    assert_eq!(st["parent_checkpoint_id"], Json::Null);
+    let out = flashback(&["state", &sqlite(), "reducers"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.starts_with("checkpoint "),
+        "{text}"
+    );
+}
+
+#[test]
+fn graph_draws_branch_lanes() {
+    let out = flashback(&["graph", &sqlite(), "forked"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("(HEAD)"), "{text}");
+    assert!(text.contains("|/"), "a fork is drawn: {text}");
+    let layout = json_ok(&["graph", &sqlite(), "forked", "--json"]);
+    assert!(layout["rows"].as_array().expect("rows").len() >= 10);
+}
+
+#[test]
+fn bad_input_gives_one_clear_line_and_an_exit_code() {
+    fails(
+        &["state", &sqlite(), "no-such-thread"],
+        3,
+        "thread \"no-such-thread\" not found",
+    );
+    fails(&["history", &sqlite(), "no-such-thread"], 3, "not found");
+    fails(
+        &[
+            "state",
+            &sqlite(),
+            "reducers",
+            "--checkpoint",
+            "1f000000-0000-6000-8000-000000000000",
+        ],
+        3,
+        "checkpoint 1f000000-0000-6000-8000-000000000000 not found",
+    );
+    fails(&["threads", "/nonexistent/db.sqlite"], 3, "no such file");
+    let readme = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    fails(
+        &["threads", &readme.to_string_lossy()],
+        4,
+        "not a SQLite database",
+    );
+    fails(
+        &["history", &sqlite(), "reducers", "--filter", "bad key=1"],
+        2,
+        "must match",
+    );
+    fails(
+        &["threads", "postgres://nobody@127.0.0.1:1/db"],
+        1,
+        "cannot connect",
+    );
+}
+
+#[tokio::test]
+async fn the_same_commands_work_on_postgres() {
+    let Some(pg) = flashback_testkit::postgres_or_skip().await else {
+        return;
+    };
+    let dump = std::fs::read_to_string(fixture("postgres.sql")).expect("dump");
+    flashback_testkit::load_sql_dump(pg.url(), &dump)
+        .await
+        .expect("load");
+    let url = pg.url().to_owned();
+    let threads = tokio::task::spawn_blocking(move || json_ok(&["threads", &url, "--json"]))
+        .await
+        .expect("join");
+    check_threads(&threads);
+    let url = pg.url().to_owned();
+    let (st, graph) = tokio::task::spawn_blocking(move || {
+        (
+            json_ok(&["state", &url, "interrupt-waiting", "--json"]),
+            flashback(&["graph", &url, "forked"]),
+        )
+    })
+    .await
+    .expect("join");
+    assert!(!st["tasks"]["next"].as_array().expect("next").is_empty());
+    assert!(String::from_utf8_lossy(&graph.stdout).contains("(HEAD)"));
+    let pw = pg.url().replace("postgres@", "postgres:hunter2@");
+    let out =
+        tokio::task::spawn_blocking(move || flashback(&["threads", &format!("{pw}_missing")]))
+            .await
+            .expect("join");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "missing database fails");
+    assert!(
+        !stderr.contains("hunter2"),
+        "the password never appears: {stderr}"
+    );
+}
