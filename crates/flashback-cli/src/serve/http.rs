@@ -15,8 +15,8 @@
 //! * **Panics stay in their request**: a panic while answering becomes a 500
 //!   `{"code": "internal", "message": …}` for that request; the server carries on.
 //!
-//! Self-contained (axum, hyper, tokio): `tests/hostile_serve.rs` runs it with a router of its
-//! own.
+//! Self-contained (axum, hyper, tokio): `tests/it/serve/careless_clients.rs` runs it with a
+//! router of its own.
 
 // A path of its own, so that the tests that include this file find it too.
 #[path = "admission.rs"]

@@ -133,7 +133,7 @@ fn the_cache_shares_identical_objects_and_changes_nothing() {
 fn bad_input_is_an_error_or_raw_ext_never_a_panic() {
     assert!(decode(&[0x92, 0x01]).is_err(), "truncated array");
     assert!(decode(&[0xc1]).is_err(), "reserved marker");
-    // Invalid UTF-8 damages only the string: an in-place value (tests/hostile_msgpack.rs).
+    // Invalid UTF-8 damages only the string: an in-place value (tests/it/bad_strings.rs).
     assert!(
         matches!(decode(&[0xa2, 0xff, 0xfe]), Ok(Value::RawExt(r)) if super::is_invalid_str(&r)),
         "invalid utf-8"
