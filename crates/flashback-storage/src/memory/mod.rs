@@ -227,7 +227,10 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
     if crate::is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(postgres::PgMemory::writable(location).await?));
+            let store = crate::postgres::PostgresStore::connect(location).await?;
+            let memory = store.memory_reader().cloned();
+            let memory = memory.ok_or_else(|| no_store(&format!("database {}", store.target())))?;
+            return Ok(Box::new(memory));
         }
         #[cfg(not(feature = "postgres"))]
         {

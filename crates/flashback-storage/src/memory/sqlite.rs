@@ -8,7 +8,8 @@ use super::{
 };
 use crate::escape::{key_or_note, RawKey};
 use crate::model::Backend;
-use crate::sqlite::{classify, read_shared, Reader};
+use crate::sqlite::connect::classify;
+use crate::sqlite::reader::{read_shared, Reader};
 use crate::StoreError;
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;

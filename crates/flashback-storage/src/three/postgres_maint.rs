@@ -11,8 +11,8 @@ use crate::maintenance::plan::{
 };
 use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
 use crate::maintenance::{Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport};
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::wait::Bounded as _;
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::AesKey;

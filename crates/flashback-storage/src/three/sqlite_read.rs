@@ -8,7 +8,7 @@ use super::rows::{ns_hash, unversioned, StoredBlob};
 use super::values::{values_from, ReadMemo, Unversioned};
 use crate::escape::{key_or_note, key_text};
 use crate::model::*;
-use crate::sqlite::read::search_where;
+use crate::sqlite::query::search_where;
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, DecodeCache, Decoded};
 use rusqlite::types::ValueRef;
