@@ -40,7 +40,6 @@ use serde_json::Value as Json;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
-mod sqlite_write;
 mod time;
 
 pub use time::Stamp;
@@ -240,7 +239,7 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
         }
     }
     Ok(Box::new(
-        sqlite_write::SqliteMemoryWriter::open(location).await?,
+        sqlite::write::SqliteMemoryWriter::open(location).await?,
     ))
 }
 

@@ -85,7 +85,7 @@ use flashback_codec::reserved::TASKS;
 /// is reported at once and precisely (a pool would retry refused connections until its
 /// timeout). It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
 /// Connecting, and setting the statement limit, each take at most the connect limit
-/// (`limits.rs`).
+/// (`limits.rs`, `wait.rs`).
 pub(crate) async fn connect_first(
     url: &str,
 ) -> Result<(sqlx::PgConnection, PgConnectOptions, Target), StoreError> {

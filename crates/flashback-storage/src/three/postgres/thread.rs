@@ -3,8 +3,8 @@
 //! (searched by the server, as the LangGraph store does). Namespaces come from the thread's
 //! checkpoints (`checkpoint_writes` holds only their hash).
 
-use super::postgres::ThreeTablePg;
-use super::postgres_read::{bytes, text};
+use super::read::{bytes, text};
+use super::ThreeTablePg;
 use crate::escape::joined;
 use crate::model::*;
 use crate::postgres::sql::{Arg, Sql};
