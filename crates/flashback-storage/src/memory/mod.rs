@@ -40,7 +40,6 @@ use serde_json::Value as Json;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
-mod sqlite_write;
 mod time;
 
 pub use time::Stamp;
@@ -227,7 +226,10 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
     if crate::is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
-            return Ok(Box::new(postgres::PgMemory::writable(location).await?));
+            let store = crate::postgres::PostgresStore::connect(location).await?;
+            let memory = store.memory_reader().cloned();
+            let memory = memory.ok_or_else(|| no_store(&format!("database {}", store.target())))?;
+            return Ok(Box::new(memory));
         }
         #[cfg(not(feature = "postgres"))]
         {
@@ -237,7 +239,7 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
         }
     }
     Ok(Box::new(
-        sqlite_write::SqliteMemoryWriter::open(location).await?,
+        sqlite::write::SqliteMemoryWriter::open(location).await?,
     ))
 }
 

@@ -4,14 +4,14 @@
 
 use super::time::{now_micros, Stamp};
 use super::{
-    add_vectors, check_labels, check_put, matches, namespace_of, needle, no_store, paged,
-    prefix_text, DeleteOutcome, MemoryItem, MemoryRead, MemorySchema, MemorySummary, MemoryWrite,
+    add_vectors, check_labels, check_put, matches, namespace_of, needle, paged, prefix_text,
+    DeleteOutcome, MemoryItem, MemoryRead, MemorySchema, MemorySummary, MemoryWrite,
     NamespaceCount, Page, PutOutcome, RawItem, VectorRow,
 };
 use crate::model::Backend;
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::target::Target;
-use crate::postgres::{PostgresStore, BEGIN_READ_ONLY};
+use crate::postgres::target::BEGIN_READ_ONLY;
+use crate::postgres::wait::Bounded as _;
 use crate::StoreError;
 use async_trait::async_trait;
 use serde_json::Value as Json;
@@ -127,15 +127,6 @@ impl PgMemory {
             target,
             schema,
         }
-    }
-
-    /// Connect to `url` for writing its memory Store (which must exist).
-    pub(crate) async fn writable(url: &str) -> Result<PgMemory, StoreError> {
-        let store = PostgresStore::connect(url).await?;
-        store
-            .memory_reader()
-            .cloned()
-            .ok_or_else(|| no_store(&format!("database {}", store.target())))
     }
 
     fn err(&self, e: sqlx::Error) -> StoreError {

@@ -3,7 +3,7 @@
 use super::rows::{Blobs, Doc, RowKey, Sends, SendsKey, Writes};
 use super::TASKS;
 use crate::model::*;
-use flashback_codec::{Decoded, Value};
+use flashback_codec::Decoded;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -102,32 +102,6 @@ fn set_value(values: &mut Vec<(String, Arc<Decoded>)>, channel: &str, value: Arc
 /// `f"{1:032}.{0.0:016}"`.
 fn first_version() -> String {
     format!("{:032}.{:0>16}", 1, "0.0")
-}
-
-/// The decoded Sends as one list value, as `_migrate_pending_sends` re-encodes them.
-pub(super) fn sends_value(list: &[Decoded]) -> Decoded {
-    let mut items = Vec::with_capacity(list.len());
-    for (i, d) in list.iter().enumerate() {
-        let item = match d {
-            Decoded::Msgpack(v) => v.clone(),
-            Decoded::Null => Value::Nil,
-            Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(b.clone()),
-            other => {
-                let (tag, raw) = flashback_codec::encode_typed(other);
-                let detail = match other {
-                    Decoded::Error { message, .. } => message.clone(),
-                    _ => format!("a {tag} value cannot be part of a msgpack list"),
-                };
-                return Decoded::Error {
-                    tag,
-                    message: format!("pending send #{i}: {detail}"),
-                    raw,
-                };
-            }
-        };
-        items.push(item);
-    }
-    Decoded::Msgpack(Value::Array(items))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 use super::target::Target;
 use crate::maintenance::guard::{Batches, Guarded, Mark, PruneRun};
 use crate::maintenance::{retain, ThreadPrune};
-use crate::postgres::limits::Bounded as _;
+use crate::postgres::wait::Bounded as _;
 use crate::StoreError;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgPool};

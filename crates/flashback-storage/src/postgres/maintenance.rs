@@ -12,7 +12,7 @@ use crate::maintenance::{
 };
 use crate::maintenance::{CopyReport, PruneReport, PruneStrategy, SaverMaintenance, TASKS};
 use crate::model::SchemaInfo;
-use crate::postgres::limits::Bounded as _;
+use crate::postgres::wait::Bounded as _;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use sqlx::postgres::{PgArguments, PgConnection, PgPool};

@@ -30,15 +30,16 @@
 
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
-pub(crate) use limits::pool_with;
-use limits::{within, Limits};
+use limits::Limits;
 pub(crate) use schema::THREE_TABLE;
 use schema::{detect_schema, UNKNOWN_LAYOUT};
 use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::Postgres;
 use std::str::FromStr as _;
 use std::sync::Arc;
-use target::Target;
+use target::{Target, BEGIN_READ_ONLY};
+pub(crate) use wait::pool_with;
+use wait::{within, Bounded as _};
 
 mod assemble;
 pub(crate) mod batches;
@@ -52,6 +53,7 @@ pub(crate) mod sql;
 pub(crate) mod target;
 mod threads;
 mod tls;
+pub(crate) mod wait;
 pub(crate) mod write;
 pub(crate) mod write_rows;
 
@@ -70,8 +72,6 @@ pub(crate) enum Detected {
     },
 }
 
-/// How every read starts.
-pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 /// The blobs of one `list_tuples` call are fetched in up to this many queries (each streamed
 /// to the decoding thread as its rows arrive).
 const BLOB_QUERIES: usize = 4;
@@ -85,7 +85,7 @@ use flashback_codec::reserved::TASKS;
 /// is reported at once and precisely (a pool would retry refused connections until its
 /// timeout). It settles libpq's `allow`/`prefer` fallbacks; the pool uses what worked.
 /// Connecting, and setting the statement limit, each take at most the connect limit
-/// (`limits.rs`).
+/// (`limits.rs`, `wait.rs`).
 pub(crate) async fn connect_first(
     url: &str,
 ) -> Result<(sqlx::PgConnection, PgConnectOptions, Target), StoreError> {
@@ -322,5 +322,18 @@ impl PostgresStore {
         } else {
             "checkpoint_id"
         }
+    }
+}
+
+impl PostgresStore {
+    /// Whether the store's connections are encrypted: TLS, as the server reports one of them
+    /// (`pg_stat_ssl`).
+    pub async fn encrypted(&self) -> Result<bool, StoreError> {
+        let ssl: Option<bool> =
+            sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+                .fetch_optional(self.pool())
+                .bounded(&self.target)
+                .await?;
+        Ok(ssl.unwrap_or(false))
     }
 }

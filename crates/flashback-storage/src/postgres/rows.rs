@@ -1,11 +1,12 @@
 //! Fetched rows: their keys, the parsed checkpoint documents, decoded blobs, writes and
 //! sends (pure, run on blocking threads).
 
-use super::assemble::sends_value;
 use crate::decode::{checkpoint_from_json, empty, in_channel, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
-use flashback_codec::{decode_typed_cached, decode_typed_keyed, AesKey, DecodeCache, Decoded};
+use flashback_codec::{
+    decode_typed_cached, decode_typed_keyed, AesKey, DecodeCache, Decoded, Value,
+};
 use sqlx::postgres::PgRow;
 use sqlx::Row as _;
 use std::collections::HashMap;
@@ -328,6 +329,32 @@ pub(super) fn decode_writes(
         })
         .collect();
     Ok((writes, sends))
+}
+
+/// The decoded Sends as one list value, as `_migrate_pending_sends` re-encodes them.
+fn sends_value(list: &[Decoded]) -> Decoded {
+    let mut items = Vec::with_capacity(list.len());
+    for (i, d) in list.iter().enumerate() {
+        let item = match d {
+            Decoded::Msgpack(v) => v.clone(),
+            Decoded::Null => Value::Nil,
+            Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(b.clone()),
+            other => {
+                let (tag, raw) = flashback_codec::encode_typed(other);
+                let detail = match other {
+                    Decoded::Error { message, .. } => message.clone(),
+                    _ => format!("a {tag} value cannot be part of a msgpack list"),
+                };
+                return Decoded::Error {
+                    tag,
+                    message: format!("pending send #{i}: {detail}"),
+                    raw,
+                };
+            }
+        };
+        items.push(item);
+    }
+    Decoded::Msgpack(Value::Array(items))
 }
 
 /// Metadata JSON text (JSONB output); unreadable metadata becomes an `$error` object.

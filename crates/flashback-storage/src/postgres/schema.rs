@@ -3,10 +3,10 @@
 
 use super::sql::{Arg, Sql};
 use super::target::Target;
-use super::BEGIN_READ_ONLY;
+use super::target::BEGIN_READ_ONLY;
 use crate::layout::SchemaKind;
 use crate::model::{Backend, Holds, SchemaInfo};
-use crate::postgres::limits::Bounded as _;
+use crate::postgres::wait::Bounded as _;
 use crate::Dialect;
 use crate::StoreError;
 use sqlx::postgres::PgConnection;

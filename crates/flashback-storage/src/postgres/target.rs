@@ -6,6 +6,9 @@ use crate::pgurl::{percent_decode_lossy, PgUrl};
 use crate::StoreError;
 use sqlx::postgres::PgConnectOptions;
 
+/// How every read starts.
+pub(crate) const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
 /// What the user connected to, for messages (never the password).
 #[derive(Clone)]
 pub(crate) struct Target {

@@ -21,10 +21,7 @@
 //! connecting. Where sqlx cannot follow libpq: it adds the OS trust store to a `sslrootcert`
 //! file, so verify-ca/verify-full also accept certificates the OS trusts.
 
-use super::PostgresStore;
 use crate::pgurl::{percent_decode_lossy, PgUrl};
-use crate::postgres::limits::Bounded as _;
-use crate::StoreError;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgSslMode};
@@ -373,19 +370,6 @@ pub(super) fn rustls_error(io: &std::io::Error) -> Option<&rustls::Error> {
 
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {what} file {:?}: {e}", path.display()))
-}
-
-impl PostgresStore {
-    /// Whether the store's connections are encrypted: TLS, as the server reports one of them
-    /// (`pg_stat_ssl`).
-    pub async fn encrypted(&self) -> Result<bool, StoreError> {
-        let ssl: Option<bool> =
-            sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-                .fetch_optional(self.pool())
-                .bounded(&self.target)
-                .await?;
-        Ok(ssl.unwrap_or(false))
-    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::schema::detect_schema;
 use super::write_rows::{check_text, PutRows, WriteRows};
 use super::PostgresStore;
 use crate::model::{Checkpoint, Version, Versions};
-use crate::postgres::limits::Bounded as _;
+use crate::postgres::wait::Bounded as _;
 use crate::saver::{
     deleting, writes_replace, writing, writing_batch, CheckpointSaver, PutRequest, WriteBatch,
 };

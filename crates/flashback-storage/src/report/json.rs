@@ -91,7 +91,7 @@ pub(crate) fn versions(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
 /// The node a JSON `Send` packet goes to (`None`: not a readable Send).
 pub(crate) fn send_node(bytes: &[u8]) -> Option<String> {
     let v = jsvalue::revive_text(bytes).ok()?;
-    super::payload::send_target(&jsvalue::for_channel(jsvalue::TASKS, v))
+    super::send::send_target(&jsvalue::for_channel(jsvalue::TASKS, v))
 }
 
 /// The items of a JSON array, each as its stored bytes (`None`: not an array).

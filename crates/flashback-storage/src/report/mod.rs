@@ -22,6 +22,7 @@ mod pass;
 mod payload;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod send;
 mod sql;
 mod sqlite;
 

@@ -14,9 +14,9 @@ use super::embedded;
 use super::json::{self, JsonStr};
 use super::model::*;
 use super::pass::Top;
+use super::send::send_target;
 use flashback_codec::msgpack::scan::{self, Step};
 use flashback_codec::msgpack::{self, RawParts};
-use flashback_codec::value::Value;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -443,21 +443,5 @@ fn preview(kind: PayloadKind, bytes: &[u8]) -> String {
             let hex: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
             format!("{}…", hex.join(" "))
         }
-    }
-}
-
-/// The node a `langgraph.types.Send` goes to (`None`: not a Send).
-pub(crate) fn send_target(v: &Value) -> Option<String> {
-    match v {
-        Value::Object(o) if o.module == "langgraph.types" && o.name == "Send" => match &o.payload {
-            Value::Array(args) => args.first().and_then(Value::as_str).map(str::to_owned),
-            Value::Map(_) => o
-                .payload
-                .get("node")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            _ => None,
-        },
-        _ => None,
     }
 }

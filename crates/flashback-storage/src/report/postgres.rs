@@ -3,9 +3,9 @@
 //! transaction, rolled back at the end. Rows are streamed.
 
 use super::{Cell, Reader, Relation, Space};
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::target::Target;
-use crate::postgres::BEGIN_READ_ONLY;
+use crate::postgres::target::BEGIN_READ_ONLY;
+use crate::postgres::wait::Bounded as _;
 use crate::StoreError;
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgRow};

@@ -3,8 +3,9 @@
 //! order (so that a cold file is read forwards, not at random), and decoded on the rayon pool
 //! while the next rows are read.
 
-use super::read::{fetch_row, list_tuples_blocking, tuple_of, Ctx};
-use super::rows::{read_writes, RawWrite, Row};
+use super::ctx::Ctx;
+use super::query::{by_id_statement, fetch_row, list_tuples_blocking, tuple_of, writes_of};
+use super::rows::{RawWrite, Row};
 use crate::model::*;
 use crate::StoreError;
 
@@ -59,7 +60,7 @@ pub(super) fn get_many(
                 }
             });
         };
-        let mut by_id = super::read::by_id_statement(cx)?;
+        let mut by_id = by_id_statement(cx)?;
         let mut unmapped = None;
         let mut batch = Vec::with_capacity(BATCH);
         for &(rowid, i) in &found {
@@ -82,19 +83,4 @@ pub(super) fn get_many(
         out[i] = Some(tuple);
     }
     Ok(out)
-}
-
-/// The pending writes of one row (by its stored keys, exactly).
-pub(super) fn writes_of(cx: Ctx<'_>, row: &Row) -> Result<Vec<RawWrite>, StoreError> {
-    let (where_sql, params) = row.writes_where();
-    let mut map = read_writes(
-        cx.conn,
-        cx.schema,
-        &where_sql,
-        &params,
-        cx.dec.budget.max_value_bytes,
-        &cx.err(),
-    )?;
-    let writes = map.drain().next().map(|(_, w)| w).unwrap_or_default();
-    Ok(writes)
 }

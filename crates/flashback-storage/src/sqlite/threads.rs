@@ -1,7 +1,7 @@
 //! The thread list: every thread, or the most recently active ones, from the primary key's
 //! index (one row per thread and namespace).
 
-use super::read::Ctx;
+use super::ctx::Ctx;
 use crate::escape::{joined, key_or_note, key_text};
 use crate::model::{ThreadInfo, WriteInfo};
 use crate::StoreError;

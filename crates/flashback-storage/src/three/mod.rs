@@ -14,23 +14,9 @@ pub use flashback_codec::delta;
 pub(crate) mod info;
 #[cfg(feature = "postgres")]
 pub mod postgres;
-#[cfg(feature = "postgres")]
-mod postgres_maint;
-#[cfg(feature = "postgres")]
-mod postgres_read;
-#[cfg(feature = "postgres")]
-mod postgres_retain;
-#[cfg(feature = "postgres")]
-mod postgres_thread;
-#[cfg(feature = "postgres")]
-mod postgres_write;
 pub mod repair;
 pub mod rows;
 pub mod sqlite;
-mod sqlite_maint;
-mod sqlite_read;
-mod sqlite_thread;
-mod sqlite_write;
 mod values;
 
 /// How `put` stores channel values.

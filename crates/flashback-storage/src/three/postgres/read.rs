@@ -4,13 +4,13 @@
 //! backend-neutral code the SQLite store uses. Anything unreadable damages only its
 //! checkpoint (or channel), noted in the header's `problem`.
 
-use super::assemble::{assemble, Row};
-use super::postgres::ThreeTablePg;
-use super::rows::{unversioned, version_text, StoredBlob};
-use super::values::{values_from, ReadMemo, Unversioned};
+use super::ThreeTablePg;
 use crate::model::*;
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::wait::Bounded as _;
+use crate::three::assemble::{assemble, Row};
+use crate::three::rows::{unversioned, version_text, StoredBlob};
+use crate::three::values::{values_from, ReadMemo, Unversioned};
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, Decoded};
 use sqlx::postgres::{PgConnection, PgRow};
@@ -43,7 +43,7 @@ pub(super) async fn rows(
         wheres.push(format!("thread_id = {}", sql.arg(Arg::Text(t.clone()))));
     }
     if let Some(ns) = &q.checkpoint_ns {
-        let h = sql.arg(Arg::Text(super::rows::ns_hash(ns)));
+        let h = sql.arg(Arg::Text(crate::three::rows::ns_hash(ns)));
         let n = sql.arg(Arg::Text(ns.clone()));
         wheres.push(format!("checkpoint_ns_hash = {h} AND checkpoint_ns = {n}"));
     }
@@ -83,7 +83,7 @@ pub(super) async fn rows(
             let ns = text(r, 1).unwrap_or_default();
             Row {
                 thread_id: text(r, 0).unwrap_or_default(),
-                hash: text(r, 7).unwrap_or_else(|| super::rows::ns_hash(&ns)),
+                hash: text(r, 7).unwrap_or_else(|| crate::three::rows::ns_hash(&ns)),
                 ns,
                 id: text(r, 2).unwrap_or_default(),
                 parent: text(r, 3),
@@ -161,7 +161,7 @@ pub(super) async fn load_blobs(
 
 /// Decode each row's document once for its `channel_versions` (undecodable: none).
 fn versions_of(row: &Row, dec: &crate::decode::Decoding) -> Vec<(String, String)> {
-    match super::assemble::document(row, &mut dec.cache()) {
+    match crate::three::assemble::document(row, &mut dec.cache()) {
         Ok(Some(cp)) => cp
             .channel_versions
             .iter()

@@ -1,10 +1,10 @@
 //! [`SaverMaintenance::prune_measured`](crate::maintenance::SaverMaintenance::prune_measured)
 //! for [`ThreeTablePg`]: guarded, in short transactions (`crate::postgres::batches`), planned
 //! a group of threads at a time by the backend-neutral plan, blob rows going as
-//! `postgres_maint.rs` decides.
+//! `maint.rs` decides.
 
-use super::postgres::ThreeTablePg;
-use super::postgres_maint::{apply, orphan_blobs, snapshot};
+use super::maint::{apply, orphan_blobs, snapshot};
+use super::ThreeTablePg;
 use crate::maintenance::plan::{check_guards, plan, Select};
 use crate::maintenance::{retain, Guarded, PruneRun, PruneStrategy, ThreadPrune};
 use crate::postgres::batches::{self, PruneStep};

@@ -1,13 +1,13 @@
 //! Writing the memory Store of a SQLite file: a read-write connection of its own, one
 //! transaction per put or delete, the rows `SqliteStore` writes.
 
-use super::sqlite::{detect, Cx};
-use super::time::{now_micros, python_str};
-use super::{
+use super::{detect, Cx};
+use crate::escape::{key_or_note, RawKey};
+use crate::memory::time::{now_micros, python_str};
+use crate::memory::{
     check_labels, check_put, no_store, prefix_text, DeleteOutcome, MemoryItem, MemoryRead,
     MemorySchema, MemorySummary, MemoryWrite, NamespaceCount, Page, PutOutcome,
 };
-use crate::escape::{key_or_note, RawKey};
 use crate::sqlite::write_err;
 use crate::StoreError;
 use async_trait::async_trait;
@@ -201,7 +201,7 @@ fn delete_blocking(
     }))
 }
 
-super::sqlite::memory_reads_through_cx!(SqliteMemoryWriter);
+super::memory_reads_through_cx!(SqliteMemoryWriter);
 
 #[async_trait]
 impl MemoryWrite for SqliteMemoryWriter {

@@ -2,17 +2,17 @@
 //! `migrations/three-table/postgres/`), `put` (method A or B, `rows.rs`), `put_writes`,
 //! `put_batch` and `delete_thread`, each in one read-write transaction.
 
-use super::postgres::ThreeTablePg;
-use super::postgres_read::{load_blobs, BlobKey};
-use super::rows::{blob_rows, document_bytes, materialise, ns_hash, version_text, Memo};
-use super::Blobs;
+use super::read::{load_blobs, BlobKey};
+use super::ThreeTablePg;
 use crate::decode::checkpoint_from_msgpack;
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::wait::Bounded as _;
 use crate::postgres::write_rows::{check_text, nul_path};
 use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::saver::{writing_batch, WriteBatch};
 use crate::serializer::Serde;
+use crate::three::rows::{blob_rows, document_bytes, materialise, ns_hash, version_text, Memo};
+use crate::three::Blobs;
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::{AesKey, Decoded};

@@ -3,11 +3,7 @@
 //! rows go when no remaining checkpoint references them and no remaining delta is based on
 //! them (`docs/three-table.md`, "Forks and rollback").
 
-use super::repair::{damaged, fix_row, BlobMap};
-use super::rows::{
-    now_iso, ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS,
-};
-use super::sqlite::ThreeTableSaver;
+use super::ThreeTableSaver;
 use crate::maintenance::plan::{check_guards, copy_args, not_empty, plan, Job, Plan, Snapshot};
 use crate::maintenance::{
     retain, Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport,
@@ -16,6 +12,10 @@ use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMai
 use crate::sqlite::batches;
 use crate::sqlite::maintenance::run_threads;
 use crate::sqlite::write_err as err;
+use crate::three::repair::{damaged, fix_row, BlobMap};
+use crate::three::rows::{
+    now_iso, ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS,
+};
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::AesKey;

@@ -1,20 +1,16 @@
-//! [`SaverMaintenance`] for [`ThreeTablePg`]: `copy_thread` and `run_job` (`delete_for_runs`,
-//! `prune` and `delete_branch` are provided over it), planned by the backend-neutral
+//! The maintenance steps of [`ThreeTablePg`] (run by `maintenance.rs`): copying a thread and
+//! the jobs (`delete_for_runs`, `prune` and `delete_branch` are provided over them), planned by the backend-neutral
 //! [`crate::maintenance::plan`]; blob rows go when no remaining checkpoint references them and
 //! no remaining delta is based on them (`docs/three-table.md`, "Forks and rollback").
 
-use super::postgres::ThreeTablePg;
-use super::repair::{damaged, fix_row, BlobMap};
-use super::rows::{ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS};
-use crate::maintenance::plan::{
-    copy_args, copying, metadata_fields, not_empty, plan, Job, Plan, Snapshot,
-};
-use crate::maintenance::{BlobFix, CopyReport, DamagedBlob, PruneReport, SaverMaintenance, TASKS};
-use crate::maintenance::{Guarded, Mark, PruneRun, PruneStrategy, VacuumPreview, VacuumReport};
-use crate::postgres::limits::Bounded as _;
+use super::ThreeTablePg;
+use crate::maintenance::plan::{metadata_fields, not_empty, plan, Job, Plan, Snapshot};
+use crate::maintenance::{BlobFix, CopyReport, PruneReport, TASKS};
 use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::wait::Bounded as _;
+use crate::three::repair::{fix_row, BlobMap};
+use crate::three::rows::{ns_hash, plan_row, unversioned, PlanColumns, StoredBlob, TABLE_COLUMNS};
 use crate::StoreError;
-use async_trait::async_trait;
 use flashback_codec::AesKey;
 use sqlx::postgres::{PgConnection, PgRow};
 use sqlx::Row as _;
@@ -57,7 +53,7 @@ fn t(s: &str) -> Arg {
     Arg::Text(s.to_owned())
 }
 
-async fn copy(
+pub(super) async fn copy(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     source: &str,
@@ -377,7 +373,7 @@ async fn run_threads(
 }
 
 /// Every blob row of a thread, by key.
-async fn thread_blobs(
+pub(super) async fn thread_blobs(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     thread: &str,
@@ -411,7 +407,7 @@ async fn thread_blobs(
 }
 
 /// Replace each fix's blob row with the value whole (`gmt_create`: the time of the repair).
-async fn replace(
+pub(super) async fn replace(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     thread: &str,
@@ -451,7 +447,7 @@ async fn replace(
     Ok(n)
 }
 
-async fn maintain(
+pub(super) async fn maintain(
     conn: &mut PgConnection,
     s: &ThreeTablePg,
     job: Job,
@@ -483,96 +479,4 @@ async fn maintain(
         });
     }
     apply(conn, s, &plan, &orphans).await
-}
-
-#[async_trait]
-impl SaverMaintenance for ThreeTablePg {
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<CopyReport, StoreError> {
-        let step = async {
-            copy_args(source, target)?;
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            let report = copy(&mut tx, self, source, target).await?;
-            tx.commit().bounded(&self.target).await?;
-            Ok(report)
-        };
-        step.await
-            .map_err(|e: StoreError| e.during(|| copying(source, target)))
-    }
-
-    async fn prune_measured(
-        &self,
-        threads: &[Guarded],
-        strategy: PruneStrategy,
-        keep_last: usize,
-        dry_run: bool,
-    ) -> Result<PruneRun, StoreError> {
-        super::postgres_retain::prune_measured(self, threads, strategy, keep_last, dry_run).await
-    }
-
-    async fn thread_marks(
-        &self,
-        thread_ids: &[String],
-    ) -> Result<HashMap<String, Mark>, StoreError> {
-        crate::postgres::batches::thread_marks(&self.pool, &self.target, thread_ids).await
-    }
-
-    async fn vacuum(&self, _force: bool) -> Result<VacuumReport, StoreError> {
-        crate::postgres::maintenance::vacuum_tables(&self.pool, &self.target).await
-    }
-
-    async fn vacuum_preview(&self) -> Result<VacuumPreview, StoreError> {
-        crate::postgres::maintenance::vacuum_preview_tables(&self.pool, &self.target).await
-    }
-
-    async fn run_job(&self, job: Job, dry_run: bool) -> Result<PruneReport, StoreError> {
-        let what = job.describe();
-        let step = async {
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            if !dry_run {
-                // Writers wait until this commits: planned from every committed row.
-                crate::postgres::batches::lock_tables(&mut tx, &self.target).await?;
-            }
-            let report = maintain(&mut tx, self, job, dry_run).await?;
-            if dry_run {
-                // A dry run writes nothing.
-                tx.rollback().bounded(&self.target).await?;
-            } else {
-                tx.commit().bounded(&self.target).await?;
-            }
-            Ok(report)
-        };
-        step.await.map_err(|e: StoreError| e.during(|| what))
-    }
-
-    async fn damaged_blobs(&self, thread_id: &str) -> Result<Vec<DamagedBlob>, StoreError> {
-        let step = async {
-            // One snapshot of both tables.
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                .execute(&mut *tx)
-                .bounded(&self.target)
-                .await?;
-            let key = self.key();
-            let threads = [thread_id.to_owned()];
-            let snap = snapshot(&mut tx, self, &threads, key.as_deref()).await?;
-            let blobs = thread_blobs(&mut tx, self, thread_id).await?;
-            tx.rollback().bounded(&self.target).await?;
-            Ok(damaged(&snap.rows, &blobs, key.as_deref()))
-        };
-        step.await.map_err(|e: StoreError| {
-            e.during(|| format!("checking the blobs of thread {}", thread_id.escape_debug()))
-        })
-    }
-
-    async fn replace_blobs(&self, thread_id: &str, fixes: &[BlobFix]) -> Result<u64, StoreError> {
-        let step = async {
-            let mut tx = self.target.begin(&self.pool, "BEGIN").await?;
-            let n = replace(&mut tx, self, thread_id, fixes).await?;
-            tx.commit().bounded(&self.target).await?;
-            Ok(n)
-        };
-        step.await.map_err(|e: StoreError| {
-            e.during(|| format!("repairing the blobs of thread {}", thread_id.escape_debug()))
-        })
-    }
 }

@@ -1,21 +1,25 @@
 //! The three-table store on SQLite: [`ThreeTableStore`] reads a file read-only (nothing
 //! created beside it, as [`crate::sqlite::SqliteStore`]), [`ThreeTableSaver`] writes it
-//! (`sqlite_write.rs`).
+//! (`write.rs`).
 
-use super::sqlite_read as read;
-use super::sqlite_thread as thread_read;
-use super::values::ReadMemo;
 use crate::decode::Decoding;
 use crate::model::*;
 use crate::sqlite::access::Source;
 use crate::sqlite::{open_err, query_err, Reader};
+use crate::three::values::ReadMemo;
 use crate::{CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
 use rusqlite::Connection;
 use std::sync::{Arc, Mutex};
+use thread as thread_read;
 
-pub use super::sqlite_write::ThreeTableSaver;
+mod maint;
+mod read;
+mod thread;
+mod write;
+
+pub use write::ThreeTableSaver;
 
 /// Whether `conn` holds the three-table schema (`checkpoints.checkpoint_ns_hash`).
 pub(super) fn is_three_table(conn: &Connection) -> rusqlite::Result<bool> {

@@ -3,12 +3,12 @@
 //! (searched by the server, as the LangGraph store does). Namespaces come from the thread's
 //! checkpoints (`checkpoint_writes` holds only their hash).
 
-use super::postgres::ThreeTablePg;
-use super::postgres_read::{bytes, text};
+use super::read::{bytes, text};
+use super::ThreeTablePg;
 use crate::escape::joined;
 use crate::model::*;
-use crate::postgres::limits::Bounded as _;
 use crate::postgres::sql::{Arg, Sql};
+use crate::postgres::wait::Bounded as _;
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, Decoded};
 use sqlx::postgres::{PgConnection, PgRow};

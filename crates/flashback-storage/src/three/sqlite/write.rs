@@ -2,8 +2,6 @@
 //! (method A or B, `rows.rs`), `put_writes`, `put_batch` and `delete_thread`, each in one
 //! transaction on a read-write connection of its own; reads go through a [`ThreeTableStore`].
 
-use super::rows::{blob_rows, document_bytes, materialise, now_iso, ns_hash, Memo, NewBlob};
-use super::ThreeTableOptions;
 use crate::decode::checkpoint_from_msgpack;
 use crate::model::*;
 use crate::pyfmt::py_json_dumps;
@@ -11,31 +9,33 @@ use crate::saver::WriteBatch;
 use crate::saver::{write_idx, writes_replace, CheckpointSaver, PutRequest};
 use crate::serializer::Serde;
 use crate::sqlite::write_err;
+use crate::three::rows::{blob_rows, document_bytes, materialise, now_iso, ns_hash, Memo, NewBlob};
+use crate::three::ThreeTableOptions;
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::{AesKey, Decoded};
 use rusqlite::{params, Connection, Transaction, TransactionBehavior};
 use std::sync::{Arc, Mutex};
 
-use super::sqlite::{is_three_table, ThreeTableStore};
+use super::{is_three_table, ThreeTableStore};
 
 /// The migrations, `(version, statement)`, applied in order by `setup`.
 const MIGRATIONS: [(i64, &str); 3] = [
     (
         1,
-        include_str!("../../../../migrations/three-table/sqlite/0001_checkpoints.sql"),
+        include_str!("../../../../../migrations/three-table/sqlite/0001_checkpoints.sql"),
     ),
     (
         2,
-        include_str!("../../../../migrations/three-table/sqlite/0002_checkpoint_blobs.sql"),
+        include_str!("../../../../../migrations/three-table/sqlite/0002_checkpoint_blobs.sql"),
     ),
     (
         3,
-        include_str!("../../../../migrations/three-table/sqlite/0003_checkpoint_writes.sql"),
+        include_str!("../../../../../migrations/three-table/sqlite/0003_checkpoint_writes.sql"),
     ),
 ];
 const VERSION_TABLE: &str =
-    include_str!("../../../../migrations/three-table/sqlite/0000_three_table_migrations.sql");
+    include_str!("../../../../../migrations/three-table/sqlite/0000_three_table_migrations.sql");
 
 /// Read-write access to a three-table SQLite file.
 pub struct ThreeTableSaver {
@@ -309,7 +309,7 @@ fn put_blocking(
         let Some(v) = parent
             .as_ref()
             .and_then(|p| p.iter().find(|(c, _)| c == channel))
-            .map(|(_, v)| super::rows::version_text(v))
+            .map(|(_, v)| crate::three::rows::version_text(v))
         else {
             return Ok(None);
         };
@@ -355,7 +355,7 @@ struct ThreeTableStoreProbe<'a> {
 }
 
 impl ThreeTableStoreProbe<'_> {
-    fn fetch(&self, version: &str) -> Result<Option<super::rows::StoredBlob>, String> {
+    fn fetch(&self, version: &str) -> Result<Option<crate::three::rows::StoredBlob>, String> {
         let mut stmt = self
             .tx
             .prepare_cached(
@@ -369,7 +369,7 @@ impl ThreeTableStoreProbe<'_> {
         let Some(r) = rows.next().map_err(|e| e.to_string())? else {
             return Ok(None);
         };
-        Ok(Some(super::rows::StoredBlob {
+        Ok(Some(crate::three::rows::StoredBlob {
             type_tag: r.get(0).map_err(|e| e.to_string())?,
             kind: r.get(1).map_err(|e| e.to_string())?,
             base_version: r.get(2).map_err(|e| e.to_string())?,

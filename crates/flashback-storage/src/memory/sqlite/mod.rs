@@ -1,14 +1,15 @@
 //! The memory Store in a SQLite file (`langgraph-checkpoint-sqlite`'s `SqliteStore`): read
-//! through the file's read-only connection (writing: `sqlite_write.rs`).
+//! through the file's read-only connection (writing: `write.rs`).
 
-use super::time::{now_micros, Stamp};
-use super::{
+use crate::escape::{key_or_note, RawKey};
+use crate::memory::time::{now_micros, Stamp};
+use crate::memory::{
     add_vectors, check_labels, matches, namespace_of, needle, paged, prefix_text, under,
     MemoryItem, MemoryRead, MemorySchema, MemorySummary, NamespaceCount, Page, RawItem,
 };
-use crate::escape::{key_or_note, RawKey};
 use crate::model::Backend;
-use crate::sqlite::{classify, read_shared, Reader};
+use crate::sqlite::connect::classify;
+use crate::sqlite::reader::{read_shared, Reader};
 use crate::StoreError;
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;
@@ -405,5 +406,7 @@ macro_rules! memory_reads_through_cx {
     };
 }
 pub(super) use memory_reads_through_cx;
+
+pub(crate) mod write;
 
 memory_reads_through_cx!(SqliteMemory);

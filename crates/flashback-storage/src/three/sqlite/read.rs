@@ -3,12 +3,12 @@
 //! writes. Anything unreadable in a row or blob damages only that checkpoint (or channel),
 //! noted in its header's `problem`.
 
-use super::assemble::{assemble, Row};
-use super::rows::{ns_hash, unversioned, StoredBlob};
-use super::values::{values_from, ReadMemo, Unversioned};
 use crate::escape::{key_or_note, key_text};
 use crate::model::*;
-use crate::sqlite::read::search_where;
+use crate::sqlite::query::search_where;
+use crate::three::assemble::{assemble, Row};
+use crate::three::rows::{ns_hash, unversioned, StoredBlob};
+use crate::three::values::{values_from, ReadMemo, Unversioned};
 use crate::StoreError;
 use flashback_codec::{decode_typed_cached, DecodeCache, Decoded};
 use rusqlite::types::ValueRef;
