@@ -18,6 +18,7 @@ mod maintenance {
     mod sqlite;
 }
 mod memory_store {
+    mod behaviours;
     mod postgres;
     mod sqlite;
 }

@@ -1,13 +1,16 @@
 //! LangGraph's memory Store in SQLite files made here with the tables `SqliteStore.setup()`
-//! creates (the interop test `tests/interop/store_test.py` checks against the real Python):
-//! store-only and mixed files open, reads match Python's namespace semantics and never
-//! write, a bad row damages only itself, and put/delete write the rows Python writes.
+//! creates (the interop test `tests/interop/store_test.py` checks against the real Python), and
+//! what only SQLite does (the shared behaviours, run here too, are in `behaviours.rs`):
+//! store-only files open, reads match Python's namespace semantics and never write, a bad row
+//! damages only itself, and put/delete write the rows Python writes.
 
 use flashback_storage::memory::{self, Page};
 use flashback_storage::sqlite::SqliteStore;
 use flashback_storage::{CheckpointStore, Holds, StoreError};
 use rusqlite::{params, Connection};
 use serde_json::json;
+
+use super::behaviours::ns;
 use std::path::{Path, PathBuf};
 
 /// `SqliteStore.setup()`'s tables (migrations 0–4), and with `vectors` the index's.
@@ -27,10 +30,8 @@ CREATE TABLE store_vectors (
     PRIMARY KEY (prefix, key, field_name),
     FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE);
 INSERT INTO vector_migrations VALUES (0);";
-
-fn ns(labels: &[&str]) -> Vec<String> {
-    labels.iter().map(|s| (*s).to_owned()).collect()
-}
+/// The tables of a store with vectors, for the shared behaviours.
+pub(super) const TABLES: &[&str] = &[STORE, VECTORS];
 
 /// A store file with items in nested namespaces, one with a TTL, one with vectors, one bad.
 fn store_file(dir: &Path) -> PathBuf {
@@ -267,30 +268,10 @@ async fn a_store_only_file_opens_without_threads_and_reads_like_python() {
     assert_eq!(bytes_of(dir.path()), before, "reading wrote nothing");
 }
 
+/// (A store beside checkpoint tables is a shared behaviour: `behaviours.rs`.)
 #[tokio::test]
-async fn mixed_files_hold_both_and_files_with_neither_are_refused() {
+async fn checkpoint_files_hold_no_store_and_files_with_neither_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = store_file(dir.path());
-    let location = path.to_str().expect("utf-8");
-    flashback_storage::sqlite::SqliteSaver::create(location)
-        .await
-        .expect("checkpoint tables beside the store");
-    let store = flashback_storage::open(location, flashback_storage::Read::default())
-        .await
-        .expect("open");
-    assert_eq!(store.schema().holds, Holds::Mixed);
-    assert!(store.schema().description.contains("with a memory store"));
-    assert_eq!(
-        store
-            .memory()
-            .expect("store")
-            .summary()
-            .await
-            .expect("n")
-            .items,
-        6
-    );
-
     let fixture =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite");
     let cps = flashback_storage::open(
