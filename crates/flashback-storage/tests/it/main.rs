@@ -13,6 +13,7 @@ mod connect {
     mod tls;
 }
 mod maintenance {
+    mod behaviours;
     mod guarded_prune;
     mod postgres;
     mod sqlite;
