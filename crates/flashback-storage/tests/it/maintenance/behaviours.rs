@@ -343,42 +343,16 @@ async fn delete_for_runs_takes_orphaned_blobs(backend: Backend) {
     let store = new_saver(&db).await;
     let store = store.as_ref();
     // Versions are per id length, so "c1"/"c2" share the blob of `a`, "c333" has its own.
-    put(
-        store,
-        "t",
-        "",
-        None,
-        &checkpoint("c1", vec![("a", list(&[1]))]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
-    put(
-        store,
-        "t",
-        "",
-        Some("c1"),
-        &checkpoint("c2", vec![("a", list(&[1]))]),
-        json!({"run_id": "r2"}),
-    )
-    .await;
-    put(
-        store,
-        "t",
-        "",
-        Some("c2"),
-        &checkpoint("c333", vec![("a", list(&[2]))]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
-    put(
-        store,
-        "t",
-        "child:1",
-        None,
-        &checkpoint("c4", vec![]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
+    for (ns, parent, id, a, run) in [
+        ("", None, "c1", Some(1), "r1"),
+        ("", Some("c1"), "c2", Some(1), "r2"),
+        ("", Some("c2"), "c333", Some(2), "r1"),
+        ("child:1", None, "c4", None, "r1"),
+    ] {
+        let values = a.map(|a| ("a", list(&[a]))).into_iter().collect();
+        let cp = checkpoint(id, values);
+        put(store, "t", ns, parent, &cp, json!({"run_id": run})).await;
+    }
     for id in ["c1", "c2", "c333"] {
         store
             .put_writes("t", "", id, "task", "", &[("ch".into(), list(&[7]))])
