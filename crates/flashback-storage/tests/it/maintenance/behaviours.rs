@@ -264,33 +264,14 @@ async fn delete_for_runs_deletes_the_runs_checkpoints_and_writes(backend: Backen
         parent = Some(*id);
     }
     // run-1 also has a checkpoint in a child namespace and in another thread.
-    put(
-        saver,
-        "t",
-        "child:1",
-        None,
-        &checkpoint("1f0-4", vec![]),
-        json!({"run_id": "run-1"}),
-    )
-    .await;
-    put(
-        saver,
-        "u",
-        "",
-        None,
-        &checkpoint("1f0-5", vec![]),
-        json!({"run_id": "run-1"}),
-    )
-    .await;
-    put(
-        saver,
-        "u",
-        "",
-        Some("1f0-5"),
-        &checkpoint("1f0-6", vec![]),
-        json!({"run_id": "other"}),
-    )
-    .await;
+    for (thread, ns, parent, id, run) in [
+        ("t", "child:1", None, "1f0-4", "run-1"),
+        ("u", "", None, "1f0-5", "run-1"),
+        ("u", "", Some("1f0-5"), "1f0-6", "other"),
+    ] {
+        let cp = checkpoint(id, vec![]);
+        put(saver, thread, ns, parent, &cp, json!({"run_id": run})).await;
+    }
 
     let report = saver
         .delete_for_runs(&owned(&["run-1", "run-2", "nope"]))

@@ -23,6 +23,14 @@ pub(super) fn ns(labels: &[&str]) -> Vec<String> {
     labels.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// Every namespace (labels joined by `/`) with its number of items.
+pub(super) async fn namespace_counts(m: &dyn memory::MemoryRead) -> Vec<(String, u64)> {
+    let tree = m.namespaces(&[]).await.expect("namespaces");
+    tree.iter()
+        .map(|n| (n.namespace.join("/"), n.items))
+        .collect()
+}
+
 /// Runs each statement of `sql` (the scratch's `execute` takes one at a time).
 pub(super) async fn run(db: &Scratch, sql: &str) {
     for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
@@ -157,13 +165,8 @@ async fn a_store_only_database_opens_without_threads_and_reads_like_python(backe
         ["root", "notes"]
     );
 
-    let tree = m.namespaces(&[]).await.expect("namespaces");
-    let counts: Vec<(String, u64)> = tree
-        .iter()
-        .map(|n| (n.namespace.join("/"), n.items))
-        .collect();
     assert_eq!(
-        counts,
+        namespace_counts(m).await,
         [
             ("users".to_owned(), 1),
             ("users/u-1".to_owned(), 2),

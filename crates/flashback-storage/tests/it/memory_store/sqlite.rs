@@ -10,7 +10,7 @@ use flashback_storage::{CheckpointStore, Holds, StoreError};
 use rusqlite::{params, Connection};
 use serde_json::json;
 
-use super::behaviours::ns;
+use super::behaviours::{namespace_counts, ns};
 use std::path::{Path, PathBuf};
 
 /// `SqliteStore.setup()`'s tables (migrations 0–4), and with `vectors` the index's.
@@ -242,13 +242,8 @@ async fn a_store_only_file_opens_without_threads_and_reads_like_python() {
         1
     );
 
-    let tree = m.namespaces(&[]).await.expect("namespaces");
-    let counts: Vec<(String, u64)> = tree
-        .iter()
-        .map(|n| (n.namespace.join("/"), n.items))
-        .collect();
     assert_eq!(
-        counts,
+        namespace_counts(m).await,
         [
             ("docs".to_owned(), 1),
             ("users".to_owned(), 1),
