@@ -103,10 +103,10 @@ async fn new_saver(db: &Scratch) -> Box<dyn SaverMaintenance> {
 /// Every row of every table, as text, in key order (each backend's own dump).
 async fn dump(db: &Scratch) -> Vec<String> {
     match db.backend() {
-        Backend::Sqlite => super::sqlite::dump(db.path().expect("a file")),
+        Backend::Sqlite => super::rows::sqlite(db.path().expect("a file")),
         Backend::Postgres => {
             let pool = sqlx::PgPool::connect(db.location()).await.expect("pool");
-            let rows = super::postgres::dump(&pool).await;
+            let rows = super::rows::postgres(&pool).await;
             pool.close().await;
             rows
         }

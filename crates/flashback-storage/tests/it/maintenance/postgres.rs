@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::behaviours::owned;
+use super::rows::postgres as dump;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -40,25 +41,6 @@ async fn empty_store(pg: &TestPg) -> PostgresStore {
     setup.setup().await.expect("setup");
     setup.close().await;
     PostgresStore::connect(pg.url()).await.expect("connect")
-}
-
-/// Every row of the three tables as text (thread id first), in key order.
-pub(super) async fn dump(pool: &PgPool) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT t::text FROM checkpoints t ORDER BY thread_id, checkpoint_ns, checkpoint_id",
-        "SELECT t::text FROM checkpoint_blobs t ORDER BY thread_id, checkpoint_ns, channel, version",
-        "SELECT t::text FROM checkpoint_writes t \
-         ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
-    ] {
-        out.extend(
-            sqlx::query_scalar::<_, String>(AssertSqlSafe(sql.to_owned()))
-                .fetch_all(pool)
-                .await
-                .expect(sql),
-        );
-    }
-    out
 }
 
 async fn count(pool: &PgPool, sql: &str) -> i64 {

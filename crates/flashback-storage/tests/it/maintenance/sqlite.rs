@@ -8,6 +8,7 @@ use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 
 use super::behaviours::owned;
+use super::rows::sqlite as dump;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
@@ -22,30 +23,6 @@ async fn fixture_copy() -> (tempfile::TempDir, PathBuf, SqliteSaver) {
         .await
         .expect("open");
     (dir, path, saver)
-}
-
-/// Every row of both tables, as text, in key order.
-pub(super) fn dump(path: &Path) -> Vec<String> {
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open");
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || \
-         ifnull(parent_checkpoint_id, '<null>') || '|' || hex(checkpoint) || '|' || hex(metadata) \
-         FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id",
-        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || task_id || '|' || \
-         task_path || '|' || idx || '|' || channel || '|' || ifnull(type, '') || '|' || hex(value) \
-         FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
-    ] {
-        let mut stmt = conn.prepare(sql).expect("prepare");
-        let rows = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .expect("query")
-            .collect::<Result<Vec<_>, _>>()
-            .expect("rows");
-        out.extend(rows);
-    }
-    out
 }
 
 fn count(path: &Path, sql: &str) -> i64 {

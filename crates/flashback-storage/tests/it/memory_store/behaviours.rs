@@ -1,5 +1,5 @@
 //! LangGraph's memory Store, the behaviours both backends share: one database per test holding
-//! `setup()`'s tables (each backend's own, from its file) and the same four items, read and
+//! `setup()`'s tables (each backend's own, from `tables.rs`) and the same four items, read and
 //! written through the backend-neutral API. What only one backend does is in its file.
 
 use flashback_storage::memory::{self, Page};
@@ -7,6 +7,8 @@ use flashback_storage::{CheckpointStore, Holds, Read, StoreError};
 use flashback_testkit::backends::{Backend, Scratch};
 use flashback_testkit::for_each_backend;
 use serde_json::json;
+
+use super::tables;
 
 /// The items, in the text both backends take; the vectors are each backend's own type.
 const ITEMS: &str = "
@@ -59,8 +61,8 @@ fn vector(backend: Backend, n: usize) -> String {
 pub(super) async fn store_db(backend: Backend) -> Scratch {
     let db = backend.scratch().await;
     let (tables, tz) = match backend {
-        Backend::Sqlite => (super::sqlite::TABLES, ""),
-        Backend::Postgres => (super::postgres::TABLES, "+00"),
+        Backend::Sqlite => (tables::SQLITE, ""),
+        Backend::Postgres => (tables::POSTGRES, "+00"),
     };
     for sql in tables {
         run(&db, sql).await;

@@ -11,27 +11,8 @@ use rusqlite::{params, Connection};
 use serde_json::json;
 
 use super::behaviours::{namespace_counts, ns};
+use super::tables::{STORE, VECTORS};
 use std::path::{Path, PathBuf};
-
-/// `SqliteStore.setup()`'s tables (migrations 0–4), and with `vectors` the index's.
-const STORE: &str = "
-CREATE TABLE store_migrations (v INTEGER PRIMARY KEY);
-CREATE TABLE store (
-    prefix text NOT NULL, key text NOT NULL, value text NOT NULL,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    expires_at TIMESTAMP, ttl_minutes REAL, PRIMARY KEY (prefix, key));
-CREATE INDEX store_prefix_idx ON store (prefix);
-INSERT INTO store_migrations VALUES (0), (1), (2), (3), (4);";
-const VECTORS: &str = "
-CREATE TABLE vector_migrations (v INTEGER PRIMARY KEY);
-CREATE TABLE store_vectors (
-    prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, embedding BLOB,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (prefix, key, field_name),
-    FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE);
-INSERT INTO vector_migrations VALUES (0);";
-/// The tables of a store with vectors, for the shared behaviours.
-pub(super) const TABLES: &[&str] = &[STORE, VECTORS];
 
 /// A store file with items in nested namespaces, one with a TTL, one with vectors, one bad.
 fn store_file(dir: &Path) -> PathBuf {
