@@ -2,18 +2,25 @@
 //! differently: Python's saver (a msgpack value per channel) and LangGraph.js's (every value
 //! inside one JSON checkpoint document). A value over the budget is its size and kind, the rest
 //! of the checkpoint reads as always, and opening it on purpose decodes it. What only one
-//! layout shows is in its file.
+//! layout shows is in its file, which runs the behaviour with its [`Layout`].
 
 use crate::common;
 
 use common::*;
 use flashback_api::{Api, CheckpointDetail, CheckpointRequest, DbInfo, Initial, SetSettingRequest};
 
-/// Where a big value is spliced in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Layout {
-    Python,
-    Js,
+/// A layout: where a big value is spliced in, and what only it shows (each layout's file has
+/// its own).
+pub(super) struct Layout {
+    /// Copies the layout's fixture into the directory and splices a value over 1 MB into one
+    /// checkpoint: the copy, that checkpoint's id and the value's stored size.
+    pub splice: fn(&std::path::Path) -> (std::path::PathBuf, String, u64),
+    pub thread: &'static str,
+    pub channel: &'static str,
+    /// The big value's kind.
+    pub kind: &'static str,
+    /// Checks what only this layout shows, on the checkpoint as read and as opened whole.
+    pub also: fn(&Spliced, &CheckpointDetail, &CheckpointDetail),
 }
 
 /// A copy of the layout's fixture with a value over the 1 MB budget spliced into one
@@ -47,21 +54,9 @@ pub(super) fn req(db: &DbInfo, thread: &str, id: Option<&str>, full: bool) -> Ch
 }
 
 impl Spliced {
-    pub async fn new(layout: Layout) -> Self {
+    pub async fn new(layout: &Layout) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let (path, id, thread, channel, bytes, kind) = match layout {
-            Layout::Python => {
-                let path = fixture_copy(dir.path());
-                let (id, bytes) = super::python::splice(&path);
-                (path, id, "forked", "big", bytes, "list")
-            }
-            Layout::Js => {
-                let path = dir.path().join("js.sqlite");
-                std::fs::copy(fixtures().join("../js-fixtures/langgraphjs.sqlite"), &path).unwrap();
-                let (id, bytes) = super::js::splice(&path);
-                (path, id, "interrupt-waiting", "notes", bytes, "str")
-            }
-        };
+        let (path, id, bytes) = (layout.splice)(dir.path());
         let api = api_in(dir.path(), Initial::None);
         api.set_setting(SetSettingRequest {
             key: "max_value_mb".into(),
@@ -75,10 +70,10 @@ impl Spliced {
             api,
             db,
             id,
-            thread,
-            channel,
+            thread: layout.thread,
+            channel: layout.channel,
             bytes,
-            kind,
+            kind: layout.kind,
         }
     }
 
@@ -95,7 +90,8 @@ impl Spliced {
     }
 }
 
-async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose(layout: Layout) {
+/// A value over the budget is its size and kind, the rest reads, and it opens on purpose.
+pub(super) async fn over_the_budget(layout: &Layout) {
     let s = Spliced::new(layout).await;
     let d = s.detail(false).await;
     assert_eq!(d.problem, None, "the checkpoint itself reads");
@@ -113,24 +109,6 @@ async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose(layou
     // Opened on purpose: the whole value.
     let full = s.detail(true).await;
     assert!(full.values[s.channel].get("$too_large").is_none());
-    // What only one layout shows.
-    match layout {
-        Layout::Python => super::python::also(&s, &d, &full),
-        Layout::Js => super::js::also(&d, &full),
-    }
-}
-
-mod a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose {
-    use super::Layout;
-
-    #[tokio::test]
-    async fn python() {
-        super::a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose(Layout::Python)
-            .await;
-    }
-
-    #[tokio::test]
-    async fn js() {
-        super::a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose(Layout::Js).await;
-    }
+    // What only this layout shows.
+    (layout.also)(&s, &d, &full);
 }

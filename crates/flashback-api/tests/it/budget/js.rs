@@ -4,16 +4,34 @@
 
 use crate::common;
 
-use super::behaviours::req;
+use super::behaviours::{over_the_budget, req, Layout, Spliced};
 use common::*;
 use flashback_api::{CheckpointDetail, Initial};
 
 /// A 2 MB string spliced into the head of `interrupt-waiting` (budget: 1 MB).
 const BIG: usize = 2 << 20;
 
-/// Splices the big string into the head of `interrupt-waiting`: its checkpoint id and stored
-/// size (the JSON string's, quotes included).
-pub(super) fn splice(path: &std::path::Path) -> (String, u64) {
+/// LangGraph.js's layout: the big string spliced into the head of `interrupt-waiting`; its
+/// stored size is the JSON string's, quotes included.
+const JS: Layout = Layout {
+    splice: |dir| {
+        let path = dir.join("js.sqlite");
+        std::fs::copy(fixtures().join("../js-fixtures/langgraphjs.sqlite"), &path).unwrap();
+        let id = splice(&path);
+        (path, id, BIG as u64 + 2)
+    },
+    thread: "interrupt-waiting",
+    channel: "notes",
+    kind: "str",
+    also,
+};
+
+#[tokio::test]
+async fn a_json_document_over_the_budget_loses_only_its_big_value() {
+    over_the_budget(&JS).await;
+}
+
+fn splice(path: &std::path::Path) -> String {
     let conn = rusqlite::Connection::open(path).unwrap();
     let (id, doc): (String, Vec<u8>) = conn
         .query_row(
@@ -31,11 +49,11 @@ pub(super) fn splice(path: &std::path::Path) -> (String, u64) {
         rusqlite::params![serde_json::to_vec(&doc).unwrap(), id],
     )
     .unwrap();
-    (id, BIG as u64 + 2)
+    id
 }
 
 /// What LangGraph.js's layout shows besides the shared behaviour (`behaviours.rs`).
-pub(super) fn also(d: &CheckpointDetail, full: &CheckpointDetail) {
+fn also(_: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
     assert_eq!(d.values["draft"], "Quarterly report v1");
     assert_eq!(d.values["log"], serde_json::json!(["start", "prepared"]));
     // Its interrupt and next task are derived as always.

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use super::behaviours::{req, Layout, Spliced};
+use super::behaviours::{over_the_budget, req, Layout, Spliced};
 use common::*;
 use flashback_api::{CheckpointDetail, ForkRequest, Initial, SetSettingRequest, ThreadsRequest};
 use flashback_testkit::bigvalue;
@@ -13,15 +13,27 @@ use serde_json::Value as Json;
 /// 3 MB of ints against a 1 MB budget: over it, but quick to build and to decode on purpose.
 const ITEMS: u32 = 600_000;
 
-/// Splices the big list into the head of `forked`: its checkpoint id and stored size.
-pub(super) fn splice(path: &std::path::Path) -> (String, u64) {
-    let big = bigvalue::BigValue::Ints(ITEMS);
-    let id = bigvalue::splice(path, "forked", "big", big).unwrap();
-    (id, big.len())
+/// Python's layout: the big list spliced into the head of `forked`.
+const PYTHON: Layout = Layout {
+    splice: |dir| {
+        let path = fixture_copy(dir);
+        let big = bigvalue::BigValue::Ints(ITEMS);
+        let id = bigvalue::splice(&path, "forked", "big", big).unwrap();
+        (path, id, big.len())
+    },
+    thread: "forked",
+    channel: "big",
+    kind: "list",
+    also,
+};
+
+#[tokio::test]
+async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
+    over_the_budget(&PYTHON).await;
 }
 
 /// What Python's layout shows besides the shared behaviour (`behaviours.rs`).
-pub(super) fn also(s: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
+fn also(s: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
     let big = &d.values["big"];
     assert!(
         big["$message"]
@@ -46,7 +58,7 @@ pub(super) fn also(s: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
 
 #[tokio::test]
 async fn the_thread_list_and_other_threads_are_untouched() {
-    let s = Spliced::new(Layout::Python).await;
+    let s = Spliced::new(&PYTHON).await;
     let (api, db) = (&s.api, &s.db);
     let threads = api
         .list_threads(ThreadsRequest {
@@ -68,7 +80,7 @@ async fn the_thread_list_and_other_threads_are_untouched() {
 
 #[tokio::test]
 async fn a_fork_copies_the_whole_value_not_the_placeholder() {
-    let s = Spliced::new(Layout::Python).await;
+    let s = Spliced::new(&PYTHON).await;
     let (api, db, id) = (&s.api, &s.db, &s.id);
     let fork = api
         .fork_checkpoint(ForkRequest {
