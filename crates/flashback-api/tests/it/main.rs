@@ -3,6 +3,7 @@
 
 mod common;
 mod budget {
+    mod behaviours;
     mod js;
     mod python;
 }

@@ -13,13 +13,17 @@ mod connect {
     mod tls;
 }
 mod maintenance {
+    mod behaviours;
     mod guarded_prune;
     mod postgres;
+    mod rows;
     mod sqlite;
 }
 mod memory_store {
+    mod behaviours;
     mod postgres;
     mod sqlite;
+    mod tables;
 }
 mod saver {
     mod bad_rows_in_file;

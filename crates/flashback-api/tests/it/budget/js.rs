@@ -1,15 +1,35 @@
 //! Sizes and the decode budget on LangGraph.js's SQLite saver, which keeps every channel value
-//! inside one JSON checkpoint document: a value's size is its stored JSON's; a value over the budget is left out of the document as it is
-//! streamed (its size and kind shown in place), the other values of that checkpoint read as
-//! always, and opening it on purpose decodes it.
+//! inside one JSON checkpoint document: a value's size is its stored JSON's; a value over the
+//! budget is left out of the document as it is streamed (`behaviours.rs`, run on both layouts).
 
 use crate::common;
 
+use super::behaviours::{over_the_budget, req, Layout, Spliced};
 use common::*;
-use flashback_api::{CheckpointRequest, Initial, SetSettingRequest};
+use flashback_api::{CheckpointDetail, Initial};
 
 /// A 2 MB string spliced into the head of `interrupt-waiting` (budget: 1 MB).
 const BIG: usize = 2 << 20;
+
+/// LangGraph.js's layout: the big string spliced into the head of `interrupt-waiting`; its
+/// stored size is the JSON string's, quotes included.
+const JS: Layout = Layout {
+    splice: |dir| {
+        let path = dir.join("js.sqlite");
+        std::fs::copy(fixtures().join("../js-fixtures/langgraphjs.sqlite"), &path).unwrap();
+        let id = splice(&path);
+        (path, id, BIG as u64 + 2)
+    },
+    thread: "interrupt-waiting",
+    channel: "notes",
+    kind: "str",
+    also,
+};
+
+#[tokio::test]
+async fn a_json_document_over_the_budget_loses_only_its_big_value() {
+    over_the_budget(&JS).await;
+}
 
 fn splice(path: &std::path::Path) -> String {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -32,47 +52,13 @@ fn splice(path: &std::path::Path) -> String {
     id
 }
 
-fn req(db: &flashback_api::DbInfo, id: &str, full: bool) -> CheckpointRequest {
-    CheckpointRequest {
-        db: db.db.clone(),
-        thread_id: "interrupt-waiting".into(),
-        checkpoint_ns: String::new(),
-        checkpoint_id: Some(id.into()),
-        reveal_secrets: false,
-        full,
-        raw: false,
-        reducers: Default::default(),
-        allow_locked: false,
-    }
-}
-
-#[tokio::test]
-async fn a_json_document_over_the_budget_loses_only_its_big_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("js.sqlite");
-    std::fs::copy(fixtures().join("../js-fixtures/langgraphjs.sqlite"), &path).unwrap();
-    let id = splice(&path);
-    let api = api_in(dir.path(), Initial::None);
-    api.set_setting(SetSettingRequest {
-        key: "max_value_mb".into(),
-        value: Some("1".into()),
-    })
-    .await
-    .unwrap();
-    let db = open(&api, path.to_str().unwrap()).await;
-
-    let d = api.checkpoint_detail(req(&db, &id, false)).await.unwrap();
-    assert_eq!(d.problem, None, "the checkpoint itself reads");
-    let notes = &d.values["notes"];
-    assert_eq!(notes["$too_large"]["bytes"], BIG + 2, "{notes}");
-    assert_eq!(notes["$type"], "str");
+/// What LangGraph.js's layout shows besides the shared behaviour (`behaviours.rs`).
+fn also(_: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
     assert_eq!(d.values["draft"], "Quarterly report v1");
     assert_eq!(d.values["log"], serde_json::json!(["start", "prepared"]));
     // Its interrupt and next task are derived as always.
     assert_eq!(d.tasks.next, ["review"], "{:?}", d.tasks);
-
     // Opened on purpose: the whole string.
-    let full = api.checkpoint_detail(req(&db, &id, true)).await.unwrap();
     assert_eq!(full.values["notes"].as_str().map(str::len), Some(BIG));
 }
 
@@ -94,10 +80,10 @@ async fn sizes_are_those_of_the_stored_json() {
     let messages = serde_json::to_vec(&doc["channel_values"]["messages"]).unwrap();
     let api = api_in(dir.path(), Initial::None);
     let db = open(&api, path.to_str().unwrap()).await;
-    let mut r = req(&db, "", false);
-    r.thread_id = "chat-tools".into();
-    r.checkpoint_id = None;
-    let d = api.checkpoint_detail(r).await.unwrap();
+    let d = api
+        .checkpoint_detail(req(&db, "chat-tools", None, false))
+        .await
+        .unwrap();
     let info = d.channels.iter().find(|c| c.channel == "messages").unwrap();
     assert_eq!(info.size as usize, messages.len(), "{info:?}");
 }

@@ -1,61 +1,40 @@
-//! The decode budget: a value over it is shown as its size and kind, never decoded, while the
-//! rest of the checkpoint, the thread list and every other thread stay usable; it can be opened
-//! on purpose; writes never start from a placeholder.
+//! The decode budget on Python's layout: a value over it is shown as its size and kind, never
+//! decoded (with `behaviours.rs`, run on both layouts), while the thread list and every other
+//! thread stay usable; writes never start from a placeholder; the budget is a setting.
 
 use crate::common;
 
+use super::behaviours::{over_the_budget, req, Layout, Spliced};
 use common::*;
-use flashback_api::{CheckpointRequest, ForkRequest, Initial, SetSettingRequest, ThreadsRequest};
+use flashback_api::{CheckpointDetail, ForkRequest, Initial, SetSettingRequest, ThreadsRequest};
 use flashback_testkit::bigvalue;
 use serde_json::Value as Json;
 
 /// 3 MB of ints against a 1 MB budget: over it, but quick to build and to decode on purpose.
 const ITEMS: u32 = 600_000;
 
-async fn setup() -> (
-    tempfile::TempDir,
-    flashback_api::Api,
-    flashback_api::DbInfo,
-    String,
-) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = fixture_copy(dir.path());
-    let id = bigvalue::splice(&path, "forked", "big", bigvalue::BigValue::Ints(ITEMS)).unwrap();
-    let api = api_in(dir.path(), Initial::None);
-    api.set_setting(SetSettingRequest {
-        key: "max_value_mb".into(),
-        value: Some("1".into()),
-    })
-    .await
-    .unwrap();
-    let db = open(&api, path.to_str().unwrap()).await;
-    (dir, api, db, id)
-}
-
-fn req(db: &flashback_api::DbInfo, id: &str, full: bool) -> CheckpointRequest {
-    CheckpointRequest {
-        db: db.db.clone(),
-        thread_id: "forked".into(),
-        checkpoint_ns: String::new(),
-        checkpoint_id: Some(id.into()),
-        reveal_secrets: false,
-        full,
-        raw: false,
-        reducers: Default::default(),
-        allow_locked: false,
-    }
-}
+/// Python's layout: the big list spliced into the head of `forked`.
+const PYTHON: Layout = Layout {
+    splice: |dir| {
+        let path = fixture_copy(dir);
+        let big = bigvalue::BigValue::Ints(ITEMS);
+        let id = bigvalue::splice(&path, "forked", "big", big).unwrap();
+        (path, id, big.len())
+    },
+    thread: "forked",
+    channel: "big",
+    kind: "list",
+    also,
+};
 
 #[tokio::test]
 async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
-    let (_dir, api, db, id) = setup().await;
-    let d = api.checkpoint_detail(req(&db, &id, false)).await.unwrap();
-    assert_eq!(d.problem, None, "the checkpoint itself is fine");
+    over_the_budget(&PYTHON).await;
+}
+
+/// What Python's layout shows besides the shared behaviour (`behaviours.rs`).
+fn also(s: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
     let big = &d.values["big"];
-    let bytes = bigvalue::BigValue::Ints(ITEMS).len();
-    assert_eq!(big["$too_large"]["bytes"], bytes, "{big}");
-    assert_eq!(big["$too_large"]["reason"], "value");
-    assert_eq!(big["$type"], "list");
     assert!(
         big["$message"]
             .as_str()
@@ -63,11 +42,6 @@ async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
             .starts_with("too large: 2.9 MB"),
         "{big}"
     );
-    // The other channels decode as always.
-    assert!(d.values["log"].is_array(), "{:?}", d.values.keys());
-    let info = d.channels.iter().find(|c| c.channel == "big").unwrap();
-    assert_eq!(info.type_name, "list");
-    assert_eq!(u64::from(info.size), bytes);
     // The pending write holding the same value: a placeholder too.
     let write = d
         .writes
@@ -75,10 +49,8 @@ async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
         .flat_map(|g| &g.writes)
         .find(|w| w.channel == "big")
         .expect("the big write");
-    assert_eq!(write.value["$too_large"]["bytes"], bytes);
-
+    assert_eq!(write.value["$too_large"]["bytes"], s.bytes);
     // Opened on purpose: the whole list.
-    let full = api.checkpoint_detail(req(&db, &id, true)).await.unwrap();
     let items = full.values["big"].as_array().expect("decoded");
     assert_eq!(items.len(), ITEMS as usize);
     assert_eq!(items[1], Json::from(0x1000_0001u32));
@@ -86,7 +58,8 @@ async fn a_value_over_the_budget_is_its_size_and_kind_and_opens_on_purpose() {
 
 #[tokio::test]
 async fn the_thread_list_and_other_threads_are_untouched() {
-    let (_dir, api, db, _) = setup().await;
+    let s = Spliced::new(&PYTHON).await;
+    let (api, db) = (&s.api, &s.db);
     let threads = api
         .list_threads(ThreadsRequest {
             limit: None,
@@ -101,13 +74,14 @@ async fn the_thread_list_and_other_threads_are_untouched() {
     let forked = threads.iter().find(|t| t.thread_id == "forked").unwrap();
     assert!(forked.status.is_some());
     // The history and graph of the thread read as always.
-    let g = graph(&api, &db, "forked").await;
+    let g = graph(api, db, "forked").await;
     assert!(g.unreadable.is_empty());
 }
 
 #[tokio::test]
 async fn a_fork_copies_the_whole_value_not_the_placeholder() {
-    let (_dir, api, db, id) = setup().await;
+    let s = Spliced::new(&PYTHON).await;
+    let (api, db, id) = (&s.api, &s.db, &s.id);
     let fork = api
         .fork_checkpoint(ForkRequest {
             db: db.db.clone(),
@@ -119,7 +93,7 @@ async fn a_fork_copies_the_whole_value_not_the_placeholder() {
         .await
         .unwrap();
     let copied = api
-        .checkpoint_detail(req(&db, &fork.checkpoint_id, true))
+        .checkpoint_detail(s.req(&fork.checkpoint_id, true))
         .await
         .unwrap();
     assert_eq!(
@@ -153,6 +127,9 @@ async fn the_budget_is_a_setting() {
     .await
     .unwrap();
     let db = open(&api, path.to_str().unwrap()).await;
-    let d = api.checkpoint_detail(req(&db, &id, false)).await.unwrap();
+    let d = api
+        .checkpoint_detail(req(&db, "forked", Some(&id), false))
+        .await
+        .unwrap();
     assert!(d.values["big"].is_array());
 }

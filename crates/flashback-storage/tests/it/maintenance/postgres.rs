@@ -1,4 +1,5 @@
-//! `SaverMaintenance` on Postgres , and the cross-database copy
+//! `SaverMaintenance` on Postgres, on the fixture's dump (the hand-built threads run on both
+//! backends from `behaviours.rs`), and the cross-database copy
 //! SQLite → Postgres → SQLite. Skipped when no PostgreSQL is available, unless CI=true or
 //! FLASHBACK_REQUIRE_PG=1.
 
@@ -9,14 +10,16 @@ use flashback_storage::maintenance::{
 use flashback_storage::postgres::PostgresStore;
 use flashback_storage::sqlite::SqliteSaver;
 use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
-    StoreError, Version,
+    CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, StoreError,
 };
 use flashback_testkit::TestPg;
-use serde_json::{json, Map, Value as Json};
+use serde_json::Value as Json;
 use sqlx::{AssertSqlSafe, PgPool};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use super::behaviours::owned;
+use super::rows::postgres as dump;
 
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -38,25 +41,6 @@ async fn empty_store(pg: &TestPg) -> PostgresStore {
     setup.setup().await.expect("setup");
     setup.close().await;
     PostgresStore::connect(pg.url()).await.expect("connect")
-}
-
-/// Every row of the three tables as text (thread id first), in key order.
-async fn dump(pool: &PgPool) -> Vec<String> {
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT t::text FROM checkpoints t ORDER BY thread_id, checkpoint_ns, checkpoint_id",
-        "SELECT t::text FROM checkpoint_blobs t ORDER BY thread_id, checkpoint_ns, channel, version",
-        "SELECT t::text FROM checkpoint_writes t \
-         ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
-    ] {
-        out.extend(
-            sqlx::query_scalar::<_, String>(AssertSqlSafe(sql.to_owned()))
-                .fetch_all(pool)
-                .await
-                .expect(sql),
-        );
-    }
-    out
 }
 
 async fn count(pool: &PgPool, sql: &str) -> i64 {
@@ -132,10 +116,6 @@ fn sorted_metadata(mut list: Vec<CheckpointTuple>) -> Vec<CheckpointTuple> {
         }
     }
     list
-}
-
-fn owned(ids: &[&str]) -> Vec<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
 }
 
 #[tokio::test]
@@ -306,222 +286,6 @@ async fn prune_keep_latest_dry_run_then_real() {
         )
         .await,
         0
-    );
-    store.close().await;
-}
-
-// ------------------------------------------------------------------------------------------
-// Hand-built threads
-
-fn checkpoint(id: &str, values: Vec<(&str, Decoded)>) -> Checkpoint {
-    Checkpoint {
-        v: 4,
-        id: id.to_owned(),
-        ts: "2026-01-01T00:00:00.000000+00:00".into(),
-        channel_versions: values
-            .iter()
-            .map(|(c, _)| {
-                (
-                    (*c).to_owned(),
-                    Version::Str(format!("{:032}.0.5", id.len())),
-                )
-            })
-            .collect(),
-        channel_values: values
-            .into_iter()
-            .map(|(c, v)| (c.to_owned(), Arc::new(v)))
-            .collect(),
-        versions_seen: Vec::new(),
-        updated_channels: None,
-        pending_sends: None,
-    }
-}
-
-async fn put(
-    saver: &dyn CheckpointSaver,
-    thread: &str,
-    ns: &str,
-    parent: Option<&str>,
-    cp: &Checkpoint,
-    metadata: Json,
-) {
-    let metadata: Map<String, Json> = metadata.as_object().cloned().unwrap();
-    saver
-        .put(PutRequest {
-            thread_id: thread,
-            checkpoint_ns: ns,
-            parent_checkpoint_id: parent,
-            checkpoint: cp,
-            metadata: &metadata,
-            new_versions: &cp.channel_versions,
-        })
-        .await
-        .expect("put");
-}
-
-fn list(items: &[i64]) -> Decoded {
-    Decoded::Msgpack(Value::Array(items.iter().map(|i| Value::Int(*i)).collect()))
-}
-
-#[tokio::test]
-async fn delete_for_runs_and_orphaned_blobs() {
-    let pg = flashback_testkit::pg_or_skip!();
-    let store = empty_store(&pg).await;
-    let pool = pg.pool().await.expect("pool");
-    // Versions are per id length, so "c1"/"c2" share the blob of `a`, "c333" has its own.
-    put(
-        &store,
-        "t",
-        "",
-        None,
-        &checkpoint("c1", vec![("a", list(&[1]))]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
-    put(
-        &store,
-        "t",
-        "",
-        Some("c1"),
-        &checkpoint("c2", vec![("a", list(&[1]))]),
-        json!({"run_id": "r2"}),
-    )
-    .await;
-    put(
-        &store,
-        "t",
-        "",
-        Some("c2"),
-        &checkpoint("c333", vec![("a", list(&[2]))]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
-    put(
-        &store,
-        "t",
-        "child:1",
-        None,
-        &checkpoint("c4", vec![]),
-        json!({"run_id": "r1"}),
-    )
-    .await;
-    for id in ["c1", "c2", "c333"] {
-        store
-            .put_writes("t", "", id, "task", "", &[("ch".into(), list(&[7]))])
-            .await
-            .expect("writes");
-    }
-    assert_eq!(
-        count(&pool, "SELECT count(*) FROM checkpoint_blobs").await,
-        2
-    );
-    let report = store
-        .delete_for_runs(&owned(&["r1"]))
-        .await
-        .expect("delete");
-    let ids: Vec<&str> = report.checkpoints.iter().map(|c| c.2.as_str()).collect();
-    assert_eq!(ids, ["c1", "c333", "c4"]);
-    assert_eq!(report.writes, 2);
-    // c333's blob is orphaned; c1's is still used by c2.
-    assert_eq!(report.blobs, 1);
-    let left = store.get_tuple("t", "", None).await.unwrap().unwrap();
-    assert_eq!(left.header.checkpoint_id, "c2");
-    assert_eq!(
-        left.checkpoint.value("a").map(|v| (**v).clone()),
-        Some(list(&[1]))
-    );
-    assert_eq!(left.pending_writes.len(), 1);
-    assert!(store
-        .get_tuple("t", "child:1", None)
-        .await
-        .unwrap()
-        .is_none());
-    assert_eq!(
-        store.delete_for_runs(&[]).await.unwrap(),
-        PruneReport::default()
-    );
-    assert!(store
-        .delete_for_runs(&owned(&["r1", "zz"]))
-        .await
-        .unwrap()
-        .checkpoints
-        .is_empty());
-    store.close().await;
-}
-
-#[tokio::test]
-async fn keep_latest_keeps_what_delta_channels_need() {
-    let pg = flashback_testkit::pg_or_skip!();
-    let store = empty_store(&pg).await;
-    let pool = pg.pool().await.expect("pool");
-    let snapshot = Decoded::Msgpack(Value::DeltaSnapshot(Box::new(Value::Array(vec![
-        Value::Int(1),
-    ]))));
-    // A snapshot at 1 (the inline `true` marker with a blob behind it): 0 goes, 1..2 stay.
-    for (id, parent) in [("0", None), ("1", Some("0")), ("2", Some("1"))] {
-        let values = if id == "1" {
-            vec![("a", snapshot.clone())]
-        } else {
-            vec![]
-        };
-        let meta = json!({"counters_since_delta_snapshot": {"a": [1, 1]}});
-        put(&store, "snap", "", parent, &checkpoint(id, values), meta).await;
-    }
-    // A plain inline `true` is no snapshot, and no counters: only the head stays.
-    let yes = Decoded::Msgpack(Value::Bool(true));
-    put(
-        &store,
-        "plain",
-        "",
-        None,
-        &checkpoint("1", vec![("a", yes.clone())]),
-        json!({}),
-    )
-    .await;
-    put(
-        &store,
-        "plain",
-        "",
-        Some("1"),
-        &checkpoint("2", vec![("a", yes)]),
-        json!({}),
-    )
-    .await;
-    assert_eq!(
-        count(
-            &pool,
-            "SELECT count(*) FROM checkpoints WHERE checkpoint -> 'channel_values' -> 'a' = 'true'::jsonb"
-        )
-        .await,
-        3
-    );
-    let threads = owned(&["plain", "snap"]);
-    let before = dump(&pool).await;
-    let dry = store
-        .prune(&threads, PruneStrategy::KeepLatest, true)
-        .await
-        .expect("dry run");
-    assert_eq!(dump(&pool).await, before, "a dry run wrote");
-    let r = store
-        .prune(&threads, PruneStrategy::KeepLatest, false)
-        .await
-        .expect("prune");
-    assert_eq!(r.checkpoints, dry.checkpoints);
-    assert_eq!(
-        r.checkpoints,
-        [
-            ("plain".into(), "".into(), "1".into()),
-            ("snap".into(), "".into(), "0".into())
-        ]
-    );
-    // The snapshot's blob stays.
-    assert_eq!(
-        count(
-            &pool,
-            "SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'snap'"
-        )
-        .await,
-        1
     );
     store.close().await;
 }

@@ -1,17 +1,14 @@
 //! `SaverMaintenance` (copy_thread, delete_for_runs, prune) on SQLite, on temporary copies of
-//! the Python-written fixture and on hand-built threads.
+//! the Python-written fixture (the hand-built threads run on both backends from `behaviours.rs`).
 
-use flashback_codec::Value;
 use flashback_storage::maintenance::{PruneReport, PruneStrategy, SaverMaintenance};
 use flashback_storage::sqlite::SqliteSaver;
-use flashback_storage::{
-    Checkpoint, CheckpointSaver, CheckpointStore, CheckpointTuple, Decoded, ListQuery, PutRequest,
-    StoreError, Version,
-};
+use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery, StoreError};
 use rusqlite::Connection;
-use serde_json::{json, Map, Value as Json};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+
+use super::behaviours::owned;
+use super::rows::sqlite as dump;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite")
@@ -26,30 +23,6 @@ async fn fixture_copy() -> (tempfile::TempDir, PathBuf, SqliteSaver) {
         .await
         .expect("open");
     (dir, path, saver)
-}
-
-/// Every row of both tables, as text, in key order.
-fn dump(path: &Path) -> Vec<String> {
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open");
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || \
-         ifnull(parent_checkpoint_id, '<null>') || '|' || hex(checkpoint) || '|' || hex(metadata) \
-         FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id",
-        "SELECT thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || task_id || '|' || \
-         task_path || '|' || idx || '|' || channel || '|' || ifnull(type, '') || '|' || hex(value) \
-         FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
-    ] {
-        let mut stmt = conn.prepare(sql).expect("prepare");
-        let rows = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .expect("query")
-            .collect::<Result<Vec<_>, _>>()
-            .expect("rows");
-        out.extend(rows);
-    }
-    out
 }
 
 fn count(path: &Path, sql: &str) -> i64 {
@@ -68,10 +41,6 @@ async fn tuples(store: &dyn CheckpointStore, thread: &str) -> Vec<CheckpointTupl
         t.header.thread_id = String::new();
     }
     list
-}
-
-fn owned(ids: &[&str]) -> Vec<String> {
-    ids.iter().map(|s| (*s).to_owned()).collect()
 }
 
 #[tokio::test]
@@ -287,241 +256,4 @@ async fn prune_delete_removes_the_threads() {
         .await
         .expect("empty");
     assert_eq!(none, PruneReport::default());
-}
-
-// ------------------------------------------------------------------------------------------
-// Hand-built threads
-
-fn checkpoint(id: &str, values: Vec<(&str, Decoded)>) -> Checkpoint {
-    Checkpoint {
-        v: 4,
-        id: id.to_owned(),
-        ts: "2026-01-01T00:00:00.000000+00:00".into(),
-        channel_values: values
-            .into_iter()
-            .map(|(c, v)| (c.to_owned(), Arc::new(v)))
-            .collect(),
-        channel_versions: vec![("a".into(), Version::Int(1))],
-        versions_seen: Vec::new(),
-        updated_channels: None,
-        pending_sends: None,
-    }
-}
-
-async fn put(
-    saver: &dyn CheckpointSaver,
-    thread: &str,
-    ns: &str,
-    parent: Option<&str>,
-    cp: &Checkpoint,
-    metadata: Json,
-) {
-    let metadata: Map<String, Json> = metadata.as_object().cloned().unwrap();
-    saver
-        .put(PutRequest {
-            thread_id: thread,
-            checkpoint_ns: ns,
-            parent_checkpoint_id: parent,
-            checkpoint: cp,
-            metadata: &metadata,
-            new_versions: &cp.channel_versions,
-        })
-        .await
-        .expect("put");
-}
-
-fn s(x: &str) -> Decoded {
-    Decoded::Msgpack(Value::Str(x.into()))
-}
-
-async fn new_saver() -> (tempfile::TempDir, PathBuf, SqliteSaver) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("new.sqlite");
-    let saver = SqliteSaver::create(path.to_str().unwrap())
-        .await
-        .expect("create");
-    (dir, path, saver)
-}
-
-#[tokio::test]
-async fn delete_for_runs_deletes_the_runs_checkpoints_and_writes() {
-    let (_dir, path, saver) = new_saver().await;
-    let ids = ["1f0-1", "1f0-2", "1f0-3"];
-    let runs = ["run-1", "run-2", "run-3"];
-    let mut parent = None;
-    for (id, run) in ids.iter().zip(runs) {
-        let cp = checkpoint(id, vec![("a", s(run))]);
-        put(
-            &saver,
-            "t",
-            "",
-            parent,
-            &cp,
-            json!({"run_id": run, "step": 1}),
-        )
-        .await;
-        saver
-            .put_writes("t", "", id, "task", "", &[("ch".into(), s("w"))])
-            .await
-            .expect("writes");
-        parent = Some(*id);
-    }
-    // run-1 also has a checkpoint in a child namespace and in another thread.
-    put(
-        &saver,
-        "t",
-        "child:1",
-        None,
-        &checkpoint("1f0-4", vec![]),
-        json!({"run_id": "run-1"}),
-    )
-    .await;
-    put(
-        &saver,
-        "u",
-        "",
-        None,
-        &checkpoint("1f0-5", vec![]),
-        json!({"run_id": "run-1"}),
-    )
-    .await;
-    put(
-        &saver,
-        "u",
-        "",
-        Some("1f0-5"),
-        &checkpoint("1f0-6", vec![]),
-        json!({"run_id": "other"}),
-    )
-    .await;
-
-    let report = saver
-        .delete_for_runs(&owned(&["run-1", "run-2", "nope"]))
-        .await
-        .expect("delete");
-    let deleted: Vec<(&str, &str, &str)> = report
-        .checkpoints
-        .iter()
-        .map(|(t, n, i)| (t.as_str(), n.as_str(), i.as_str()))
-        .collect();
-    assert_eq!(
-        deleted,
-        [
-            ("t", "", "1f0-1"),
-            ("t", "", "1f0-2"),
-            ("t", "child:1", "1f0-4"),
-            ("u", "", "1f0-5")
-        ]
-    );
-    assert_eq!(report.writes, 2);
-    let left: Vec<String> = saver
-        .list_headers(&ListQuery::default())
-        .await
-        .expect("list")
-        .into_iter()
-        .map(|h| h.checkpoint_id)
-        .collect();
-    assert_eq!(left, ["1f0-6", "1f0-3"]);
-    assert_eq!(count(&path, "SELECT count(*) FROM writes"), 1);
-    // run-3's checkpoint keeps its writes and (dangling) parent.
-    let t = saver.get_tuple("t", "", None).await.unwrap().unwrap();
-    assert_eq!(t.pending_writes.len(), 1);
-    assert_eq!(t.header.parent_checkpoint_id.as_deref(), Some("1f0-2"));
-    // Empty and unknown lists are no-ops.
-    assert_eq!(
-        saver.delete_for_runs(&[]).await.unwrap(),
-        PruneReport::default()
-    );
-    assert!(saver
-        .delete_for_runs(&owned(&["nope"]))
-        .await
-        .unwrap()
-        .checkpoints
-        .is_empty());
-}
-
-#[tokio::test]
-async fn keep_latest_keeps_what_delta_channels_need() {
-    let (_dir, path, saver) = new_saver().await;
-    let chain = |ids: &[&'static str]| {
-        ids.iter()
-            .enumerate()
-            .map(|(i, id)| (*id, if i == 0 { None } else { Some(ids[i - 1]) }))
-            .collect::<Vec<_>>()
-    };
-    // Plain thread: only the head stays.
-    for (id, parent) in chain(&["1", "2"]) {
-        put(
-            &saver,
-            "plain",
-            "",
-            parent,
-            &checkpoint(id, vec![]),
-            json!({}),
-        )
-        .await;
-    }
-    // DeltaChannel counters, nothing ever stored: the whole line stays.
-    for (id, parent) in chain(&["1", "2"]) {
-        let meta = json!({"counters_since_delta_snapshot": {"a": [1, 1]}});
-        put(
-            &saver,
-            "counters",
-            "",
-            parent,
-            &checkpoint(id, vec![]),
-            meta,
-        )
-        .await;
-    }
-    // A `_DeltaSnapshot` at 1: 1..3 stay, 0 goes and 1 becomes the root.
-    let snapshot = Decoded::Msgpack(Value::DeltaSnapshot(Box::new(Value::Array(vec![
-        Value::Int(1),
-    ]))));
-    for (id, parent) in chain(&["0", "1", "2", "3"]) {
-        let values = if id == "1" {
-            vec![("a", snapshot.clone())]
-        } else {
-            vec![]
-        };
-        put(
-            &saver,
-            "snap",
-            "",
-            parent,
-            &checkpoint(id, values),
-            json!({}),
-        )
-        .await;
-    }
-
-    let threads = owned(&["plain", "counters", "snap"]);
-    let before = dump(&path);
-    let dry = saver
-        .prune(&threads, PruneStrategy::KeepLatest, true)
-        .await
-        .expect("dry run");
-    assert_eq!(dump(&path), before, "a dry run wrote");
-    let r = saver
-        .prune(&threads, PruneStrategy::KeepLatest, false)
-        .await
-        .expect("prune");
-    assert_eq!(r.checkpoints, dry.checkpoints);
-    assert_eq!(
-        r.checkpoints,
-        [
-            ("plain".into(), "".into(), "1".into()),
-            ("snap".into(), "".into(), "0".into())
-        ]
-    );
-    assert_eq!(r.parents_cleared, 2);
-    let snap = saver
-        .list_headers(&ListQuery::thread("snap"))
-        .await
-        .expect("list");
-    let ids: Vec<(&str, Option<&str>)> = snap
-        .iter()
-        .map(|h| (h.checkpoint_id.as_str(), h.parent_checkpoint_id.as_deref()))
-        .collect();
-    assert_eq!(ids, [("3", Some("2")), ("2", Some("1")), ("1", None)]);
 }

@@ -1,36 +1,18 @@
 //! LangGraph's memory Store in SQLite files made here with the tables `SqliteStore.setup()`
-//! creates (the interop test `tests/interop/store_test.py` checks against the real Python):
-//! store-only and mixed files open, reads match Python's namespace semantics and never
-//! write, a bad row damages only itself, and put/delete write the rows Python writes.
+//! creates (the interop test `tests/interop/store_test.py` checks against the real Python), and
+//! what only SQLite does (the shared behaviours, run here too, are in `behaviours.rs`):
+//! store-only files open, reads match Python's namespace semantics and never write, a bad row
+//! damages only itself, and put/delete write the rows Python writes.
 
 use flashback_storage::memory::{self, Page};
 use flashback_storage::sqlite::SqliteStore;
 use flashback_storage::{CheckpointStore, Holds, StoreError};
 use rusqlite::{params, Connection};
 use serde_json::json;
+
+use super::behaviours::{namespace_counts, ns};
+use super::tables::{STORE, VECTORS};
 use std::path::{Path, PathBuf};
-
-/// `SqliteStore.setup()`'s tables (migrations 0–4), and with `vectors` the index's.
-const STORE: &str = "
-CREATE TABLE store_migrations (v INTEGER PRIMARY KEY);
-CREATE TABLE store (
-    prefix text NOT NULL, key text NOT NULL, value text NOT NULL,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    expires_at TIMESTAMP, ttl_minutes REAL, PRIMARY KEY (prefix, key));
-CREATE INDEX store_prefix_idx ON store (prefix);
-INSERT INTO store_migrations VALUES (0), (1), (2), (3), (4);";
-const VECTORS: &str = "
-CREATE TABLE vector_migrations (v INTEGER PRIMARY KEY);
-CREATE TABLE store_vectors (
-    prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, embedding BLOB,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (prefix, key, field_name),
-    FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE);
-INSERT INTO vector_migrations VALUES (0);";
-
-fn ns(labels: &[&str]) -> Vec<String> {
-    labels.iter().map(|s| (*s).to_owned()).collect()
-}
 
 /// A store file with items in nested namespaces, one with a TTL, one with vectors, one bad.
 fn store_file(dir: &Path) -> PathBuf {
@@ -241,13 +223,8 @@ async fn a_store_only_file_opens_without_threads_and_reads_like_python() {
         1
     );
 
-    let tree = m.namespaces(&[]).await.expect("namespaces");
-    let counts: Vec<(String, u64)> = tree
-        .iter()
-        .map(|n| (n.namespace.join("/"), n.items))
-        .collect();
     assert_eq!(
-        counts,
+        namespace_counts(m).await,
         [
             ("docs".to_owned(), 1),
             ("users".to_owned(), 1),
@@ -267,30 +244,10 @@ async fn a_store_only_file_opens_without_threads_and_reads_like_python() {
     assert_eq!(bytes_of(dir.path()), before, "reading wrote nothing");
 }
 
+/// (A store beside checkpoint tables is a shared behaviour: `behaviours.rs`.)
 #[tokio::test]
-async fn mixed_files_hold_both_and_files_with_neither_are_refused() {
+async fn checkpoint_files_hold_no_store_and_files_with_neither_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = store_file(dir.path());
-    let location = path.to_str().expect("utf-8");
-    flashback_storage::sqlite::SqliteSaver::create(location)
-        .await
-        .expect("checkpoint tables beside the store");
-    let store = flashback_storage::open(location, flashback_storage::Read::default())
-        .await
-        .expect("open");
-    assert_eq!(store.schema().holds, Holds::Mixed);
-    assert!(store.schema().description.contains("with a memory store"));
-    assert_eq!(
-        store
-            .memory()
-            .expect("store")
-            .summary()
-            .await
-            .expect("n")
-            .items,
-        6
-    );
-
     let fixture =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite");
     let cps = flashback_storage::open(
