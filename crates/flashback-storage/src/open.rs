@@ -11,7 +11,7 @@ use crate::maintenance::SaverMaintenance;
 use crate::sqlite::{Reader, SqliteSaver, SqliteStore};
 use crate::three::sqlite::{ThreeTableSaver, ThreeTableStore};
 use crate::three::ThreeTableOptions;
-use crate::{is_postgres_url, CheckpointSaver, CheckpointStore, StoreError};
+use crate::{is_postgres_url, CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
 use std::sync::Arc;
@@ -121,6 +121,33 @@ async fn detect_sqlite(path: &str) -> Result<SqliteSource, StoreError> {
     .map_err(|e| StoreError::Query(format!("open task failed: {e}")))?
 }
 
+/// What a Postgres database holds, detected once on its first connection (`setup`: the
+/// connection may create LangGraph's tables afterwards).
+#[cfg(feature = "postgres")]
+#[allow(clippy::large_enum_variant)] // one short-lived value per open, moved out at once
+enum PgSource {
+    LangGraph(crate::postgres::PostgresStore),
+    ThreeTable(crate::three::postgres::ThreeTablePg),
+}
+
+#[cfg(feature = "postgres")]
+async fn detect_postgres(url: &str, setup: bool) -> Result<PgSource, StoreError> {
+    use crate::postgres::{Detected, PostgresStore};
+    Ok(match PostgresStore::detect(url, setup).await? {
+        Detected::LangGraph(store) => PgSource::LangGraph(store),
+        Detected::ThreeTable {
+            connect,
+            target,
+            schema,
+        } => PgSource::ThreeTable(crate::three::postgres::ThreeTablePg::from_detected(
+            connect,
+            target,
+            schema,
+            ThreeTableOptions::default(),
+        )),
+    })
+}
+
 #[async_trait]
 impl Access for Read {
     type Store = Box<dyn CheckpointStore>;
@@ -135,23 +162,9 @@ impl Access for Read {
 
     #[cfg(feature = "postgres")]
     async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
-        use crate::postgres::{Detected, PostgresStore};
-        let store: Self::Store = match PostgresStore::detect(url, false).await? {
-            Detected::LangGraph(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
-            Detected::ThreeTable {
-                connect,
-                target,
-                schema,
-            } => Box::new(
-                crate::three::postgres::ThreeTablePg::from_detected(
-                    connect,
-                    target,
-                    schema,
-                    ThreeTableOptions::default(),
-                )
-                .with_budget(self.budget)
-                .with_key(self.key),
-            ),
+        let store: Self::Store = match detect_postgres(url, false).await? {
+            PgSource::LangGraph(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
+            PgSource::ThreeTable(s) => Box::new(s.with_budget(self.budget).with_key(self.key)),
         };
         Ok(store)
     }
@@ -178,22 +191,9 @@ impl Access for Write {
 
     #[cfg(feature = "postgres")]
     async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
-        use crate::postgres::{Detected, PostgresStore};
-        let saver: Self::Store = match PostgresStore::detect(url, false).await? {
-            Detected::LangGraph(s) => Box::new(s.with_key(self.key)),
-            Detected::ThreeTable {
-                connect,
-                target,
-                schema,
-            } => Box::new(
-                crate::three::postgres::ThreeTablePg::from_detected(
-                    connect,
-                    target,
-                    schema,
-                    ThreeTableOptions::default(),
-                )
-                .with_key(self.key),
-            ),
+        let saver: Self::Store = match detect_postgres(url, false).await? {
+            PgSource::LangGraph(s) => Box::new(s.with_key(self.key)),
+            PgSource::ThreeTable(s) => Box::new(s.with_key(self.key)),
         };
         Ok(saver)
     }
@@ -216,7 +216,6 @@ impl Access for Create {
 
     #[cfg(feature = "postgres")]
     async fn postgres(self, url: &str) -> Result<Self::Store, StoreError> {
-        use crate::postgres::{Detected, PostgresStore};
         use crate::three::postgres::ThreeTablePg;
         if self.three.is_some() {
             let saver = ThreeTablePg::open_for(url, self.create, self.three).await?;
@@ -224,20 +223,11 @@ impl Access for Create {
                 StoreError::InvalidInput("no three-table store at this URL".into())
             });
         }
-        match PostgresStore::detect(url, true).await? {
-            Detected::ThreeTable {
-                connect,
-                target,
-                schema,
-            } => Ok(Box::new(ThreeTablePg::from_detected(
-                connect,
-                target,
-                schema,
-                ThreeTableOptions::default(),
-            ))),
-            Detected::LangGraph(store) => {
+        match detect_postgres(url, true).await? {
+            PgSource::ThreeTable(saver) => Ok(Box::new(saver)),
+            PgSource::LangGraph(store) => {
                 if self.create {
-                    CheckpointSaver::setup(&store).await?;
+                    crate::CheckpointSaver::setup(&store).await?;
                 }
                 Ok(Box::new(store))
             }
