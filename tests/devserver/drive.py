@@ -298,6 +298,38 @@ def record(client, scenario: dict) -> dict:
     }
 
 
+def python_saver(state_dir: pathlib.Path):
+    """LangGraph's own InMemorySaver over a stopped server's `.langgraph_api` folder, built as
+    the server builds it (langgraph_runtime_inmem/checkpoint.py: factory -> PersistentDict
+    loaded from .langgraph_checkpoint.{1,2,3}.pckl), read-only (flag "r": never written back).
+    The default JsonPlusSerializer reads what the server's Serializer wrote for these graphs."""
+    from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
+
+    n = 0
+
+    def factory(*args: Any) -> PersistentDict:
+        nonlocal n
+        n += 1
+        d = PersistentDict(*args, filename=str(state_dir / f".langgraph_checkpoint.{n}.pckl"))
+        d.flag = "r"
+        with contextlib.suppress(FileNotFoundError):
+            d.load()
+        return d
+
+    return InMemorySaver(factory=factory)
+
+
+def python_graphs(saver) -> dict:
+    """The project's graphs compiled with `saver` ({graph_id: compiled graph})."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("flashback_devserver_graphs", PROJECT / "graphs.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # get_type_hints looks the module up by name
+    spec.loader.exec_module(mod)
+    return {name: getattr(mod, "_" + name).compile(checkpointer=saver) for name in ("chat", "approval", "research")}
+
+
 # ---------------------------------------------------------------------------
 # --measure: when each file is written
 # ---------------------------------------------------------------------------

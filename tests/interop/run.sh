@@ -25,6 +25,12 @@
 #   prune_share_test.py (issue 28): the real SqliteSaver (5 s busy timeout) puts beside a
 #   large prune (short transactions: no put waits a second) and a VACUUM (previewed, refused
 #   while the program has the file open, its failure after a committed prune reported).
+#   devserver_test.py (issue 30): the real `langgraph dev` server (langgraph-cli[inmem]) runs the
+#   tests/devserver scenario and is stopped with SIGINT; its `.langgraph_api/` pickles read by
+#   LangGraph's own InMemorySaver and by `flashback threads/history/state` as the server showed
+#   them, and a `flashback fork --set` resumed by the restarted server as its own time travel.
+#   The Flashback half skips with one line while `flashback threads DIR` answers that a folder
+#   is not a database. One server start and one restart, ~20 s.
 #   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
 #   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
 #   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
@@ -114,6 +120,9 @@ echo "== prune_race_test.py: SQLite"
 echo
 echo "== prune_share_test.py: SQLite"
 "$python" tests/interop/prune_share_test.py || status=1
+echo
+echo "== devserver_test.py: langgraph dev's .langgraph_api folder"
+"$python" tests/interop/devserver_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
