@@ -214,6 +214,13 @@ def human(text: str, mid: str) -> dict:
     return {"messages": [{"type": "human", "content": text, "id": mid}]}
 
 
+def api_message(msg: dict) -> dict:
+    """An AIMessage as the API reads it back: only the fields it coerces. (Sent whole, the
+    fields it does not know for a dict, `invalid_tool_calls` and `usage_metadata`, land in
+    `additional_kwargs`.)"""
+    return {k: msg[k] for k in ("type", "content", "id", "name", "tool_calls") if k in msg}
+
+
 def _new_thread(client, name: str, user: str) -> str:
     tid = thread_id(name)
     client.threads.create(thread_id=tid, metadata={"fixture": name, "user_id": user}, if_exists="do_nothing")
@@ -248,7 +255,7 @@ def run_scenario(client) -> dict:
     client.runs.wait(t, "chat", input=human("what is the weather in Oslo", "h-1"))
     hist = client.threads.get_history(t, limit=1000)
     src = next(s for s in hist if s["next"] == ["tools"])
-    ai = dict(src["values"]["messages"][-1])
+    ai = api_message(src["values"]["messages"][-1])
     ai["tool_calls"] = [dict(ai["tool_calls"][0], args={"city": "Bergen"})]
     upd = client.threads.update_state(
         t, {"messages": [ai]}, as_node="model", checkpoint_id=src["checkpoint"]["checkpoint_id"]

@@ -212,7 +212,7 @@ def edited_messages(state_dir: pathlib.Path, rec: dict, city: str) -> tuple[str,
     msgs = json.loads(json.dumps(view(snap.values["messages"])))
     ai = msgs[-1]
     ai["tool_calls"] = [dict(ai["tool_calls"][0], args={"city": city})]
-    return x, msgs, api_form(copy.deepcopy(ai))
+    return x, msgs, drive.api_message(api_form(copy.deepcopy(ai)))
 
 
 def check_restart(r: Results, srv: drive.Server, state_dir: pathlib.Path, rec: dict, with_flashback: bool) -> None:

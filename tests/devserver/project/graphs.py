@@ -5,9 +5,11 @@ AIMessages (with tool_calls), so every run gives the same values.
 
   chat      model -> tools (ToolNode) -> model ... ; a human message containing "boom" makes
             the model node raise (a failed run)
-  approval  draft -> review (interrupt(), waits for Command(resume=...)) -> finish
+  approval  write_draft -> review (interrupt(), waits for Command(resume=...)) -> finish
   research  plan -> Send("work", ...) per topic (fan-out) -> researcher (a compiled subgraph:
-            its checkpoints live under checkpoint_ns "researcher:<task id>") -> report
+            its checkpoints live under checkpoint_ns "researcher:<task id>") -> write_report
+(no node is named as a state key: langgraph < 0.3 refuses that, and generate_old.py runs these
+graphs on langgraph 0.2.60)
 """
 
 from __future__ import annotations
@@ -94,11 +96,11 @@ def finish(state: ApprovalState) -> dict:
 
 
 _approval = StateGraph(ApprovalState)
-_approval.add_node("draft", draft)
+_approval.add_node("write_draft", draft)
 _approval.add_node("review", review)
 _approval.add_node("finish", finish)
-_approval.add_edge(START, "draft")
-_approval.add_edge("draft", "review")
+_approval.add_edge(START, "write_draft")
+_approval.add_edge("write_draft", "review")
 _approval.add_edge("review", "finish")
 _approval.add_edge("finish", END)
 approval = _approval.compile()
@@ -160,10 +162,10 @@ _research = StateGraph(ResearchState)
 _research.add_node("plan", plan)
 _research.add_node("work", work)
 _research.add_node("researcher", researcher)
-_research.add_node("report", report)
+_research.add_node("write_report", report)
 _research.add_edge(START, "plan")
 _research.add_conditional_edges("plan", fan_out, ["work"])
 _research.add_edge("work", "researcher")
-_research.add_edge("researcher", "report")
-_research.add_edge("report", END)
+_research.add_edge("researcher", "write_report")
+_research.add_edge("write_report", END)
 research = _research.compile()
