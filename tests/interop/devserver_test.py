@@ -32,7 +32,9 @@ when `flashback threads DIR` answers that the location is not a database ("is a 
 not a regular file" / "is not a SQLite database"); part 1 and the restarted server's own time travel always run.
 
 Usage: FLASHBACK_BIN=target/debug/flashback python tests/interop/devserver_test.py [--keep]
-Prints one line per check and finally `N passed, M failed`; exits 1 on failure. ~30 s.
+   or: FLASHBACK_BIN=... pytest tests/interop/devserver_test.py   (one test, test_devserver)
+Prints one line per check and finally `N passed, M failed`; exits 1 on failure. ~20 s
+(tests/interop/run.sh runs it after the SQLite suites).
 """
 
 from __future__ import annotations
@@ -250,10 +252,7 @@ def check_restart(r: Results, srv: drive.Server, state_dir: pathlib.Path, rec: d
         restarted.stop()
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--keep", action="store_true", help="keep the server's temp folder")
-    args = ap.parse_args()
+def run(keep: bool = False) -> int:
     r = Results(verbose=False)
     t0 = time.monotonic()
     srv = drive.start()
@@ -281,13 +280,24 @@ def main() -> int:
             check_flashback(r, str(state_dir), rec)
         check_restart(r, srv, state_dir, rec, with_flashback)
     finally:
-        if not args.keep:
+        if not keep:
             shutil.rmtree(srv.workdir, ignore_errors=True)
         else:
             print(f"kept {srv.workdir}")
     print(f"info: {time.monotonic() - t0:.1f}s", flush=True)
     print(f"{r.passed} passed, {r.failed} failed", flush=True)
     return 1 if r.failed else 0
+
+
+def test_devserver() -> None:
+    """The same under pytest (`pytest tests/interop/devserver_test.py`)."""
+    assert run() == 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--keep", action="store_true", help="keep the server's temp folder")
+    return run(ap.parse_args().keep)
 
 
 if __name__ == "__main__":
