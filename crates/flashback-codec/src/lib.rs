@@ -39,6 +39,7 @@ pub mod jsvalue;
 pub mod legacy;
 pub mod msgpack;
 mod numpy;
+pub mod pickle;
 pub mod reserved;
 pub mod slimjson;
 pub mod typed;
