@@ -205,6 +205,15 @@ impl fmt::Display for PickleError {
 
 impl std::error::Error for PickleError {}
 
+/// Most nodes of a stored pickle's view, counted on the expanded tree ([`to_value`]).
+pub const SHOWN_NODES: usize = 500_000;
+
+/// A stored `pickle` value as the view shows it: [`to_value`] of [`loads`] with the default
+/// [`Limits`] and [`SHOWN_NODES`] — the same as the Python object stored as msgpack.
+pub fn shown(data: &[u8]) -> Result<crate::value::Value, PickleError> {
+    Ok(to_value(&loads(data, &Limits::default())?, SHOWN_NODES))
+}
+
 /// Read a pickle (protocols 0–5) into a [`PyValue`], without importing or running anything.
 pub fn loads(data: &[u8], limits: &Limits) -> Result<PyValue, PickleError> {
     let (arena, made_at, root) = reader::read(data, limits)?;

@@ -247,7 +247,7 @@ fn cloudpickle_by_value_classes_and_pydantic_messages() {
     assert_eq!(human.payload.get("id"), Some(&Value::Str("h1".into())));
     let v = read(&fixture("cp5_state.pckl"));
     assert_eq!(iso_datetime(v.get("when").unwrap()).as_deref(), Some("2024-01-02T00:00:00+00:00"));
-    assert_eq!(*v.get("raw").unwrap().clone(), PyValue::ByteArray(b"ba".to_vec()));
+    assert_eq!(**v.get("raw").unwrap(), PyValue::Bytes(b"ba".to_vec()));
     let PyValue::Set(ids) = &**v.get("ids").unwrap() else { panic!() };
     assert_eq!(uuid_string(&ids[0]).as_deref(), Some("00000000-0000-0000-0000-000000000005"));
 }
