@@ -28,16 +28,7 @@ fn le_value(bytes: &[u8]) -> Result<i64, String> {
     // Magnitude as little-endian u32 limbs.
     let mut mag: Vec<u8> = bytes.to_vec();
     if negative {
-        // Two's complement negation: invert and add one.
-        let mut carry = true;
-        for b in &mut mag {
-            *b = !*b;
-            if carry {
-                let (v, c) = b.overflowing_add(1);
-                *b = v;
-                carry = c;
-            }
-        }
+        negate(&mut mag);
     }
     let mut limbs: Vec<u32> = mag
         .chunks(4)
@@ -51,7 +42,10 @@ fn le_value(bytes: &[u8]) -> Result<i64, String> {
         limbs.pop();
     }
     if limbs.len() <= 2 {
-        let m = limbs.iter().rev().fold(0u64, |a, &l| (a << 32) | u64::from(l));
+        let m = limbs
+            .iter()
+            .rev()
+            .fold(0u64, |a, &l| (a << 32) | u64::from(l));
         if !negative && m <= i64::MAX as u64 {
             return Ok(m as i64);
         }
@@ -135,21 +129,26 @@ pub(super) fn to_le(decimal: &str) -> Option<Vec<u8>> {
     let nbytes = bit_length / 8 + 1;
     mag.resize(nbytes, 0);
     if negative {
-        let mut carry = true;
-        for b in &mut mag {
-            *b = !*b;
-            if carry {
-                let (v, c) = b.overflowing_add(1);
-                *b = v;
-                carry = c;
-            }
-        }
+        negate(&mut mag);
         let n = mag.len();
         if n > 1 && mag[n - 1] == 0xff && mag[n - 2] & 0x80 != 0 {
             mag.pop();
         }
     }
     Some(mag)
+}
+
+/// Two's complement negation of little-endian bytes, in place: invert and add one.
+fn negate(bytes: &mut [u8]) {
+    let mut carry = true;
+    for b in bytes {
+        *b = !*b;
+        if carry {
+            let (v, c) = b.overflowing_add(1);
+            *b = v;
+            carry = c;
+        }
+    }
 }
 
 /// A decimal integer as a `u128`, if it is one.

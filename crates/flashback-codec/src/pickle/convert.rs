@@ -26,16 +26,6 @@ struct Walk {
     left: usize,
 }
 
-fn obj(form: ObjectForm, module: &str, name: &str, payload: Value, extra: Option<Value>) -> Value {
-    Value::Object(Arc::new(PyObject {
-        form,
-        module: module.into(),
-        name: name.into(),
-        payload,
-        extra,
-    }))
-}
-
 fn string(s: &str) -> Value {
     Value::Str(s.into())
 }
@@ -65,13 +55,19 @@ impl Walk {
             PyValue::Dict(items) | PyValue::DefaultDict { items, .. } => self.map(items, depth),
             PyValue::Set(items) => {
                 let payload = self.seq(items, depth);
-                obj(ObjectForm::SingleArg, "builtins", "set", payload, None)
+                PyObject::value(ObjectForm::SingleArg, "builtins", "set", payload, None)
             }
             PyValue::FrozenSet(items) => {
                 let payload = self.seq(items, depth);
-                obj(ObjectForm::SingleArg, "builtins", "frozenset", payload, None)
+                PyObject::value(
+                    ObjectForm::SingleArg,
+                    "builtins",
+                    "frozenset",
+                    payload,
+                    None,
+                )
             }
-            PyValue::Global { module, name } => obj(
+            PyValue::Global { module, name } => PyObject::value(
                 ObjectForm::SingleArg,
                 "builtins",
                 "type",
@@ -148,18 +144,28 @@ impl Walk {
         let (m, n) = (module.as_str(), name.as_str());
         let single = |w: &mut Walk, form| {
             let payload = args.first().map_or(Value::Nil, |a| w.value(a, depth));
-            obj(form, m, n, payload, None)
+            PyObject::value(form, m, n, payload, None)
         };
         match (m, n) {
             ("datetime", "datetime") => {
                 if let Some(iso) = iso_datetime(v) {
-                    return obj(ObjectForm::Method, m, n, string(&iso), Some(string("fromisoformat")));
+                    return PyObject::value(
+                        ObjectForm::Method,
+                        m,
+                        n,
+                        string(&iso),
+                        Some(string("fromisoformat")),
+                    );
                 }
             }
             ("datetime", "date") => {
                 if let Some(iso) = iso_datetime(v) {
-                    let parts: Vec<Value> = iso.split('-').filter_map(|p| p.parse().ok()).map(Value::Int).collect();
-                    return obj(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
+                    let parts: Vec<Value> = iso
+                        .split('-')
+                        .filter_map(|p| p.parse().ok())
+                        .map(Value::Int)
+                        .collect();
+                    return PyObject::value(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
                 }
             }
             ("datetime", "time") => {
@@ -170,20 +176,20 @@ impl Walk {
             ("datetime", "timedelta") if timedelta(v).is_some() => {
                 let mut parts: Vec<Value> = args.iter().map(|a| self.value(a, depth)).collect();
                 parts.resize(3, Value::Int(0));
-                return obj(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
+                return PyObject::value(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
             }
             ("datetime", "timezone") => {
                 let payload = self.seq(args, depth);
-                return obj(ObjectForm::PosArgs, m, n, payload, None);
+                return PyObject::value(ObjectForm::PosArgs, m, n, payload, None);
             }
             ("uuid", "UUID") => {
                 if let Some(hex) = uuid_hex(v) {
-                    return obj(ObjectForm::SingleArg, m, n, string(&hex), None);
+                    return PyObject::value(ObjectForm::SingleArg, m, n, string(&hex), None);
                 }
             }
             ("zoneinfo", "ZoneInfo._unpickle") => {
                 let key = args.first().map_or(Value::Nil, |a| self.value(a, depth));
-                return obj(ObjectForm::SingleArg, m, "ZoneInfo", key, None);
+                return PyObject::value(ObjectForm::SingleArg, m, "ZoneInfo", key, None);
             }
             _ => {}
         }
@@ -198,26 +204,26 @@ impl Walk {
             };
             if let (Some((form, extra)), Some(dict)) = (form, state.get("__dict__")) {
                 let payload = self.value(dict, depth);
-                return obj(form, m, n, payload, extra);
+                return PyObject::value(form, m, n, payload, extra);
             }
             let mut fields = self.fields(state, depth);
             self.extras(&mut fields, args, list_items, dict_items, depth);
-            return obj(ObjectForm::KwArgs, m, n, Value::Map(fields), None);
+            return PyObject::value(ObjectForm::KwArgs, m, n, Value::Map(fields), None);
         }
         if list_items.is_empty() && dict_items.is_empty() {
             return match args.len() {
                 // Enum members, Decimal, IP addresses…: `cls(value)`.
                 1 => single(self, ObjectForm::SingleArg),
-                0 => obj(ObjectForm::KwArgs, m, n, Value::Map(Vec::new()), None),
+                0 => PyObject::value(ObjectForm::KwArgs, m, n, Value::Map(Vec::new()), None),
                 _ => {
                     let payload = self.seq(args, depth);
-                    obj(ObjectForm::PosArgs, m, n, payload, None)
+                    PyObject::value(ObjectForm::PosArgs, m, n, payload, None)
                 }
             };
         }
         let mut fields = Vec::new();
         self.extras(&mut fields, args, list_items, dict_items, depth);
-        obj(ObjectForm::KwArgs, m, n, Value::Map(fields), None)
+        PyObject::value(ObjectForm::KwArgs, m, n, Value::Map(fields), None)
     }
 
     /// Arguments and items of an object shown with its fields.
@@ -245,13 +251,22 @@ impl Walk {
 
     /// A `datetime.time` as jsonplus writes it: its fields by keyword.
     fn time(&mut self, v: &PyValue, iso: &str, depth: usize) -> Value {
-        let PyValue::Object { module, name, args, .. } = v else {
+        let PyValue::Object {
+            module, name, args, ..
+        } = v
+        else {
             return Value::Nil;
         };
         let clock: Vec<&str> = iso[..8].split(':').collect();
         let int = |s: &str| Value::Int(s.parse().unwrap_or(0));
-        let micro = iso.get(9..15).filter(|_| iso.as_bytes().get(8) == Some(&b'.')).map_or(Value::Int(0), int);
-        let fold = args.first().and_then(|a| a.as_bytes()).is_some_and(|b| b.first().is_some_and(|h| h & 0x80 != 0));
+        let micro = iso
+            .get(9..15)
+            .filter(|_| iso.as_bytes().get(8) == Some(&b'.'))
+            .map_or(Value::Int(0), int);
+        let fold = args
+            .first()
+            .and_then(|a| a.as_bytes())
+            .is_some_and(|b| b.first().is_some_and(|h| h & 0x80 != 0));
         let tz = args.get(1).map_or(Value::Nil, |t| self.value(t, depth));
         let fields = vec![
             (string("hour"), int(clock[0])),
@@ -261,6 +276,6 @@ impl Walk {
             (string("tzinfo"), tz),
             (string("fold"), Value::Int(i64::from(fold))),
         ];
-        obj(ObjectForm::KwArgs, module, name, Value::Map(fields), None)
+        PyObject::value(ObjectForm::KwArgs, module, name, Value::Map(fields), None)
     }
 }

@@ -198,7 +198,11 @@ pub(super) fn apply(
             })
         }
         ("builtins", "set" | "frozenset", 0..=1) => {
-            let items = if args.is_empty() { Some(Vec::new()) } else { seq_at(0) };
+            let items = if args.is_empty() {
+                Some(Vec::new())
+            } else {
+                seq_at(0)
+            };
             items.map(|v| match name.as_str() {
                 "set" => Node::Set(v),
                 _ => Node::FrozenSet(v),

@@ -154,7 +154,8 @@ impl<'a> Machine<'a> {
     }
 
     fn apply(&mut self, callable: Ix, args: Vec<Ix>, call: Call) -> Result<(), PickleError> {
-        let node = globals::apply(&mut self.arena, callable, args, call).map_err(|e| self.err(e))?;
+        let node =
+            globals::apply(&mut self.arena, callable, args, call).map_err(|e| self.err(e))?;
         // `apply` may add a leaf (a defaultdict's None factory).
         while self.made_at.len() < self.arena.len() {
             self.made_at.push(self.input.op_at);
@@ -184,7 +185,7 @@ impl<'a> Machine<'a> {
     }
 
     fn set_items(&mut self, target: Ix, flat: Vec<Ix>) -> Result<(), PickleError> {
-        if flat.len() % 2 != 0 {
+        if !flat.len().is_multiple_of(2) {
             return Err(self.err("an odd number of keys and values"));
         }
         self.count(flat.len() / 2)?;
@@ -491,12 +492,14 @@ impl<'a> Machine<'a> {
                 ))
             }
             NEXT_BUFFER => {
-                return Err(self.err(
-                    "an out-of-band buffer (pickled with buffer_callback; not supported)",
-                ))
+                return Err(
+                    self.err("an out-of-band buffer (pickled with buffer_callback; not supported)")
+                )
             }
             EXT1 | EXT2 | EXT4 => {
-                return Err(self.err("an extension registry code (copyreg.add_extension; not supported)"))
+                return Err(
+                    self.err("an extension registry code (copyreg.add_extension; not supported)")
+                )
             }
             other => return Err(self.err(format_args!("unknown opcode 0x{other:02x}"))),
         }

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 fn error(data: &[u8]) -> String {
     let start = Instant::now();
-    let e = loads(data, &Limits::default()).expect_err("an error").to_string();
+    let e = loads(data, &Limits::default())
+        .expect_err("an error")
+        .to_string();
     assert!(start.elapsed() < Duration::from_secs(2), "slow: {e}");
     assert!(e.starts_with("pickle: ") && !e.contains('\n'), "{e}");
     e
@@ -18,7 +20,10 @@ fn truncated_pickles_name_the_byte() {
         error(b"\x80\x02X\x88\x13\x00\x00abcdefghijkl"),
         "pickle: truncated at byte 2 (BINUNICODE wants 5000 bytes, 12 left)"
     );
-    assert_eq!(error(b"\x80\x02K\x01"), "pickle: truncated at byte 4 (no STOP)");
+    assert_eq!(
+        error(b"\x80\x02K\x01"),
+        "pickle: truncated at byte 4 (no STOP)"
+    );
     assert_eq!(error(b""), "pickle: truncated at byte 0 (no STOP)");
     assert!(error(b"\x80\x02cos\nsys").contains("wants a line"));
     let real = std::fs::read(super::tests::fixture_dir().join("p2_nested.pckl")).unwrap();
@@ -45,19 +50,36 @@ fn lying_lengths_do_not_allocate() {
 #[test]
 fn huge_memo_indexes_do_not_allocate() {
     // LONG_BINPUT 0x40000000 then LONG_BINGET of it: one map entry.
-    let v = loads(b"\x80\x02K\x07r\x00\x00\x00@0j\x00\x00\x00@.", &Limits::default()).unwrap();
+    let v = loads(
+        b"\x80\x02K\x07r\x00\x00\x00@0j\x00\x00\x00@.",
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(v, PyValue::Int(7));
-    let v = loads(b"\x80\x02K\x07r\xff\xff\xff\xff0j\xff\xff\xff\xff.", &Limits::default()).unwrap();
+    let v = loads(
+        b"\x80\x02K\x07r\xff\xff\xff\xff0j\xff\xff\xff\xff.",
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(v, PyValue::Int(7));
     assert!(error(b"\x80\x02j\x00\x00\x00@.").contains("memo key 1073741824 was never stored"));
-    let tight = Limits { max_memo: 2, ..Limits::default() };
-    let e = loads(b"K\x01q\x00q\x01q\x02.", &tight).unwrap_err().to_string();
+    let tight = Limits {
+        max_memo: 2,
+        ..Limits::default()
+    };
+    let e = loads(b"K\x01q\x00q\x01q\x02.", &tight)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("more than 2 memo entries"), "{e}");
 }
 
 #[test]
 fn os_system_stays_a_name() {
-    let v = loads(b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.", &Limits::default()).unwrap();
+    let v = loads(
+        b"cos\nsystem\n(S'touch /tmp/pwned'\ntR.",
+        &Limits::default(),
+    )
+    .unwrap();
     assert_eq!(v.class_path().as_deref(), Some("os.system"));
     assert!(!std::path::Path::new("/tmp/pwned").exists());
     let shown = crate::view(&to_value(&v, 100), crate::ViewOptions::default());
@@ -100,11 +122,17 @@ fn deep_nesting_fails_cleanly() {
 
 #[test]
 fn too_many_objects_and_odd_stacks() {
-    let tight = Limits { max_objects: 100, ..Limits::default() };
+    let tight = Limits {
+        max_objects: 100,
+        ..Limits::default()
+    };
     let mut p = b"(".to_vec();
     p.extend(vec![b'N'; 200]);
     p.extend(b"l.");
-    assert!(loads(&p, &tight).unwrap_err().to_string().contains("more than 100 objects"));
+    assert!(loads(&p, &tight)
+        .unwrap_err()
+        .to_string()
+        .contains("more than 100 objects"));
     assert!(error(b"a.").contains("stack underflow"));
     assert!(error(b"(a.").contains("stack underflow"));
     assert!(error(b"N(u.").contains("setting items on a None"));

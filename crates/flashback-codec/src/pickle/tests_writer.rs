@@ -22,8 +22,12 @@ fn golden_protocol_2_pickles_are_written_byte_for_byte() {
 
 #[test]
 fn real_dev_server_files_read_back_the_same() {
-    for name in ["devserver_store.pckl", "devserver_retry_counter.pckl", "devserver_ops.pckl"] {
-        let v = read(&fixture(&name));
+    for name in [
+        "devserver_store.pckl",
+        "devserver_retry_counter.pckl",
+        "devserver_ops.pckl",
+    ] {
+        let v = read(&fixture(name));
         let again = read(&dumps2(&v).unwrap());
         assert_eq!(again, v, "{name}");
     }
@@ -34,7 +38,9 @@ fn real_dev_server_files_read_back_the_same() {
 #[test]
 fn shared_nodes_are_written_once() {
     let big = Arc::new(PyValue::Dict(
-        (0..100).map(|i| (Arc::new(PyValue::Int(i)), Arc::new(PyValue::Int(i)))).collect(),
+        (0..100)
+            .map(|i| (Arc::new(PyValue::Int(i)), Arc::new(PyValue::Int(i))))
+            .collect(),
     ));
     let v = PyValue::List(vec![big.clone(); 10_000]);
     let bytes = dumps2(&v).unwrap();
@@ -57,7 +63,10 @@ fn objects_and_edge_values() {
     };
     let bytes = dumps2(&obj).unwrap();
     // As CPython: `pickle.dumps(ValueError('bad'), 2)`.
-    assert_eq!(bytes, b"\x80\x02cexceptions\nValueError\nq\x00X\x03\x00\x00\x00badq\x01\x85q\x02Rq\x03.");
+    assert_eq!(
+        bytes,
+        b"\x80\x02cexceptions\nValueError\nq\x00X\x03\x00\x00\x00badq\x01\x85q\x02Rq\x03."
+    );
     assert_eq!(read(&bytes), obj);
     // An object with only a state: copy_reg._reconstructor(cls, object, None) + BUILD.
     let state = PyValue::Object {
@@ -66,14 +75,19 @@ fn objects_and_edge_values() {
         args: vec![],
         state: Some(Arc::new(PyValue::Dict(vec![(
             Arc::new(PyValue::Str("int".into())),
-            Arc::new(PyValue::BigInt("24197857161011715162171839636988778104".into())),
+            Arc::new(PyValue::BigInt(
+                "24197857161011715162171839636988778104".into(),
+            )),
         )]))),
         list_items: vec![],
         dict_items: vec![],
     };
     let back = read(&dumps2(&state).unwrap());
     assert_eq!(back, state);
-    assert_eq!(uuid_string(&back).as_deref(), Some("12345678-1234-5678-1234-567812345678"));
+    assert_eq!(
+        uuid_string(&back).as_deref(),
+        Some("12345678-1234-5678-1234-567812345678")
+    );
     assert!(dumps2(&PyValue::Recursive).is_err());
     assert!(dumps2(&PyValue::BigInt("12x".into())).is_err());
     // As deep as the reader reads: written and read back.
@@ -91,6 +105,8 @@ fn objects_and_edge_values() {
     // Dropping it iteratively is the caller's business: unwrap level by level here.
     let mut cur = deep;
     while let PyValue::List(mut v) = cur {
-        cur = v.pop().map_or(PyValue::None, |a| Arc::try_unwrap(a).unwrap_or(PyValue::None));
+        cur = v.pop().map_or(PyValue::None, |a| {
+            Arc::try_unwrap(a).unwrap_or(PyValue::None)
+        });
     }
 }

@@ -4,7 +4,11 @@
 use super::{bigint, PyValue};
 
 /// The object's class path and arguments, if it is an object of `module.name`.
-fn object_of<'a>(v: &'a PyValue, module: &str, names: &[&str]) -> Option<(&'a str, &'a [std::sync::Arc<PyValue>])> {
+fn object_of<'a>(
+    v: &'a PyValue,
+    module: &str,
+    names: &[&str],
+) -> Option<(&'a str, &'a [std::sync::Arc<PyValue>])> {
     match v {
         PyValue::Object {
             module: m,
@@ -77,9 +81,21 @@ fn tz_suffix(tz: Option<&std::sync::Arc<PyValue>>) -> Option<String> {
 pub fn iso_datetime(v: &PyValue) -> Option<String> {
     let (name, args) = object_of(v, "datetime", &["datetime", "date", "time"])?;
     let b = state_bytes(args.first()?)?;
-    let date = |b: &[u8]| format!("{:04}-{:02}-{:02}", u16::from(b[0]) << 8 | u16::from(b[1]), b[2] & 0x7f, b[3]);
+    let date = |b: &[u8]| {
+        format!(
+            "{:04}-{:02}-{:02}",
+            u16::from(b[0]) << 8 | u16::from(b[1]),
+            b[2] & 0x7f,
+            b[3]
+        )
+    };
     match (name, b.len()) {
-        ("datetime", 10) => Some(format!("{}T{}{}", date(&b), clock(&b[4..]), tz_suffix(args.get(1))?)),
+        ("datetime", 10) => Some(format!(
+            "{}T{}{}",
+            date(&b),
+            clock(&b[4..]),
+            tz_suffix(args.get(1))?
+        )),
         ("date", 4) => Some(date(&b)),
         ("time", 6) => Some(format!("{}{}", clock(&b), tz_suffix(args.get(1))?)),
         _ => None,
@@ -115,7 +131,14 @@ fn uuid_int(v: &PyValue) -> Option<u128> {
 /// A `uuid.UUID` object as its canonical text (`12345678-1234-5678-1234-567812345678`).
 pub fn uuid_string(v: &PyValue) -> Option<String> {
     let h = format!("{:032x}", uuid_int(v)?);
-    Some(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]))
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
 }
 
 /// A `uuid.UUID` object as `UUID.hex` (what LangGraph's msgpack stores).

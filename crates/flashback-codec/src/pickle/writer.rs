@@ -30,6 +30,18 @@ pub fn dumps2(v: &PyValue) -> Result<Vec<u8>, PickleError> {
     Ok(w.out)
 }
 
+/// `GLOBAL` names are lines: a name with a newline (possible from protocol 4's
+/// `STACK_GLOBAL`) cannot be written in protocol 2.
+fn one_line(module: &str, name: &str) -> Result<(), PickleError> {
+    if module.contains('\n') || name.contains('\n') || module.is_empty() {
+        return Err(PickleError(format!(
+            "pickle: cannot write the global {:.60?} in protocol 2",
+            format!("{module}.{name}")
+        )));
+    }
+    Ok(())
+}
+
 struct Writer {
     out: Vec<u8>,
     /// Shared nodes written, by address: their memo index.
@@ -148,7 +160,12 @@ impl Writer {
     }
 
     /// A tuple of already-known parts: `)`, `TUPLE1-3` or `MARK … TUPLE`, memoized.
-    fn tuple(&mut self, items: &[Arc<PyValue>], node: Option<&Arc<PyValue>>, depth: usize) -> Result<(), PickleError> {
+    fn tuple(
+        &mut self,
+        items: &[Arc<PyValue>],
+        node: Option<&Arc<PyValue>>,
+        depth: usize,
+    ) -> Result<(), PickleError> {
         if items.is_empty() {
             self.out.push(b')');
             return Ok(());
@@ -210,14 +227,22 @@ impl Writer {
         Ok(())
     }
 
-    fn pair(&mut self, (k, v): &(Arc<PyValue>, Arc<PyValue>), depth: usize) -> Result<(), PickleError> {
+    fn pair(
+        &mut self,
+        (k, v): &(Arc<PyValue>, Arc<PyValue>),
+        depth: usize,
+    ) -> Result<(), PickleError> {
         self.value(k, Some(k), depth)?;
         self.value(v, Some(v), depth)
     }
 
     /// Items of an exact dict (`batch_dict_exact`): one → `SETITEM`, else `MARK … SETITEMS`
     /// batches, with an empty last batch when the count is a multiple of 1000.
-    fn dict_items(&mut self, items: &[(Arc<PyValue>, Arc<PyValue>)], depth: usize) -> Result<(), PickleError> {
+    fn dict_items(
+        &mut self,
+        items: &[(Arc<PyValue>, Arc<PyValue>)],
+        depth: usize,
+    ) -> Result<(), PickleError> {
         if items.is_empty() {
             return Ok(());
         }
@@ -242,7 +267,14 @@ impl Writer {
     }
 
     /// `cls(arg)` for a set-like value: `GLOBAL`, a list of the items, `TUPLE1`, `REDUCE`.
-    fn reduce_list(&mut self, module: &str, name: &str, items: &[Arc<PyValue>], node: Option<&Arc<PyValue>>, depth: usize) -> Result<(), PickleError> {
+    fn reduce_list(
+        &mut self,
+        module: &str,
+        name: &str,
+        items: &[Arc<PyValue>],
+        node: Option<&Arc<PyValue>>,
+        depth: usize,
+    ) -> Result<(), PickleError> {
         self.global(module, name);
         self.out.push(b']');
         self.put();
@@ -256,9 +288,16 @@ impl Writer {
         Ok(())
     }
 
-    fn value(&mut self, v: &PyValue, node: Option<&Arc<PyValue>>, depth: usize) -> Result<(), PickleError> {
+    fn value(
+        &mut self,
+        v: &PyValue,
+        node: Option<&Arc<PyValue>>,
+        depth: usize,
+    ) -> Result<(), PickleError> {
         if depth >= MAX_DEPTH {
-            return Err(PickleError(format!("pickle: cannot write a value nested deeper than {MAX_DEPTH} levels")));
+            return Err(PickleError(format!(
+                "pickle: cannot write a value nested deeper than {MAX_DEPTH} levels"
+            )));
         }
         let depth = depth + 1;
         if let Some(&i) = node.and_then(|a| self.memo.get(&(Arc::as_ptr(a) as usize))) {
@@ -307,7 +346,9 @@ impl Writer {
                 self.dict_items(items, depth)?;
             }
             PyValue::Set(items) => self.reduce_list("builtins", "set", items, node, depth)?,
-            PyValue::FrozenSet(items) => self.reduce_list("builtins", "frozenset", items, node, depth)?,
+            PyValue::FrozenSet(items) => {
+                self.reduce_list("builtins", "frozenset", items, node, depth)?
+            }
             PyValue::DefaultDict { factory, items } => {
                 self.global("collections", "defaultdict");
                 if factory.is_none() {
@@ -319,7 +360,10 @@ impl Writer {
                 self.remember(node);
                 self.iter_items(items, |w, p| w.pair(p, depth), b's', b'u')?;
             }
-            PyValue::Global { module, name } => self.global(module, name),
+            PyValue::Global { module, name } => {
+                one_line(module, name)?;
+                self.global(module, name)
+            }
             PyValue::Object {
                 module,
                 name,
@@ -328,6 +372,7 @@ impl Writer {
                 list_items,
                 dict_items,
             } => {
+                one_line(module, name)?;
                 if args.is_empty() && state.is_some() {
                     self.global("copyreg", "_reconstructor");
                     self.global(module, name);
@@ -348,7 +393,9 @@ impl Writer {
                 }
             }
             PyValue::Recursive => {
-                return Err(PickleError("pickle: cannot write a reference to a container being built (a cycle)".into()))
+                return Err(PickleError(
+                    "pickle: cannot write a reference to a container being built (a cycle)".into(),
+                ))
             }
         }
         Ok(())

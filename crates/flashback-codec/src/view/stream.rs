@@ -5,8 +5,8 @@
 
 use super::float::Float;
 use super::{
-    b64, bytes_view, decoded_view, error_view, is_secret, opaque_pickle, ViewOptions, BYTES_TYPE, DELTA_TYPE,
-    DICT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
+    b64, bytes_view, decoded_view, error_view, is_secret, opaque_pickle, ViewOptions, BYTES_TYPE,
+    DELTA_TYPE, DICT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
 };
 use crate::decoded::Decoded;
 use crate::value::{JsonTextKind, NdArray, ObjectForm, PyObject, Value};

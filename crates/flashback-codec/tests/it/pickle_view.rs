@@ -7,14 +7,20 @@ use flashback_codec::{decode_typed, encode_typed, view_decoded, Decoded, JsonVie
 use std::path::PathBuf;
 
 fn fixture(name: &str) -> Vec<u8> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pickle")
+        .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn shown(d: &Decoded) -> serde_json::Value {
     let collected = view_decoded(d, ViewOptions::default()).unwrap();
     let streamed = serde_json::to_vec(&JsonView::decoded(d, ViewOptions::default())).unwrap();
-    assert_eq!(streamed, serde_json::to_vec(&collected).unwrap(), "stream = collect");
+    assert_eq!(
+        streamed,
+        serde_json::to_vec(&collected).unwrap(),
+        "stream = collect"
+    );
     collected
 }
 
@@ -50,6 +56,12 @@ fn a_pickle_that_does_not_read_stays_opaque_with_the_reason() {
 
 #[test]
 fn a_pickled_global_applied_is_shown_not_run() {
-    let d = decode_typed("pickle", Some(b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R."));
-    assert_eq!(shown(&d), serde_json::json!({"$type": "os.system", "$value": "id"}));
+    let d = decode_typed(
+        "pickle",
+        Some(b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R."),
+    );
+    assert_eq!(
+        shown(&d),
+        serde_json::json!({"$type": "os.system", "$value": "id"})
+    );
 }
