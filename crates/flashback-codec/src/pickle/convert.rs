@@ -193,6 +193,12 @@ impl Walk {
             }
             _ => {}
         }
+        if let Some(secret) = state.as_ref().and_then(|st| st.get("_secret_value")) {
+            // pydantic's SecretStr/SecretBytes: as jsonplus writes them (`get_secret_value()`),
+            // which the view masks.
+            let payload = self.value(secret, depth);
+            return PyObject::value(ObjectForm::SingleArg, m, n, payload, None);
+        }
         if let Some(state) = state {
             // pydantic v2: {'__dict__', '__pydantic_fields_set__', …}; v1: {'__dict__', '__fields_set__'}.
             let form = if state.get("__pydantic_fields_set__").is_some() {

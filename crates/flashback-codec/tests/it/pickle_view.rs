@@ -65,3 +65,22 @@ fn a_pickled_global_applied_is_shown_not_run() {
         serde_json::json!({"$type": "os.system", "$value": "id"})
     );
 }
+
+#[test]
+fn a_pickled_secret_is_masked_as_in_msgpack() {
+    // pickle.dumps(pydantic.SecretStr('hunter2'), 2)
+    let p = b"\x80\x02cpydantic.types\nSecretStr\nq\x00)\x81q\x01}q\x02X\r\x00\x00\x00_secret_valueq\x03X\x07\x00\x00\x00hunter2q\x04sb.";
+    let d = decode_typed("pickle", Some(p));
+    let json = shown(&d);
+    assert_eq!(json["$type"], "pydantic.types.SecretStr");
+    assert_eq!(json["$secret"], true);
+    assert!(!json.to_string().contains("hunter2"), "{json}");
+    let revealed = view_decoded(
+        &d,
+        ViewOptions {
+            reveal_secrets: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(revealed["$value"], "hunter2");
+}
