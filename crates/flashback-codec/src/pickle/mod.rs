@@ -186,8 +186,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_depth: crate::msgpack::MAX_DEPTH,
-            max_objects: 20_000_000,
-            max_memo: 5_000_000,
+            max_objects: 5_000_000,
+            max_memo: 2_000_000,
         }
     }
 }
