@@ -72,7 +72,7 @@ pub(super) const BYTEARRAY8: u8 = 0x96;
 pub(super) const NEXT_BUFFER: u8 = 0x97;
 pub(super) const READONLY_BUFFER: u8 = 0x98;
 
-/// The opcode's name, for messages.
+/// The opcode's name, for messages (empty for an unknown opcode).
 pub(super) fn name(op: u8) -> &'static str {
     match op {
         MARK => "MARK",
@@ -143,7 +143,7 @@ pub(super) fn name(op: u8) -> &'static str {
         BYTEARRAY8 => "BYTEARRAY8",
         NEXT_BUFFER => "NEXT_BUFFER",
         READONLY_BUFFER => "READONLY_BUFFER",
-        _ => "an unknown opcode",
+        _ => "",
     }
 }
 
@@ -169,11 +169,10 @@ impl<'a> Input<'a> {
 
     /// An error at the current opcode.
     pub(super) fn err(&self, what: impl fmt::Display) -> PickleError {
-        PickleError(format!(
-            "pickle: {what} at byte {} ({})",
-            self.op_at,
-            name(self.op)
-        ))
+        match name(self.op) {
+            "" => PickleError(format!("pickle: {what} at byte {}", self.op_at)),
+            op => PickleError(format!("pickle: {what} at byte {} ({op})", self.op_at)),
+        }
     }
 
     /// How many bytes are left.

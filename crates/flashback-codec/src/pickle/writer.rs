@@ -15,9 +15,10 @@ const BATCH: usize = 1000;
 const MAX_DEPTH: usize = crate::msgpack::MAX_DEPTH;
 
 /// Write a value as a protocol-2 pickle (see the module docs). Objects are written as
-/// `GLOBAL` + arguments + `REDUCE`, or — with no arguments but a state — as
-/// `copy_reg._reconstructor(cls, object, None)` (what protocols 0–1 write for such objects),
-/// then their items and `BUILD` state. [`PyValue::Recursive`] cannot be written.
+/// `GLOBAL` + arguments + `REDUCE`, or — with no arguments but a state — as `GLOBAL`,
+/// `EMPTY_TUPLE`, `NEWOBJ` (`cls.__new__(cls)`, what protocol 2 writes for an object reduced
+/// by `copyreg.__newobj__`: pydantic models, UUIDs, dataclasses, `Item`s), then their items and
+/// `BUILD` state. [`PyValue::Recursive`] cannot be written.
 pub fn dumps2(v: &PyValue) -> Result<Vec<u8>, PickleError> {
     let mut w = Writer {
         out: vec![0x80, 2],
@@ -373,17 +374,14 @@ impl Writer {
                 dict_items,
             } => {
                 one_line(module, name)?;
+                self.global(module, name);
                 if args.is_empty() && state.is_some() {
-                    self.global("copyreg", "_reconstructor");
-                    self.global(module, name);
-                    self.global("builtins", "object");
-                    self.out.extend([b'N', 0x87]);
-                    self.put();
+                    // `copyreg.__newobj__(cls)`, as protocol 2 writes an object with a state.
+                    self.out.extend([b')', 0x81]);
                 } else {
-                    self.global(module, name);
                     self.tuple(args, None, depth)?;
+                    self.out.push(b'R');
                 }
-                self.out.push(b'R');
                 self.remember(node);
                 self.iter_items(list_items, |w, i| w.value(i, Some(i), depth), b'a', b'e')?;
                 self.iter_items(dict_items, |w, p| w.pair(p, depth), b's', b'u')?;
