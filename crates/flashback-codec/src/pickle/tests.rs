@@ -189,6 +189,34 @@ fn containers_sets_and_defaultdicts() {
 }
 
 #[test]
+fn the_remaining_opcodes() {
+    // Text PUT/GET (protocol 0): a list holding itself.
+    assert_eq!(
+        read(b"(lp0\ng0\na."),
+        PyValue::List(vec![Arc::new(PyValue::Recursive)])
+    );
+    // LONG4, BINSTRING, FLOAT, READONLY_BUFFER (a no-op without out-of-band buffers).
+    assert_eq!(read(b"\x8b\x01\0\0\0\x05."), PyValue::Int(5));
+    assert_eq!(read(b"\x8b\x00\0\0\0."), PyValue::Int(0));
+    assert_eq!(read(b"T\x02\0\0\0ab."), PyValue::Str("ab".into()));
+    assert_eq!(read(b"F-2.5\n."), PyValue::Float(-2.5));
+    assert!(matches!(read(b"Fnan\n."), PyValue::Float(f) if f.is_nan()));
+    assert_eq!(read(b"\x80\x05C\x01z\x98."), PyValue::Bytes(b"z".to_vec()));
+    // BINPERSID is refused like PERSID.
+    let e = loads(b"NQ.", &Limits::default()).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "pickle: a persistent id (the pickle refers to objects kept outside it; not supported) at byte 1 (BINPERSID)"
+    );
+    // copyreg._reconstructor (protocols 0–1 objects) and __newobj__ named by their class.
+    let v = read(b"ccopy_reg\n_reconstructor\n(cm\nC\nc__builtin__\nobject\nNtR(dS'a'\nI1\nsb.");
+    assert_eq!(v.class_path().as_deref(), Some("m.C"));
+    assert!(matches!(&v, PyValue::Object { args, state: Some(_), .. } if args.is_empty()));
+    let v = read(b"\x80\x02ccopyreg\n__newobj__\ncm\nC\nK\x01\x86R.");
+    assert!(matches!(&v, PyValue::Object { name, args, .. } if name == "C" && args.len() == 1));
+}
+
+#[test]
 fn shared_memo_entries_are_shared() {
     // One dict used as a key's tuple part and as two values: one node, not copies.
     let p = b"\x80\x02}q\x00(K\x01}q\x01X\x01\x00\x00\x00xK\x02sK\x02h\x01K\x03h\x01u.";
