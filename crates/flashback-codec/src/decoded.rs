@@ -20,7 +20,8 @@ pub enum Decoded {
     Bytes(Vec<u8>),
     /// `bytearray`: a top-level `bytearray` value.
     ByteArray(Vec<u8>),
-    /// `pickle`: never unpickled; shown as an opaque value.
+    /// `pickle`: the stored bytes (kept, so a fork writes them back unchanged); shown as what
+    /// [`crate::pickle`] reads from them, never imported or run.
     Pickle(Vec<u8>),
     /// `<inner>+<cipher>` from `EncryptedSerializer`, left encrypted: no key was given, or the
     /// cipher is not pycryptodome's AES (with a key, `+aes` values decode to what they hold, and

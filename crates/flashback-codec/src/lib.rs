@@ -10,7 +10,7 @@
 //! ```
 //!
 //! * **Serde tags** ([`typed`]): `msgpack`, `null`, `bytes`, `bytearray`, `json` (LangGraph.js,
-//!   and Python's 2024 legacy format: lc:1 / lc:2 envelopes revived by [`jsvalue`]), `pickle` (opaque, never unpickled), `empty` (Postgres sentinel),
+//!   and Python's 2024 legacy format: lc:1 / lc:2 envelopes revived by [`jsvalue`]), `pickle` (read by [`pickle`] without importing or running anything, shown as the same object stored as msgpack), `empty` (Postgres sentinel),
 //!   `<inner>+<cipher>` (EncryptedSerializer: with an [`AesKey`], `+aes` values are decrypted
 //!   natively ([`cipher`]); without one they stay [`Decoded::Encrypted`]). An unknown
 //!   tag or a corrupt payload becomes [`Decoded::Error`], which keeps the bytes.
@@ -39,6 +39,7 @@ pub mod jsvalue;
 pub mod legacy;
 pub mod msgpack;
 mod numpy;
+pub mod pickle;
 pub mod reserved;
 pub mod slimjson;
 pub mod typed;

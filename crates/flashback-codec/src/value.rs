@@ -154,6 +154,23 @@ pub struct PyObject {
 }
 
 impl PyObject {
+    /// A [`Value::Object`] of this form, class and payload.
+    pub fn value(
+        form: ObjectForm,
+        module: &str,
+        name: &str,
+        payload: Value,
+        extra: Option<Value>,
+    ) -> Value {
+        Value::Object(Arc::new(PyObject {
+            form,
+            module: module.into(),
+            name: name.into(),
+            payload,
+            extra,
+        }))
+    }
+
     /// `module.name`, the Python type name shown to users.
     pub fn type_name(&self) -> String {
         format!("{}.{}", self.module, self.name)

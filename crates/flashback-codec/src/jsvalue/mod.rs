@@ -24,7 +24,6 @@
 use crate::value::{ObjectForm, PyObject, Value};
 use node::{Node, Obj};
 use serde_json::Value as Json;
-use std::sync::Arc;
 
 /// The `extra` of an object revived from an `lc: 1` envelope that is not a message: written back
 /// as the envelope it came from.
@@ -197,22 +196,6 @@ fn plain(m: &Obj<'_>, mut revive: impl FnMut(&Node<'_>) -> Value) -> Value {
     )
 }
 
-fn object(
-    form: ObjectForm,
-    module: &str,
-    name: &str,
-    payload: Value,
-    extra: Option<Value>,
-) -> Value {
-    Value::Object(Arc::new(PyObject {
-        form,
-        module: module.into(),
-        name: name.into(),
-        payload,
-        extra,
-    }))
-}
-
 /// The `lc: 2` records LangGraph.js's `_default` writes and its reviver reads back: `undefined`,
 /// a DeltaChannel snapshot, and `Set`, `Map`, `RegExp`, `Error`, `Uint8Array` constructors
 /// (JS keeps any other `lc: 2` constructor as the plain object it is).
@@ -222,7 +205,7 @@ fn js_record(m: &Obj<'_>) -> Option<Value> {
     }
     match m.get("type")?.as_str()? {
         "undefined" if m.members.len() == 2 => {
-            return Some(object(
+            return Some(PyObject::value(
                 ObjectForm::KwArgs,
                 JS,
                 "undefined",
@@ -249,7 +232,7 @@ fn js_record(m: &Obj<'_>) -> Option<Value> {
         _ => None,
     };
     Some(match (name.as_ref(), method) {
-        ("Set", None) => object(
+        ("Set", None) => PyObject::value(
             ObjectForm::SingleArg,
             "builtins",
             "set",
@@ -264,7 +247,7 @@ fn js_record(m: &Obj<'_>) -> Option<Value> {
                     _ => None,
                 })
                 .collect::<Option<Vec<_>>>()?;
-            object(ObjectForm::SingleArg, JS, "Map", Value::Map(pairs), None)
+            PyObject::value(ObjectForm::SingleArg, JS, "Map", Value::Map(pairs), None)
         }
         ("RegExp", None) | ("Error", None) => {
             let n = if name == "RegExp" { 2 } else { 1 };
@@ -272,7 +255,7 @@ fn js_record(m: &Obj<'_>) -> Option<Value> {
                 return None;
             }
             let args = args.iter().map(revive_node).collect();
-            object(ObjectForm::PosArgs, JS, name, Value::Array(args), None)
+            PyObject::value(ObjectForm::PosArgs, JS, name, Value::Array(args), None)
         }
         ("Uint8Array", None | Some("from")) => Value::Bin(
             items()?
@@ -309,7 +292,7 @@ fn envelope(m: &Obj<'_>) -> Option<Value> {
     Some(match (lc, kind) {
         (1, "constructor") => match message_class(&id) {
             Some(class) => message(class, kwargs),
-            None => object(
+            None => PyObject::value(
                 ObjectForm::KwArgs,
                 &module,
                 last,
@@ -327,19 +310,19 @@ fn envelope(m: &Obj<'_>) -> Option<Value> {
                 (Some(method), None) if args.len() == 1 => {
                     let arg = args.into_iter().next().unwrap_or(Value::Nil);
                     let extra = Some(Value::Str(method.into()));
-                    object(ObjectForm::Method, &module, last, arg, extra)
+                    PyObject::value(ObjectForm::Method, &module, last, arg, extra)
                 }
-                (_, Some(kwargs)) if args.is_empty() => object(
+                (_, Some(kwargs)) if args.is_empty() => PyObject::value(
                     ObjectForm::KwArgs,
                     &module,
                     last,
                     plain(kwargs, revive_node),
                     None,
                 ),
-                _ => object(ObjectForm::PosArgs, &module, last, Value::Array(args), None),
+                _ => PyObject::value(ObjectForm::PosArgs, &module, last, Value::Array(args), None),
             }
         }
-        (_, "secret") => object(
+        (_, "secret") => PyObject::value(
             ObjectForm::SingleArg,
             "langchain",
             "secret",
@@ -351,7 +334,7 @@ fn envelope(m: &Obj<'_>) -> Option<Value> {
             if let Some(repr) = m.get("repr") {
                 fields.push((Value::Str("repr".into()), revive_node(repr)));
             }
-            object(
+            PyObject::value(
                 ObjectForm::KwArgs,
                 "langchain",
                 "not_implemented",
@@ -402,7 +385,7 @@ fn message(class: &MessageClass, kwargs: Option<&Obj<'_>>) -> Value {
             fields.push((key_value(k), revive_node(v)));
         }
     }
-    object(
+    PyObject::value(
         ObjectForm::PydanticV2,
         &format!("langchain_core.messages.{}", class.module),
         class.name,
@@ -472,7 +455,7 @@ fn send(v: Value) -> Value {
     if timeout {
         args.push(entry(&m, "timeout"));
     }
-    object(
+    PyObject::value(
         ObjectForm::PosArgs,
         "langgraph.types",
         "Send",
@@ -488,7 +471,7 @@ fn interrupt(v: Value) -> Value {
                 (Value::Str("value".into()), entry(&m, "value")),
                 (Value::Str("id".into()), entry(&m, "id")),
             ];
-            object(
+            PyObject::value(
                 ObjectForm::KwArgs,
                 "langgraph.types",
                 "Interrupt",

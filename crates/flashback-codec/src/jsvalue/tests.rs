@@ -2,6 +2,7 @@ use super::*;
 use crate::view::{view, ViewOptions};
 use crate::Decoded;
 use serde_json::json;
+use std::sync::Arc;
 
 /// What is written, parsed back (the values of these tests are plain JSON).
 fn to_json(v: &Value) -> Result<Json, NotJson> {

@@ -5,16 +5,9 @@ use crate::msgpack;
 use crate::value::{NdArray, ObjectForm, PyObject, RawExt};
 use crate::view::{view, SECRET_MASK};
 use serde_json::json;
-use std::sync::Arc;
 
 fn obj(form: ObjectForm, module: &str, name: &str, payload: Value, extra: Option<Value>) -> Value {
-    Value::Object(Arc::new(PyObject {
-        form,
-        module: module.into(),
-        name: name.into(),
-        payload,
-        extra,
-    }))
+    PyObject::value(form, module, name, payload, extra)
 }
 
 fn s(x: &str) -> Value {

@@ -56,15 +56,8 @@ fn decoded_view(d: &Decoded) -> Json {
         Decoded::Bytes(b) => bytes_view(BYTES_TYPE, b),
         Decoded::ByteArray(b) => bytes_view("builtins.bytearray", b),
         Decoded::Pickle(b) => {
-            let mut m = Map::new();
-            m.insert("$type".into(), "pickle".into());
-            m.insert("$opaque".into(), true.into());
-            if let Some(class) = crate::legacy::pickle_class(b) {
-                m.insert("class".into(), class.into());
-            }
-            m.insert("size".into(), b.len().into());
-            m.insert("base64".into(), b64(b).into());
-            Json::Object(m)
+            let reason = crate::pickle::shown(b).err().map(|e| e.to_string());
+            opaque_pickle(b, reason.as_deref())
         }
         Decoded::Encrypted { tag, data } => encrypted_view(tag, data),
         Decoded::Error { tag, message, raw } => error_view(message, tag, raw),
@@ -75,6 +68,23 @@ fn decoded_view(d: &Decoded) -> Json {
             ..
         } => too_large_view(*bytes, kind, *reason),
     }
+}
+
+/// `{"$type": "pickle", "$opaque": true, "class", "size", "base64", "reason"}`: a pickle that
+/// does not read (`reason`, one line), its first class read statically when it can be.
+pub(super) fn opaque_pickle(b: &[u8], reason: Option<&str>) -> Json {
+    let mut m = Map::new();
+    m.insert("$type".into(), "pickle".into());
+    m.insert("$opaque".into(), true.into());
+    if let Some(class) = crate::legacy::pickle_class(b) {
+        m.insert("class".into(), class.into());
+    }
+    m.insert("size".into(), b.len().into());
+    m.insert("base64".into(), b64(b).into());
+    if let Some(reason) = reason {
+        m.insert("reason".into(), reason.into());
+    }
+    Json::Object(m)
 }
 
 /// A serialization collected into a `serde_json::Value`.

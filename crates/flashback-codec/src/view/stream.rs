@@ -5,8 +5,8 @@
 
 use super::float::Float;
 use super::{
-    b64, bytes_view, decoded_view, error_view, is_secret, ViewOptions, BYTES_TYPE, DELTA_TYPE,
-    DICT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
+    b64, bytes_view, decoded_view, error_view, is_secret, opaque_pickle, ViewOptions, BYTES_TYPE,
+    DELTA_TYPE, DICT_TYPE, NDARRAY_TYPE, NUMBER_TYPE, SECRET_MASK, TOO_DEEP,
 };
 use crate::decoded::Decoded;
 use crate::value::{JsonTextKind, NdArray, ObjectForm, PyObject, Value};
@@ -54,6 +54,11 @@ impl Serialize for JsonView<'_> {
             Node::Value(v) => V(v, self.opts).serialize(s),
             Node::Decoded(Decoded::Msgpack(v)) => V(v, self.opts).serialize(s),
             Node::Decoded(Decoded::Empty) => s.serialize_unit(),
+            // A pickle that reads is shown as the same value stored as msgpack would be.
+            Node::Decoded(Decoded::Pickle(b)) => match crate::pickle::shown(b) {
+                Ok(v) => V(&v, self.opts).serialize(s),
+                Err(e) => opaque_pickle(b, Some(&e.to_string())).serialize(s),
+            },
             // The other forms are small objects built once (their bytes are in base64 anyway).
             Node::Decoded(d) => decoded_view(d).serialize(s),
         }

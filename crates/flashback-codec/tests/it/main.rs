@@ -4,6 +4,7 @@
 mod bad_strings;
 mod json_view;
 mod numpy;
+mod pickle_view;
 mod revive;
 mod unview_fixture;
 mod view_cases;

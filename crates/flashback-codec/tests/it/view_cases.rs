@@ -2,20 +2,13 @@
 //! cases and pseudo-random trees (shared by `json_view.rs`).
 
 use flashback_codec::{Decoded, NdArray, ObjectForm, PyObject, RawExt, Value};
-use std::sync::Arc;
 
 fn s(text: &str) -> Value {
     Value::Str(text.into())
 }
 
 fn obj(form: ObjectForm, module: &str, name: &str, payload: Value, extra: Option<Value>) -> Value {
-    Value::Object(Arc::new(PyObject {
-        form,
-        module: module.into(),
-        name: name.into(),
-        payload,
-        extra,
-    }))
+    PyObject::value(form, module, name, payload, extra)
 }
 
 fn map(pairs: &[(&str, Value)]) -> Value {
