@@ -20,6 +20,7 @@
 mod bigint;
 mod convert;
 mod globals;
+mod known;
 mod ops;
 mod reader;
 mod text;
