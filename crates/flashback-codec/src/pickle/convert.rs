@@ -3,7 +3,6 @@
 //! exactly like the same value stored as msgpack. The walk is bounded by a node budget on the
 //! expanded tree (a node shared a thousand times costs a thousand), and by depth.
 
-use super::time::{iso_datetime, timedelta, uuid_hex};
 use super::PyValue;
 use crate::value::{JsonText, JsonTextKind, ObjectForm, PyObject, Value};
 use std::sync::Arc;
@@ -22,16 +21,16 @@ pub fn to_value(v: &PyValue, max_nodes: usize) -> Value {
     Walk { left: max_nodes }.value(v, 0)
 }
 
-struct Walk {
+pub(super) struct Walk {
     left: usize,
 }
 
-fn string(s: &str) -> Value {
+pub(super) fn string(s: &str) -> Value {
     Value::Str(s.into())
 }
 
 impl Walk {
-    fn value(&mut self, v: &PyValue, depth: usize) -> Value {
+    pub(super) fn value(&mut self, v: &PyValue, depth: usize) -> Value {
         if self.left == 0 || depth >= MAX_DEPTH {
             return string(TRUNCATED);
         }
@@ -79,7 +78,7 @@ impl Walk {
         }
     }
 
-    fn seq(&mut self, items: &[Arc<PyValue>], depth: usize) -> Value {
+    pub(super) fn seq(&mut self, items: &[Arc<PyValue>], depth: usize) -> Value {
         let mut out = Vec::with_capacity(items.len().min(self.left));
         for i in items {
             if self.left == 0 {
@@ -142,57 +141,13 @@ impl Walk {
             return Value::Nil;
         };
         let (m, n) = (module.as_str(), name.as_str());
+        if let Some(known) = self.known(v, m, n, args, depth) {
+            return known;
+        }
         let single = |w: &mut Walk, form| {
             let payload = args.first().map_or(Value::Nil, |a| w.value(a, depth));
             PyObject::value(form, m, n, payload, None)
         };
-        match (m, n) {
-            ("datetime", "datetime") => {
-                if let Some(iso) = iso_datetime(v) {
-                    return PyObject::value(
-                        ObjectForm::Method,
-                        m,
-                        n,
-                        string(&iso),
-                        Some(string("fromisoformat")),
-                    );
-                }
-            }
-            ("datetime", "date") => {
-                if let Some(iso) = iso_datetime(v) {
-                    let parts: Vec<Value> = iso
-                        .split('-')
-                        .filter_map(|p| p.parse().ok())
-                        .map(Value::Int)
-                        .collect();
-                    return PyObject::value(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
-                }
-            }
-            ("datetime", "time") => {
-                if let Some(iso) = iso_datetime(v) {
-                    return self.time(v, &iso, depth);
-                }
-            }
-            ("datetime", "timedelta") if timedelta(v).is_some() => {
-                let mut parts: Vec<Value> = args.iter().map(|a| self.value(a, depth)).collect();
-                parts.resize(3, Value::Int(0));
-                return PyObject::value(ObjectForm::PosArgs, m, n, Value::Array(parts), None);
-            }
-            ("datetime", "timezone") => {
-                let payload = self.seq(args, depth);
-                return PyObject::value(ObjectForm::PosArgs, m, n, payload, None);
-            }
-            ("uuid", "UUID") => {
-                if let Some(hex) = uuid_hex(v) {
-                    return PyObject::value(ObjectForm::SingleArg, m, n, string(&hex), None);
-                }
-            }
-            ("zoneinfo", "ZoneInfo._unpickle") => {
-                let key = args.first().map_or(Value::Nil, |a| self.value(a, depth));
-                return PyObject::value(ObjectForm::SingleArg, m, "ZoneInfo", key, None);
-            }
-            _ => {}
-        }
         if let Some(secret) = state.as_ref().and_then(|st| st.get("_secret_value")) {
             // pydantic's SecretStr/SecretBytes: as jsonplus writes them (`get_secret_value()`),
             // which the view masks.
@@ -253,35 +208,5 @@ impl Walk {
             let v = self.map(dict_items, depth);
             fields.push((string("__dict_items__"), v));
         }
-    }
-
-    /// A `datetime.time` as jsonplus writes it: its fields by keyword.
-    fn time(&mut self, v: &PyValue, iso: &str, depth: usize) -> Value {
-        let PyValue::Object {
-            module, name, args, ..
-        } = v
-        else {
-            return Value::Nil;
-        };
-        let clock: Vec<&str> = iso[..8].split(':').collect();
-        let int = |s: &str| Value::Int(s.parse().unwrap_or(0));
-        let micro = iso
-            .get(9..15)
-            .filter(|_| iso.as_bytes().get(8) == Some(&b'.'))
-            .map_or(Value::Int(0), int);
-        let fold = args
-            .first()
-            .and_then(|a| a.as_bytes())
-            .is_some_and(|b| b.first().is_some_and(|h| h & 0x80 != 0));
-        let tz = args.get(1).map_or(Value::Nil, |t| self.value(t, depth));
-        let fields = vec![
-            (string("hour"), int(clock[0])),
-            (string("minute"), int(clock[1])),
-            (string("second"), int(clock[2])),
-            (string("microsecond"), micro),
-            (string("tzinfo"), tz),
-            (string("fold"), Value::Int(i64::from(fold))),
-        ];
-        PyObject::value(ObjectForm::KwArgs, module, name, Value::Map(fields), None)
     }
 }

@@ -20,6 +20,7 @@
 mod bigint;
 mod convert;
 mod globals;
+mod known;
 mod ops;
 mod reader;
 mod text;
@@ -37,7 +38,7 @@ mod tests_writer;
 use std::fmt;
 use std::sync::Arc;
 
-pub use convert::to_value;
+pub use convert::{to_value, RECURSIVE, TRUNCATED};
 pub use time::{iso_datetime, uuid_string};
 pub use writer::dumps2;
 

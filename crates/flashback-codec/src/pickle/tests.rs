@@ -469,3 +469,44 @@ fn a_dev_server_files_read() {
         "{json:.300}"
     );
 }
+
+#[test]
+fn a_memory_saver_files_hold_typed_values_the_codec_decodes() {
+    // storage: {thread: defaultdict(dict, {ns: {id: ((type, checkpoint), (type, metadata), parent)}})}
+    let storage = read(&fixture("memory_saver.1.pckl"));
+    let (thread, namespaces) = &storage.as_items().unwrap()[0];
+    assert_eq!(thread.as_str(), Some("t1"));
+    let PyValue::DefaultDict { factory, items } = &**namespaces else {
+        panic!("{namespaces:?}")
+    };
+    assert_eq!(factory.class_path().as_deref(), Some("builtins.dict"));
+    let checkpoints = items[0].1.as_items().unwrap();
+    assert!(checkpoints.len() >= 2);
+    let mut decoded = 0;
+    for (_, row) in checkpoints {
+        let row = row.as_seq().unwrap();
+        for typed in &row[..2] {
+            let pair = typed.as_seq().unwrap();
+            let d = crate::decode_typed(pair[0].as_str().unwrap(), pair[1].as_bytes());
+            assert!(matches!(d, crate::Decoded::Msgpack(_)), "{d:?}");
+            decoded += 1;
+        }
+    }
+    assert_eq!(decoded, checkpoints.len() * 2);
+    // writes: {(thread, ns, id): {(task, idx): (task, channel, (type, bytes), path)}}
+    let writes = read(&fixture("memory_saver.2.pckl"));
+    let (key, by_task) = &writes.as_items().unwrap()[0];
+    assert_eq!(key.as_seq().map(|k| k.len()), Some(3));
+    let (_, write) = &by_task.as_items().unwrap()[0];
+    let typed = write.as_seq().unwrap()[2].as_seq().unwrap();
+    let d = crate::decode_typed(typed[0].as_str().unwrap(), typed[1].as_bytes());
+    assert!(format!("{d:?}").contains("HumanMessage"));
+    // blobs: {(thread, ns, channel, version): (type, bytes)}
+    let blobs = read(&fixture("memory_saver.3.pckl"));
+    assert!(blobs
+        .as_items()
+        .unwrap()
+        .iter()
+        .all(|(k, v)| k.as_seq().map(|k| k.len()) == Some(4)
+            && v.as_seq().is_some_and(|t| t.len() == 2)));
+}

@@ -22,12 +22,17 @@ fn golden_protocol_2_pickles_are_written_byte_for_byte() {
 
 #[test]
 fn real_dev_server_files_are_written_back_byte_for_byte() {
-    // Shared memo entries (the same str, the same `uuid.UUID` class, the same timezone) and
-    // objects (NEWOBJ + BUILD: UUIDs, `Item`s, messages; REDUCE: datetimes) included.
+    // Shared memo entries (the same str, the same `uuid.UUID` class, the same timezone, the
+    // one-character Latin-1 text CPython's bytes share) and objects (NEWOBJ + BUILD: UUIDs,
+    // `Item`s, messages; REDUCE: datetimes) included; the InMemorySaver's three files
+    // (`.langgraph_checkpoint.N.pckl`: checkpoints, writes, blobs) too.
     for name in [
         "devserver_store.pckl",
         "devserver_retry_counter.pckl",
         "devserver_ops.pckl",
+        "memory_saver.1.pckl",
+        "memory_saver.2.pckl",
+        "memory_saver.3.pckl",
     ] {
         let bytes = fixture(name);
         assert_eq!(dumps2(&read(&bytes)).unwrap(), bytes, "{name}");

@@ -2,13 +2,14 @@
 //! `datetime.datetime(b'\x07\xe8…', tz)` → its `isoformat()`, `uuid.UUID` → its text.
 
 use super::{bigint, PyValue};
+use std::sync::Arc;
 
 /// The object's class path and arguments, if it is an object of `module.name`.
 fn object_of<'a>(
     v: &'a PyValue,
     module: &str,
     names: &[&str],
-) -> Option<(&'a str, &'a [std::sync::Arc<PyValue>])> {
+) -> Option<(&'a str, &'a [Arc<PyValue>])> {
     match v {
         PyValue::Object {
             module: m,
@@ -67,7 +68,7 @@ fn clock(b: &[u8]) -> String {
 }
 
 /// The offset suffix of an optional tzinfo argument (`Some("")` when naive).
-fn tz_suffix(tz: Option<&std::sync::Arc<PyValue>>) -> Option<String> {
+fn tz_suffix(tz: Option<&Arc<PyValue>>) -> Option<String> {
     match tz {
         None => Some(String::new()),
         Some(t) if t.is_none() => Some(String::new()),
@@ -79,6 +80,17 @@ fn tz_suffix(tz: Option<&std::sync::Arc<PyValue>>) -> Option<String> {
 /// when it has a `datetime.timezone`). `None` for anything else, and for a tzinfo whose offset
 /// is not in the pickle.
 pub fn iso_datetime(v: &PyValue) -> Option<String> {
+    let (local, tz) = local_iso(v)?;
+    Some(local + &tz_suffix(tz)?)
+}
+
+/// A `datetime.datetime` or `time`'s text without its UTC offset, whatever its tzinfo.
+pub(super) fn naive_iso(v: &PyValue) -> Option<String> {
+    Some(local_iso(v)?.0)
+}
+
+/// The isoformat text without the offset, and the tzinfo argument.
+fn local_iso(v: &PyValue) -> Option<(String, Option<&Arc<PyValue>>)> {
     let (name, args) = object_of(v, "datetime", &["datetime", "date", "time"])?;
     let b = state_bytes(args.first()?)?;
     let date = |b: &[u8]| {
@@ -89,17 +101,13 @@ pub fn iso_datetime(v: &PyValue) -> Option<String> {
             b[3]
         )
     };
-    match (name, b.len()) {
-        ("datetime", 10) => Some(format!(
-            "{}T{}{}",
-            date(&b),
-            clock(&b[4..]),
-            tz_suffix(args.get(1))?
-        )),
-        ("date", 4) => Some(date(&b)),
-        ("time", 6) => Some(format!("{}{}", clock(&b), tz_suffix(args.get(1))?)),
-        _ => None,
-    }
+    let text = match (name, b.len()) {
+        ("datetime", 10) => format!("{}T{}", date(&b), clock(&b[4..])),
+        ("date", 4) => date(&b),
+        ("time", 6) => clock(&b),
+        _ => return None,
+    };
+    Some((text, args.get(1)))
 }
 
 /// The 128-bit value of a `uuid.UUID` object (its state's `int`).

@@ -91,7 +91,7 @@ impl Writer {
             return self.get(i);
         }
         if module.is_empty() {
-            // The constant string `name`.
+            // The constant (single-object) string `name`.
             self.str(name, None);
             self.globals.insert(key, self.next - 1);
             return;
@@ -141,6 +141,18 @@ impl Writer {
         self.remember(node);
     }
 
+    /// A str: CPython's empty string is one object, written once and fetched after (by value),
+    /// and so is a one-character Latin-1 string made from bytes (`text_of_bytes`); any other
+    /// is its own object (shared by `Arc`).
+    fn text(&mut self, s: &str, node: Option<&Arc<PyValue>>, text_of_bytes: bool) {
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (None, _) => self.global("", s),
+            (Some(c), None) if text_of_bytes && u32::from(c) < 256 => self.global("", s),
+            _ => self.str(s, node),
+        }
+    }
+
     /// Bytes as protocol 2 writes them: `_codecs.encode(latin1 text, 'latin1')`, `bytes()`
     /// when empty.
     fn bytes(&mut self, b: &[u8], node: Option<&Arc<PyValue>>) {
@@ -150,7 +162,7 @@ impl Writer {
         } else {
             self.global("_codecs", "encode");
             let text: String = b.iter().map(|&c| char::from(c)).collect();
-            self.str(&text, None);
+            self.text(&text, None, true);
             // CPython's "latin1" is one constant object: written once, then fetched.
             self.global("", "latin1");
             self.out.push(0x86);
@@ -319,7 +331,7 @@ impl Writer {
                 self.out.push(b'G');
                 self.out.extend(f.to_bits().to_be_bytes());
             }
-            PyValue::Str(s) => self.str(s, node),
+            PyValue::Str(s) => self.text(s, node, false),
             PyValue::Bytes(b) => self.bytes(b, node),
             PyValue::ByteArray(b) => {
                 self.global("builtins", "bytearray");

@@ -26,13 +26,23 @@ fn shown(d: &Decoded) -> serde_json::Value {
 
 #[test]
 fn a_pickle_is_shown_as_the_same_object_stored_as_msgpack() {
-    for name in ["cp5_state", "cp5_messages", "cp5_main_dataclass"] {
+    for name in [
+        "cp5_state",
+        "cp5_messages",
+        "cp5_main_dataclass",
+        "cp5_known",
+    ] {
         let pickle = decode_typed("pickle", Some(&fixture(&format!("{name}.pckl"))));
         let msgpack = decode_typed("msgpack", Some(&fixture(&format!("{name}.msgpack"))));
         assert!(matches!(pickle, Decoded::Pickle(_)));
         assert!(matches!(msgpack, Decoded::Msgpack(_)), "{msgpack:?}");
         assert_eq!(shown(&pickle), shown(&msgpack), "{name}");
     }
+    // Protocol 2 (pickle.dumps) of the same objects: Send, Command, deque, re.Pattern, IPv4,
+    // ZoneInfo, Enum, SecretStr, time with tz, OrderedDict, defaultdict…
+    let p2 = decode_typed("pickle", Some(&fixture("cp2_known.pckl")));
+    let msgpack = decode_typed("msgpack", Some(&fixture("cp5_known.msgpack")));
+    assert_eq!(shown(&p2), shown(&msgpack));
 }
 
 #[test]
