@@ -40,6 +40,15 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// A file of a source made of files (the `langgraph dev` folder) cannot be read: not the
+    /// structure its writer leaves, or damaged. Nothing of it is shown.
+    #[error("{path} cannot be read: {detail}")]
+    UnreadableFile {
+        /// The file.
+        path: String,
+        /// What is wrong, one line.
+        detail: String,
+    },
     /// The caller passed something unusable (e.g. an invalid metadata filter key).
     #[error("invalid input: {0}")]
     InvalidInput(String),
@@ -83,7 +92,7 @@ impl StoreError {
             StoreError::Connection(_) => "connection",
             StoreError::Auth(_) => "auth",
             StoreError::Query(_) => "query",
-            StoreError::Corrupt { .. } => "corrupt",
+            StoreError::Corrupt { .. } | StoreError::UnreadableFile { .. } => "corrupt",
             StoreError::InvalidInput(_) => "invalid_input",
             StoreError::Locked(_) | StoreError::InUse(_) => "locked",
             StoreError::ReadOnly(_) => "read_only",

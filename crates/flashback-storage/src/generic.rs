@@ -124,6 +124,13 @@ macro_rules! forward_reads {
                 self.$store.memory()
             }
 
+            async fn server(
+                &self,
+            ) -> Result<Option<std::sync::Arc<$crate::server::ServerState>>, $crate::StoreError>
+            {
+                self.$store.server().await
+            }
+
             async fn list_threads(&self) -> Result<Vec<$crate::ThreadInfo>, $crate::StoreError> {
                 self.$store.list_threads().await
             }

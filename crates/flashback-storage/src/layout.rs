@@ -16,6 +16,9 @@ pub enum Backend {
     Sqlite,
     /// A database written by `langgraph-checkpoint-postgres`.
     Postgres,
+    /// The `langgraph dev` server's state folder (`.langgraph_api/` pickles).
+    #[serde(rename = "devserver")]
+    DevServer,
 }
 
 /// Which schema a location holds.
@@ -32,6 +35,9 @@ pub enum SchemaKind {
     ThreeTable,
     /// Only LangGraph's memory Store (no checkpoint tables: no threads).
     StoreOnly,
+    /// The `langgraph dev` server's state: `InMemorySaver`'s checkpoints, writes and values,
+    /// the server's threads and runs, its memory Store ([`crate::devserver`]).
+    DevServer,
 }
 
 /// Which LangGraph library's format a database is in. Writes use the database's own.

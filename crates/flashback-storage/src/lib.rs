@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 mod decode;
+pub mod devserver;
 pub mod error;
 mod escape;
 pub mod generic;
@@ -54,6 +55,7 @@ pub mod report;
 pub mod saver;
 pub mod sealed;
 pub mod serializer;
+pub mod server;
 pub mod sqlite;
 pub mod three;
 
@@ -85,6 +87,11 @@ pub trait CheckpointStore: Send + Sync {
     /// LangGraph's memory Store in the same database, read through the same read-only
     /// connection; `None` when the database has none (see [`memory`]).
     fn memory(&self) -> Option<&dyn memory::MemoryRead>;
+
+    /// What the server that wrote the location knows beyond its checkpoints (its threads'
+    /// status and runs, notes on a running or stale server: [`server`]); `None` for a
+    /// database.
+    async fn server(&self) -> Result<Option<std::sync::Arc<server::ServerState>>, StoreError>;
 
     /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
     /// thread id.

@@ -14,6 +14,7 @@ use crate::three::ThreeTableOptions;
 use crate::{is_postgres_url, CheckpointStore, StoreError};
 use async_trait::async_trait;
 use flashback_codec::{AesKey, DecodeBudget};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Read-only access: decoding within `budget` (a stored value over it is read as
@@ -80,10 +81,14 @@ pub trait Access: Send + Sized {
     /// Open a Postgres database.
     #[cfg(feature = "postgres")]
     async fn postgres(self, url: &str) -> Result<Self::Store, StoreError>;
+
+    /// Open a `langgraph dev` server's state folder ([`crate::devserver`]).
+    async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError>;
 }
 
-/// Open a location — a `postgres://` / `postgresql://` URL or a path to a SQLite file — as
-/// `access` says; what it holds is detected once.
+/// Open a location — a `postgres://` / `postgresql://` URL, a path to a SQLite file, or a
+/// `langgraph dev` project (or its `.langgraph_api/` folder) — as `access` says; what it
+/// holds is detected once.
 pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, StoreError> {
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
@@ -97,7 +102,28 @@ pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, Stor
             ));
         }
     }
+    let path = Path::new(location);
+    if path.is_dir() {
+        return match crate::devserver::files::state_dir(path) {
+            Some(dir) => access.devserver(&dir).await,
+            None => Err(StoreError::NotADatabase {
+                path: location.to_owned(),
+                detail: "it is a folder without a .langgraph_api folder: not a langgraph dev \
+                         project, or its server has not saved state there yet"
+                    .into(),
+            }),
+        };
+    }
     access.sqlite(location).await
+}
+
+/// Writing a dev server's folder (fork, merge, delete) is not done yet: refused with why.
+fn devserver_write_refused(dir: &Path) -> StoreError {
+    StoreError::InvalidInput(format!(
+        "{} is a langgraph dev server's state: Flashback reads it, but does not write it yet \
+         (convert it to SQLite with `flashback convert`, then fork there)",
+        dir.display()
+    ))
 }
 
 /// What a SQLite file holds, detected once on the read-only connection its store keeps.
@@ -168,6 +194,15 @@ impl Access for Read {
         };
         Ok(store)
     }
+
+    async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
+        let dir = dir.to_path_buf();
+        let store =
+            tokio::task::spawn_blocking(move || crate::devserver::DevServerStore::open(&dir))
+                .await
+                .map_err(|e| StoreError::Query(format!("open task failed: {e}")))??;
+        Ok(Box::new(store.with_budget(self.budget).with_key(self.key)))
+    }
 }
 
 #[async_trait]
@@ -196,6 +231,10 @@ impl Access for Write {
             PgSource::ThreeTable(s) => Box::new(s.with_key(self.key)),
         };
         Ok(saver)
+    }
+
+    async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
+        Err(devserver_write_refused(dir))
     }
 }
 
@@ -232,5 +271,9 @@ impl Access for Create {
                 Ok(Box::new(store))
             }
         }
+    }
+
+    async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
+        Err(devserver_write_refused(dir))
     }
 }

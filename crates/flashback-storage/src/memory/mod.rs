@@ -40,7 +40,7 @@ use serde_json::Value as Json;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
-mod time;
+pub(crate) mod time;
 
 pub use time::Stamp;
 

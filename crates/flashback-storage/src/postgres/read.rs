@@ -427,6 +427,12 @@ impl CheckpointStore for PostgresStore {
             .map(|m| m as &dyn crate::memory::MemoryRead)
     }
 
+    async fn server(
+        &self,
+    ) -> Result<Option<std::sync::Arc<crate::server::ServerState>>, StoreError> {
+        Ok(None)
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         self.threads_where(None)
             .await

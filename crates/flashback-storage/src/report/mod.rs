@@ -73,6 +73,13 @@ pub async fn measure(
         (Backend::Sqlite, true) => Layout::ThreeSqlite,
         (Backend::Postgres, false) => Layout::LanggraphPostgres,
         (Backend::Postgres, true) => Layout::ThreePostgres,
+        (Backend::DevServer, _) => {
+            return Err(StoreError::InvalidInput(
+                "the storage report measures database tables; a langgraph dev folder's sizes \
+                 are its files' (ls -l .langgraph_api)"
+                    .into(),
+            ))
+        }
     };
     if !schema.holds.checkpoints() {
         return Err(StoreError::InvalidInput(

@@ -29,6 +29,12 @@ impl CheckpointStore for SqliteStore {
             .map(|m| m as &dyn crate::memory::MemoryRead)
     }
 
+    async fn server(
+        &self,
+    ) -> Result<Option<std::sync::Arc<crate::server::ServerState>>, StoreError> {
+        Ok(None)
+    }
+
     async fn list_threads(&self) -> Result<Vec<ThreadInfo>, StoreError> {
         if !self.schema.holds.checkpoints() {
             return Ok(Vec::new());

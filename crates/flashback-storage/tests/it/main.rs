@@ -6,6 +6,7 @@
 //! `SSL_CERT_FILE` for the whole process before any other thread runs.
 
 mod common;
+mod devserver;
 mod connect {
     mod access;
     mod password;

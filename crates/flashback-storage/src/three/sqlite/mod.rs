@@ -173,6 +173,12 @@ impl CheckpointStore for ThreeTableStore {
         None
     }
 
+    async fn server(
+        &self,
+    ) -> Result<Option<std::sync::Arc<crate::server::ServerState>>, StoreError> {
+        Ok(None)
+    }
+
     async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
         crate::generic::list_recent_threads(self, limit).await
     }
