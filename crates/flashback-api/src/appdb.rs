@@ -79,10 +79,10 @@ impl AppDb {
                 let kind: String = r.get(1)?;
                 Ok(RecentConnection {
                     id: r.get(0)?,
-                    kind: if kind == "postgres" {
-                        DbKind::Postgres
-                    } else {
-                        DbKind::Sqlite
+                    kind: match kind.as_str() {
+                        "postgres" => DbKind::Postgres,
+                        "devserver" => DbKind::DevServer,
+                        _ => DbKind::Sqlite,
                     },
                     display_name: r.get(2)?,
                     location: r.get(3)?,

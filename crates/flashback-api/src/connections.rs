@@ -67,6 +67,7 @@ impl Api {
             holds: store.schema().holds.into(),
             store: store_summary,
             dialect: store.schema().dialect,
+            server: store.server().await?.map(|s| s.summary()),
         };
         let session = Arc::new(Session {
             info: info.clone(),
@@ -147,8 +148,12 @@ impl Api {
     /// Open a SQLite file or a Postgres URL (read-only: nothing is written to it).
     pub async fn open_database(&self, req: OpenRequest) -> ApiResult<DbInfo> {
         let loc = Location::parse(&req.location)?;
-        if loc.kind == DbKind::Sqlite {
-            crate::location::ensure_regular_file(Path::new(&loc.public))?;
+        match loc.kind {
+            DbKind::Sqlite => {
+                crate::location::ensure_regular_file(Path::new(&loc.public))?;
+            }
+            DbKind::DevServer => crate::location::ensure_dev_folder(Path::new(&loc.public))?,
+            DbKind::Postgres => {}
         }
         let password = req
             .password
@@ -206,7 +211,7 @@ impl Api {
         let mut list = self.appdb.recent()?;
         for c in &mut list {
             match c.kind {
-                DbKind::Sqlite => c.missing = !Path::new(&c.location).exists(),
+                DbKind::Sqlite | DbKind::DevServer => c.missing = !Path::new(&c.location).exists(),
                 DbKind::Postgres => c.has_saved_password = self.secrets.get(&c.location).is_some(),
             }
         }

@@ -126,7 +126,7 @@ impl From<StoreError> for ApiError {
             StoreError::Connection(_) => ErrorCode::Connection,
             StoreError::Auth(_) => ErrorCode::Auth,
             StoreError::Query(_) => ErrorCode::Query,
-            StoreError::Corrupt { .. } => ErrorCode::Corrupt,
+            StoreError::Corrupt { .. } | StoreError::UnreadableFile { .. } => ErrorCode::Corrupt,
             StoreError::InvalidInput(_) => ErrorCode::InvalidInput,
             StoreError::Locked(_) | StoreError::InUse(_) => ErrorCode::Locked,
             StoreError::ReadOnly(_) => ErrorCode::ReadOnly,

@@ -50,7 +50,11 @@ impl Location {
         };
         let path = std::path::absolute(&path).unwrap_or(path);
         Ok(Location {
-            kind: DbKind::Sqlite,
+            kind: if path.is_dir() {
+                DbKind::DevServer
+            } else {
+                DbKind::Sqlite
+            },
             public: path.to_string_lossy().into_owned(),
             password: None,
         })
@@ -72,6 +76,20 @@ impl Location {
             DbKind::Sqlite => std::path::Path::new(&self.public)
                 .file_name()
                 .map_or_else(|| self.public.clone(), |n| n.to_string_lossy().into_owned()),
+            DbKind::DevServer => {
+                // The project's name: the folder holding `.langgraph_api/`.
+                let path = std::path::Path::new(&self.public);
+                let project = match path.file_name() {
+                    Some(n) if n == flashback_storage::devserver::files::STATE_DIR => {
+                        path.parent().unwrap_or(path)
+                    }
+                    _ => path,
+                };
+                let name = project
+                    .file_name()
+                    .map_or_else(|| self.public.clone(), |n| n.to_string_lossy().into_owned());
+                format!("{name} (langgraph dev)")
+            }
             DbKind::Postgres => {
                 pg_url(&self.public).map_or_else(|_| self.public.clone(), |u| u.display_name())
             }
@@ -108,6 +126,20 @@ pub(crate) fn ensure_regular_file(path: &std::path::Path) -> ApiResult<std::fs::
         path.display(),
         file_kind(&meta)
     )))
+}
+
+/// A folder that holds a `langgraph dev` server's state (the project or its `.langgraph_api/`
+/// folder), or a clear refusal.
+pub(crate) fn ensure_dev_folder(path: &std::path::Path) -> ApiResult<()> {
+    match flashback_storage::devserver::files::state_dir(path) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::invalid(format!(
+            "{} is a folder without a .langgraph_api folder: not a langgraph dev project, or \
+             its server has not saved state there yet (open a .sqlite file, a postgres:// URL \
+             or a langgraph dev project)",
+            path.display()
+        ))),
+    }
 }
 
 /// What a path that is not a regular file is, in words ("a directory", "a FIFO (named pipe)"…).

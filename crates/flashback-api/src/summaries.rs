@@ -37,6 +37,11 @@ pub async fn thread_summaries(
         read = next?;
     }
     out.extend(summarize_chunk(read, dialect).await?);
+    if let Some(server) = store.server().await? {
+        for s in &mut out {
+            s.server = server.thread(&s.thread_id).cloned();
+        }
+    }
     Ok(out)
 }
 
@@ -114,6 +119,7 @@ fn summarize(
         next: Vec::new(),
         problem: None,
         locked: false,
+        server: None,
     };
     match latest {
         Ok(Some(tuple)) => {
@@ -306,6 +312,12 @@ mod tests {
         }
         fn memory(&self) -> Option<&dyn flashback_storage::memory::MemoryRead> {
             None
+        }
+        async fn server(
+            &self,
+        ) -> Result<Option<std::sync::Arc<flashback_storage::server::ServerState>>, StoreError>
+        {
+            Ok(None)
         }
         async fn list_recent_threads(&self, n: usize) -> Result<Vec<ThreadInfo>, StoreError> {
             generic::list_recent_threads(self, n).await

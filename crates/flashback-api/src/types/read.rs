@@ -38,6 +38,11 @@ pub struct ThreadSummary {
     /// Its latest checkpoint is encrypted and no key was given: `status` and `next` are
     /// unknown until the database is unlocked.
     pub locked: bool,
+    /// What the server that wrote it says of it (the `langgraph dev` folder: its status,
+    /// metadata, assistant and graph, times and runs, as Studio lists them). Absent for a
+    /// database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<flashback_storage::server::ServerThread>,
 }
 
 /// Threads whose history to look through (the rows of the list in view).

@@ -23,6 +23,9 @@ pub enum DbKind {
     Sqlite,
     /// A `postgres://` URL.
     Postgres,
+    /// A `langgraph dev` project folder (or its `.langgraph_api/` folder).
+    #[serde(rename = "devserver")]
+    DevServer,
 }
 
 impl DbKind {
@@ -31,6 +34,7 @@ impl DbKind {
         match self {
             DbKind::Sqlite => "sqlite",
             DbKind::Postgres => "postgres",
+            DbKind::DevServer => "devserver",
         }
     }
 }
@@ -61,6 +65,10 @@ pub struct DbInfo {
     pub store: Option<crate::StoreSummary>,
     /// Written by LangGraph (`python`) or LangGraph.js (`js`): how its program resumes a fork.
     pub dialect: flashback_storage::Dialect,
+    /// A server's state (the `langgraph dev` folder): which server, when it last saved, whether
+    /// it runs now, and what to know (one line each). Absent for a database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<flashback_storage::server::ServerSummary>,
 }
 
 /// What the UI needs at start.

@@ -65,5 +65,12 @@ pub(crate) async fn open_info(location: &str) -> Result<(Api, DbInfo), ApiError>
             save_password: false,
         })
         .await?;
+    // A server's folder: what a reader must know (a running server, unsaved threads) goes to
+    // stderr, so `--json` output stays one document.
+    if let Some(server) = &info.server {
+        for note in &server.notes {
+            eprintln!("note: {note}");
+        }
+    }
     Ok((api, info))
 }

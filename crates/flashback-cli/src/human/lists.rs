@@ -68,6 +68,8 @@ pub fn threads(
     }
     let now = Stamp::now_micros();
     let wide = width == Width::Wide;
+    // A server's folder: the server's own status, graph and runs too (as Studio lists them).
+    let served = rows.iter().any(|r| r.server.is_some());
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -83,7 +85,7 @@ pub fn threads(
                 _ => status,
             };
             let latest = r.latest_checkpoint_id.as_deref().unwrap_or("-");
-            vec![
+            let mut row = vec![
                 if wide {
                     r.thread_id.clone()
                 } else {
@@ -106,7 +108,11 @@ pub fn threads(
                 } else {
                     short_id(latest)
                 },
-            ]
+            ];
+            if served {
+                row.extend(server_columns(r, wide));
+            }
+            row
         })
         .collect();
     let headers = ["THREAD", "STATUS", "CHECKPOINTS", "SUBGRAPHS"];
@@ -115,11 +121,26 @@ pub fn threads(
     } else {
         ["ACTIVE", "LATEST"]
     };
-    let mut out = table(&[&headers[..], &last[..]].concat(), &body);
+    // Fitted, only the runs: STATUS says the server's status from the checkpoints, and the
+    // graph is in `--wide`.
+    let server = match (served, wide) {
+        (true, true) => &["SERVER", "GRAPH", "RUNS"][..],
+        (true, false) => &["RUNS"][..],
+        (false, _) => &[][..],
+    };
+    let mut out = table(&[&headers[..], &last[..], server].concat(), &body);
     out.push_str(&problems(
         rows.iter()
             .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
     ));
+    if served
+        && !wide
+        && rows
+            .iter()
+            .any(|r| server_columns(r, false)[0].contains('✕'))
+    {
+        out.push_str("RUNS ✕: one of the thread's runs failed (--wide: the server's status, graph and runs)\n");
+    }
     for r in rows {
         if let Some(nodes) = recovered.get(&r.thread_id).filter(|n| !n.is_empty()) {
             let mut nodes = nodes.clone();
@@ -132,6 +153,28 @@ pub fn threads(
         }
     }
     fitted(out, width)
+}
+
+/// The server's status (`wide`), graph and runs of a thread (`3 (1 error)`).
+fn server_columns(r: &ThreadSummary, wide: bool) -> Vec<String> {
+    let Some(s) = &r.server else {
+        return vec!["-".into(); if wide { 3 } else { 1 }];
+    };
+    let failed = s
+        .runs
+        .iter()
+        .filter(|run| run.status.as_deref() == Some("error"))
+        .count();
+    let runs = match (s.runs.len(), failed, wide) {
+        (0, _, _) => "-".to_owned(),
+        (n, 0, _) => n.to_string(),
+        (n, f, true) => format!("{n} ({f} failed)"),
+        (n, _, false) => format!("{n} ✕"),
+    };
+    match wide {
+        true => vec![opt(&s.status), opt(&s.graph_id), runs],
+        false => vec![runs],
+    }
 }
 
 /// `flashback history`.

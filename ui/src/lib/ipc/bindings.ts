@@ -560,6 +560,11 @@ export type DbInfo = {
 	store: StoreSummary | null,
 	/**  Written by LangGraph (`python`) or LangGraph.js (`js`): how its program resumes a fork. */
 	dialect: Dialect,
+	/**
+	 *  A server's state (the `langgraph dev` folder): which server, when it last saved, whether
+	 *  it runs now, and what to know (one line each). Absent for a database.
+	 */
+	server?: ServerSummary | null,
 };
 
 /**  SQLite file or Postgres server. */
@@ -567,7 +572,9 @@ export type DbKind =
 /**  A `.sqlite` file. */
 "sqlite" | 
 /**  A `postgres://` URL. */
-"postgres";
+"postgres" | 
+/**  A `langgraph dev` project folder (or its `.langgraph_api/` folder). */
+"devserver";
 
 /**  A database handle. */
 export type DbRequest = {
@@ -1675,7 +1682,12 @@ export type SchemaKind =
 /**  Flashback's three-table store (`docs/three-table.md`). */
 "three_table" | 
 /**  Only LangGraph's memory Store (no checkpoint tables: no threads). */
-"store_only";
+"store_only" | 
+/**
+ *  The `langgraph dev` server's state: `InMemorySaver`'s checkpoints, writes and values,
+ *  the server's threads and runs, its memory Store ([`crate::devserver`]).
+ */
+"dev_server";
 
 /**  The Sends to one node. */
 export type SendTarget = {
@@ -1697,6 +1709,64 @@ export type Sends = {
 	by_node: SendTarget[],
 	/**  The largest Send writes. */
 	largest: ValueSize[],
+};
+
+/**  A run as the server lists it (`GET /threads/{id}/runs`). */
+export type ServerRun = {
+	/**  The run id. */
+	run_id: string,
+	/**  `pending`, `running`, `success`, `error`, `timeout` or `interrupted`. */
+	status?: string | null,
+	/**  The assistant it ran. */
+	assistant_id?: string | null,
+	/**  When it was created (RFC 3339). */
+	created_at?: string | null,
+	/**  When it was last updated (RFC 3339). */
+	updated_at?: string | null,
+};
+
+/**
+ *  What a reader of the location should know about its server, without its threads (what
+ *  opening it answers; each thread's part is in the thread list).
+ */
+export type ServerSummary = {
+	/**  Which server wrote it, e.g. `langgraph dev (Python)`. */
+	server: string,
+	/**  When the server last saved its checkpoints (RFC 3339), when known. */
+	saved_at?: string | null,
+	/**  Whether a server is running on it now. */
+	running: boolean,
+	/**  What a reader should know, one line each. */
+	notes: string[],
+	/**  How many threads the server lists. */
+	threads: number,
+	/**  How many of them its saved checkpoints lack. */
+	threads_without_checkpoints: number,
+};
+
+/**  A thread as the server lists it (`GET /threads/{id}`). */
+export type ServerThread = {
+	/**  The thread id. */
+	thread_id: string,
+	/**  `idle`, `busy`, `interrupted` or `error`. */
+	status?: string | null,
+	/**  The thread's metadata (`graph_id`, `assistant_id`, the user's keys). */
+	metadata: Value,
+	/**  When it was created (RFC 3339). */
+	created_at?: string | null,
+	/**  When it was last updated (RFC 3339). */
+	updated_at?: string | null,
+	/**  The assistant that ran it last (from its metadata). */
+	assistant_id?: string | null,
+	/**  The graph it runs (from its metadata). */
+	graph_id?: string | null,
+	/**
+	 *  Whether the server's checkpoint file holds this thread's checkpoints (a thread the
+	 *  server created after it last saved has none there yet).
+	 */
+	has_checkpoints: boolean,
+	/**  Its runs, oldest first. */
+	runs: ServerRun[],
 };
 
 /**  Save a setting. */
@@ -2177,6 +2247,12 @@ export type ThreadSummary = {
 	 *  unknown until the database is unlocked.
 	 */
 	locked: boolean,
+	/**
+	 *  What the server that wrote it says of it (the `langgraph dev` folder: its status,
+	 *  metadata, assistant and graph, times and runs, as Studio lists them). Absent for a
+	 *  database.
+	 */
+	server?: ServerThread | null,
 };
 
 /**  The threads of a database. */
