@@ -45,6 +45,7 @@ pub struct PutRequest<'a> {
     pub new_versions: &'a Versions,
 }
 
+#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
 /// What a put is called in messages: `writing checkpoint 1ef… of thread t1`.
 pub(crate) fn writing(req: &PutRequest<'_>) -> String {
     format!(
@@ -54,6 +55,7 @@ pub(crate) fn writing(req: &PutRequest<'_>) -> String {
     )
 }
 
+#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
 /// What a [`CheckpointSaver::put_batch`] is called in messages.
 pub(crate) fn writing_batch(puts: &[PutRequest<'_>], writes: &[WriteBatch<'_>]) -> String {
     match (puts, writes) {
@@ -71,6 +73,7 @@ pub(crate) fn writing_batch(puts: &[PutRequest<'_>], writes: &[WriteBatch<'_>]) 
     }
 }
 
+#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
 /// What deleting a thread is called in messages.
 pub(crate) fn deleting(thread_id: &str) -> String {
     format!("deleting thread {}", thread_id.escape_debug())

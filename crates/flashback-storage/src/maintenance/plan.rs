@@ -138,6 +138,7 @@ impl Job {
         }
     }
 
+#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
     /// What the job does, for messages (`pruning 3 threads`).
     pub(crate) fn describe(&self) -> String {
         match self {
@@ -161,6 +162,7 @@ impl Job {
     }
 }
 
+#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
 /// What copying a thread is called in messages.
 pub(crate) fn copying(source: &str, target: &str) -> String {
     format!(
