@@ -1,7 +1,8 @@
 //! `flashback`: read LangGraph checkpoint databases from the command line.
 //!
-//! Every command takes `DB`: a path to a `.sqlite` file or a `postgres://` URL. With `--json`
-//! the result is JSON on stdout; otherwise a human-readable table. On failure the exit status is
+//! Every command takes `DB`: a path to a `.sqlite` file, a `postgres://` URL, or a `langgraph
+//! dev` project folder (or its `.langgraph_api/`). With `--json` the result is JSON on stdout;
+//! otherwise a human-readable table. On failure the exit status is
 //! non-zero and one line on stderr says what went wrong.
 
 mod bridge;
@@ -27,7 +28,7 @@ struct Cli {
 enum Command {
     /// List every thread with its checkpoint count, latest checkpoint and status.
     Threads {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// Only the N most recently active threads, newest first (default: every thread,
         /// sorted by id).
@@ -44,7 +45,7 @@ enum Command {
     /// What threads' whole histories say beyond their latest checkpoints: the tasks that
     /// raised, then recovered on a retry.
     Activity {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// Thread ids (default: every thread).
         threads: Vec<String>,
@@ -54,7 +55,7 @@ enum Command {
     },
     /// A thread's checkpoints, newest first.
     History {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -84,7 +85,7 @@ enum Command {
     /// The decoded state of one checkpoint (default: the latest) with its pending writes and
     /// next tasks.
     State {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -118,7 +119,7 @@ enum Command {
     /// (`graph.invoke(None, {"configurable": {"thread_id": T}})`; LangGraph.js:
     /// `graph.invoke(null, …)`), written in the database's own format (LangGraph's or LangGraph.js's).
     Fork {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -142,7 +143,7 @@ enum Command {
     /// thread is one transaction on it. `--dry-run` reads everything and says what the values
     /// take as LangGraph stores them and in the three-table store.
     Convert {
-        /// The source: a `.sqlite` file or a `postgres://` URL.
+        /// The source: a `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The destination: a `.sqlite` file (created when missing) or a `postgres://` URL.
         target: String,
@@ -166,7 +167,7 @@ enum Command {
     /// values, writes and metadata, a SHA-256 per checkpoint and a hash chain along parents.
     /// Secrets are always masked.
     Export {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -203,7 +204,7 @@ enum Command {
     /// Serve the database as a LangGraph checkpointer: JSON-lines requests on stdin, one
     /// response line each on stdout (the protocol is described in `bridge.rs`).
     Bridge {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// Create the SQLite file if needed and run `setup()` (Postgres: run `setup()`).
         #[arg(long)]
@@ -221,7 +222,7 @@ enum Command {
     /// Merge across branches: a new checkpoint on branch A (child of `--into`) taking channels
     /// from branch B (`--from`). `--dry-run` shows the fork point / A / B view and writes nothing.
     Merge {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -255,7 +256,7 @@ enum Command {
     /// corrupt blob rows from the writes that produced them, in one transaction; shows what
     /// would be written unless `--yes`.
     Rebuild {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -280,7 +281,7 @@ enum Command {
     /// FLASHBACK_DB, FLASHBACK_THREAD_ID, FLASHBACK_CHECKPOINT_ID and FLASHBACK_CONFIG in its
     /// environment, and report every checkpoint it writes as it lands.
     Rerun {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -310,7 +311,7 @@ enum Command {
     /// (`messages[2].content`) and the text around it. Secrets stay masked; values locked
     /// (encrypted, no key) or over the decode budget are not searched.
     Search {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The text to find.
         text: String,
@@ -329,7 +330,7 @@ enum Command {
     /// pages (SQLite) or the tables' sizes (Postgres). With THREAD: that thread, with each
     /// checkpoint's size. Read in one snapshot; nothing is written (docs/storage.md).
     Storage {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// One thread (all its namespaces).
         thread: Option<String>,
@@ -343,7 +344,7 @@ enum Command {
     },
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -357,7 +358,7 @@ enum Command {
     /// Delete a branch: a checkpoint (a fork, say a failed re-run's) and every checkpoint
     /// after it, with their writes (one transaction). Shows what would go unless `--yes`.
     DeleteBranch {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -378,7 +379,7 @@ enum Command {
     /// database those whose latest checkpoint is older than `--older-than` and/or whose status
     /// is one of `--status` (all conditions hold). Shows what would go unless `--yes`.
     Prune {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// Thread ids (with --older-than/--status: only these, if they also match).
         threads: Vec<String>,
@@ -430,7 +431,7 @@ enum Command {
     /// Serve the Flashback UI (the desktop app's screens) and its commands over HTTP on
     /// 127.0.0.1, for a browser; the URL printed at start carries a random access token.
     Serve {
-        /// A `.sqlite` file or a `postgres://` URL (or use --demo).
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder (or use --demo).
         db: Option<String>,
         /// Serve the built-in demo database (a private copy in Flashback's data directory).
         #[arg(long)]
@@ -450,7 +451,7 @@ enum Command {
     /// Compare two checkpoints of a thread: changed channels first, list items added,
     /// removed and changed, messages matched by id.
     Diff {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -468,7 +469,7 @@ enum Command {
     /// A branch as ordered steps, root first: the tasks due at each checkpoint, the writes
     /// they made and the channels that changed.
     Replay {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,
@@ -491,7 +492,7 @@ enum Command {
     Watch(watch::WatchArgs),
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
-        /// A `.sqlite` file or a `postgres://` URL.
+        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
         db: String,
         /// The thread id.
         thread: String,

@@ -7,7 +7,7 @@ use flashback_api::{ApiError, WatchRequest};
 /// `flashback watch DB THREAD PATH`.
 #[derive(clap::Args, Debug)]
 pub struct WatchArgs {
-    /// A `.sqlite` file or a `postgres://` URL.
+    /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
     db: String,
     /// The thread id.
     thread: String,

@@ -138,7 +138,7 @@ impl Job {
         }
     }
 
-#[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
+    #[cfg(feature = "postgres")] // the Postgres timeouts say what was being done
     /// What the job does, for messages (`pruning 3 threads`).
     pub(crate) fn describe(&self) -> String {
         match self {
