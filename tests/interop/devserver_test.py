@@ -260,6 +260,13 @@ def run(keep: bool = False) -> int:
     try:
         client = srv.client()
         rec = drive.record(client, drive.run_scenario(client))
+        # While the server runs, Flashback says so (and that its files are a snapshot).
+        code, _, err = flashback("threads", str(srv.workdir), "--json")
+        r.check("running", "flashback threads on a running server's folder answers",
+                code == 0 or NOT_A_DATABASE.search(err) is not None, err)
+        if code == 0:
+            r.check("running", "the running server is said on stderr",
+                    "a langgraph dev server is running on this folder" in err, err)
     except BaseException:
         srv.stop()
         print(srv.log_text(), file=sys.stderr)
