@@ -11,7 +11,13 @@ use std::path::Path;
 use std::sync::Mutex;
 
 /// `(number, sql)` of every file in `migrations/app`, in order.
-const MIGRATIONS: &[(u32, &str)] = &[(1, include_str!("../../../migrations/app/0001_init.sql"))];
+const MIGRATIONS: &[(u32, &str)] = &[
+    (1, include_str!("../../../migrations/app/0001_init.sql")),
+    (
+        2,
+        include_str!("../../../migrations/app/0002_devserver_connections.sql"),
+    ),
+];
 
 /// The state database.
 pub struct AppDb {
@@ -158,13 +164,30 @@ fn migrate(conn: &mut Connection) -> ApiResult<()> {
             ),
         ));
     }
-    for (n, sql) in MIGRATIONS.iter().filter(|(n, _)| *n > current) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", n)?;
-        tx.commit()?;
-    }
-    Ok(())
+    // Off while tables are rebuilt (a DROP would cascade to bookmarks and notes); checked
+    // before each commit, on again after.
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let migrated = (|| -> ApiResult<()> {
+        for (n, sql) in MIGRATIONS.iter().filter(|(n, _)| *n > current) {
+            let tx = conn.transaction()?;
+            tx.execute_batch(sql)?;
+            let broken: i64 =
+                tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+                    r.get(0)
+                })?;
+            if broken > 0 {
+                return Err(ApiError::new(
+                    ErrorCode::Internal,
+                    format!("migration {n} of Flashback's state database broke {broken} references"),
+                ));
+            }
+            tx.pragma_update(None, "user_version", n)?;
+            tx.commit()?;
+        }
+        Ok(())
+    })();
+    conn.pragma_update(None, "foreign_keys", true)?;
+    migrated
 }
 
 #[cfg(test)]
@@ -197,6 +220,40 @@ mod tests {
         assert_eq!(db.recent().expect("recent").len(), 1);
         db.set_setting("theme", None).expect("delete");
         assert_eq!(db.setting("theme").expect("get"), None);
+    }
+
+    #[test]
+    fn a_version_1_database_is_migrated_keeping_its_rows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            let c = Connection::open(dir.path().join("flashback.db")).expect("create");
+            c.execute_batch(MIGRATIONS[0].1).expect("v1");
+            c.execute_batch(
+                "INSERT INTO connections (id, kind, display_name, location) \
+                 VALUES (7, 'sqlite', 'a.sqlite', '/x/a.sqlite'); \
+                 INSERT INTO bookmarks (connection_id, thread_id, checkpoint_id) \
+                 VALUES (7, 't', 'c'); \
+                 PRAGMA user_version = 1;",
+            )
+            .expect("rows");
+        }
+        let db = AppDb::open(dir.path()).expect("migrated");
+        let kept: i64 = db
+            .with(|c| c.query_row("SELECT count(*) FROM bookmarks", [], |r| r.get(0)))
+            .expect("bookmarks");
+        assert_eq!(kept, 1, "bookmarks survive the rebuild");
+        assert_eq!(db.recent().expect("recent")[0].id, 7);
+        let dev = db
+            .remember(DbKind::DevServer, "agent (langgraph dev)", "/x/agent")
+            .expect("a folder is remembered");
+        assert_eq!(db.recent().expect("recent")[0].id, dev);
+        assert_eq!(db.recent().expect("recent")[0].kind, DbKind::DevServer);
+        // Deleting a connection still cascades to its bookmarks.
+        db.forget(7).expect("forget");
+        let left: i64 = db
+            .with(|c| c.query_row("SELECT count(*) FROM bookmarks", [], |r| r.get(0)))
+            .expect("bookmarks");
+        assert_eq!(left, 0);
     }
 
     #[test]
