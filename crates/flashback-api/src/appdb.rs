@@ -178,7 +178,9 @@ fn migrate(conn: &mut Connection) -> ApiResult<()> {
             if broken > 0 {
                 return Err(ApiError::new(
                     ErrorCode::Internal,
-                    format!("migration {n} of Flashback's state database broke {broken} references"),
+                    format!(
+                        "migration {n} of Flashback's state database broke {broken} references"
+                    ),
                 ));
             }
             tx.pragma_update(None, "user_version", n)?;

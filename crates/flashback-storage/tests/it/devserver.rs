@@ -286,3 +286,68 @@ async fn a_folder_that_is_not_a_dev_project_is_refused_plainly() {
         "{err}"
     );
 }
+
+/// The server rewrites its files (temp file + rename) every 10 s while it runs: a reader
+/// meanwhile sees one whole version of each file, never a torn one, and follows the changes.
+#[tokio::test]
+async fn reads_stay_whole_while_the_server_rewrites_its_files() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join(".langgraph_api");
+    std::fs::create_dir(&state).expect("mkdir");
+    let full = fixture().join("py/.langgraph_api");
+    let stale = fixture().join("hostile/stale/.langgraph_api");
+    let names = [
+        ".langgraph_checkpoint.1.pckl",
+        ".langgraph_checkpoint.2.pckl",
+        ".langgraph_checkpoint.3.pckl",
+        ".langgraph_ops.pckl",
+        "store.pckl",
+    ];
+    let put = |from: &Path| {
+        for n in names {
+            let tmp = state.join(format!("{n}.tmp"));
+            std::fs::copy(from.join(n), &tmp).expect("copy");
+            std::fs::rename(&tmp, state.join(n)).expect("rename");
+        }
+    };
+    put(&full);
+    let store = open_read(dir.path()).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, state, full, stale) = (stop.clone(), state.clone(), full.clone(), stale.clone());
+        std::thread::spawn(move || {
+            let mut i = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let from = if i % 2 == 0 { &stale } else { &full };
+                for n in names {
+                    let tmp = state.join(format!("{n}.tmp"));
+                    std::fs::copy(from.join(n), &tmp).expect("copy");
+                    std::fs::rename(&tmp, state.join(n)).expect("rename");
+                }
+                i += 1;
+            }
+            i
+        })
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..40 {
+        let threads = store.list_threads().await.expect("threads never fail");
+        seen.insert(threads.len());
+        assert!(
+            threads.len() == 5 || threads.len() == 6,
+            "{}",
+            threads.len()
+        );
+        for t in threads.iter().take(2) {
+            let tuples = store
+                .list_tuples(&ListQuery::thread(&t.thread_id))
+                .await
+                .expect("tuples never fail");
+            assert!(tuples.iter().all(|t| t.header.problem.is_none()));
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rewrites = writer.join().expect("writer");
+    assert!(rewrites > 1, "the writer ran");
+    assert!(!seen.is_empty());
+}
