@@ -318,7 +318,7 @@ async fn reads_stay_whole_while_the_server_rewrites_its_files() {
         std::thread::spawn(move || {
             let mut i = 0u32;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let from = if i % 2 == 0 { &stale } else { &full };
+                let from = if i.is_multiple_of(2) { &stale } else { &full };
                 for n in names {
                     let tmp = state.join(format!("{n}.tmp"));
                     std::fs::copy(from.join(n), &tmp).expect("copy");
