@@ -9,11 +9,17 @@
 //! the folder, threads it lists that its checkpoint file lacks). Opening never writes and
 //! takes no lock.
 
+mod edit;
 pub mod files;
 mod load;
+mod maint;
 mod memory;
 mod ops;
 mod read;
+mod write;
+
+pub use edit::BACKUP_SUFFIX;
+pub use write::DevServerSaver;
 
 use crate::decode::Decoding;
 use crate::layout::{Backend, Dialect, SchemaKind};
