@@ -235,7 +235,9 @@ impl Access for Write {
     }
 
     async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
-        Ok(Box::new(open_devserver_saver(dir).await?.with_key(self.key)))
+        Ok(Box::new(
+            open_devserver_saver(dir).await?.with_key(self.key),
+        ))
     }
 }
 

@@ -45,7 +45,7 @@ pub(crate) struct Roots {
 /// Refuse when a server runs on the folder: one line naming it.
 pub(crate) fn refuse_if_running(dir: &Path) -> Result<(), StoreError> {
     match files::running_server(dir) {
-        Some(pid) => Err(StoreError::InvalidInput(format!(
+        Some(pid) => Err(StoreError::InUse(format!(
             "a langgraph dev server is running on {} (pid {pid}): it would write its own \
              state over this change when it stops; stop it (Ctrl-C), then try again — nothing \
              was written",
@@ -74,11 +74,10 @@ fn read_root(dir: &Path, name: &'static str) -> Result<Root, StoreError> {
             max_objects: bytes.len().clamp(1 << 10, 1 << 26),
             ..Limits::default()
         };
-        let root =
-            pickle::loads(&bytes, &limits).map_err(|e| StoreError::UnreadableFile {
-                path: path.display().to_string(),
-                detail: e.to_string(),
-            })?;
+        let root = pickle::loads(&bytes, &limits).map_err(|e| StoreError::UnreadableFile {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
         match root {
             PyValue::Dict(items) | PyValue::DefaultDict { items, .. } => items,
             other => {

@@ -155,7 +155,11 @@ fn retarget(k: &PyValue, target: &str) -> Arc<PyValue> {
 }
 
 fn copy(roots: &mut Roots, source: &str, target: &str) -> Result<CopyReport, StoreError> {
-    let busy = roots.storage.items.iter().any(|(k, _)| key_is(k, &[target]))
+    let busy = roots
+        .storage
+        .items
+        .iter()
+        .any(|(k, _)| key_is(k, &[target]))
         || roots
             .writes
             .items
@@ -268,7 +272,10 @@ impl SaverMaintenance for DevServerSaver {
         ))
     }
 
-    async fn thread_marks(&self, thread_ids: &[String]) -> Result<HashMap<String, Mark>, StoreError> {
+    async fn thread_marks(
+        &self,
+        thread_ids: &[String],
+    ) -> Result<HashMap<String, Mark>, StoreError> {
         let ids = thread_ids.to_vec();
         self.edit(move |roots| {
             let data = model(roots)?;
@@ -276,9 +283,10 @@ impl SaverMaintenance for DevServerSaver {
                 .into_iter()
                 .map(|t| {
                     let mark = Mark {
-                        checkpoints: data.threads.get(&t).map_or(0, |ns| {
-                            ns.values().map(|c| c.len() as i64).sum()
-                        }),
+                        checkpoints: data
+                            .threads
+                            .get(&t)
+                            .map_or(0, |ns| ns.values().map(|c| c.len() as i64).sum()),
                         newest: data
                             .threads
                             .get(&t)

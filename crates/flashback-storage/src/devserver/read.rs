@@ -83,7 +83,10 @@ pub(super) fn metadata(saved: &Saved, cache: &mut DecodeCache) -> serde_json::Va
 
 /// The document decoded (its values, if it holds them, too), or why not; `Ok(None)`:
 /// encrypted and no key.
-pub(super) fn document(f: &Found<'_>, cache: &mut DecodeCache) -> Result<Option<Checkpoint>, String> {
+pub(super) fn document(
+    f: &Found<'_>,
+    cache: &mut DecodeCache,
+) -> Result<Option<Checkpoint>, String> {
     let typed = f.saved.checkpoint.as_ref().map_err(|e| e.clone())?;
     let cp = match decode_typed_cached(&typed.tag, Some(typed.bytes()), cache) {
         Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
