@@ -117,13 +117,14 @@ pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, Stor
     access.sqlite(location).await
 }
 
-/// Writing a dev server's folder (fork, merge, delete) is not done yet: refused with why.
-fn devserver_write_refused(dir: &Path) -> StoreError {
-    StoreError::InvalidInput(format!(
-        "{} is a langgraph dev server's state: Flashback reads it, but does not write it yet \
-         (convert it to SQLite with `flashback convert`, then fork there)",
-        dir.display()
-    ))
+/// The dev server's folder as a saver: explicit actions write its files while no server runs
+/// on it ([`crate::devserver::DevServerSaver`]).
+async fn open_devserver_saver(dir: &Path) -> Result<crate::devserver::DevServerSaver, StoreError> {
+    let dir = dir.to_path_buf();
+    let store = tokio::task::spawn_blocking(move || crate::devserver::DevServerStore::open(&dir))
+        .await
+        .map_err(|e| StoreError::Query(format!("open task failed: {e}")))??;
+    Ok(crate::devserver::DevServerSaver::new(store))
 }
 
 /// What a SQLite file holds, detected once on the read-only connection its store keeps.
@@ -234,7 +235,9 @@ impl Access for Write {
     }
 
     async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
-        Err(devserver_write_refused(dir))
+        Ok(Box::new(
+            open_devserver_saver(dir).await?.with_key(self.key),
+        ))
     }
 }
 
@@ -274,6 +277,13 @@ impl Access for Create {
     }
 
     async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError> {
-        Err(devserver_write_refused(dir))
+        if self.create || self.three.is_some() {
+            return Err(StoreError::InvalidInput(format!(
+                "{} is a langgraph dev server's state folder: Flashback writes into the one the \
+                 server made, it does not make one (name a new SQLite file or a Postgres URL)",
+                dir.display()
+            )));
+        }
+        Ok(Box::new(open_devserver_saver(dir).await?))
     }
 }

@@ -3,6 +3,7 @@
 
 mod bad_input_writes;
 mod common;
+mod devserver_writes;
 mod doors;
 mod exit_codes;
 mod memory_budget;

@@ -327,7 +327,7 @@ fn read_blobs(root: &PyValue, out: &mut Checkpoints) -> Result<(), String> {
 
 /// A channel version as the text [`crate::model::Version::as_text`] gives (Python keeps the
 /// version object itself: a `str`, or a number).
-fn version_text(v: &PyValue) -> Option<String> {
+pub(crate) fn version_text(v: &PyValue) -> Option<String> {
     match v {
         PyValue::Float(f) => crate::model::Version::Float(*f).as_text().into(),
         v => text(v),

@@ -7,13 +7,20 @@
 //! on some flushes: [`DevServerStore`] reads them all at one moment, reads again when one
 //! changes, and says in [`ServerState::notes`] what a reader should know (a server running on
 //! the folder, threads it lists that its checkpoint file lacks). Opening never writes and
-//! takes no lock.
+//! takes no lock. [`DevServerSaver`] writes the checkpoint files for explicit actions (forks,
+//! merges, deletes, copies) while no server runs on the folder (`edit.rs`).
 
+mod edit;
 pub mod files;
 mod load;
+mod maint;
 mod memory;
 mod ops;
 mod read;
+mod write;
+
+pub use edit::BACKUP_SUFFIX;
+pub use write::DevServerSaver;
 
 use crate::decode::Decoding;
 use crate::layout::{Backend, Dialect, SchemaKind};

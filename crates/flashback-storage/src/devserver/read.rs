@@ -68,7 +68,7 @@ pub(crate) fn matching<'a>(data: &'a Checkpoints, q: &ListQuery, dec: &Decoding)
 
 /// The metadata as JSON (as the server's API shows it); unreadable metadata is an `$error`
 /// object.
-fn metadata(saved: &Saved, cache: &mut DecodeCache) -> serde_json::Value {
+pub(super) fn metadata(saved: &Saved, cache: &mut DecodeCache) -> serde_json::Value {
     let typed = match &saved.metadata {
         Ok(t) => t,
         Err(e) => return flashback_codec::view::error_view(e, "pickle", &[]),
@@ -83,7 +83,10 @@ fn metadata(saved: &Saved, cache: &mut DecodeCache) -> serde_json::Value {
 
 /// The document decoded (its values, if it holds them, too), or why not; `Ok(None)`:
 /// encrypted and no key.
-fn document(f: &Found<'_>, cache: &mut DecodeCache) -> Result<Option<Checkpoint>, String> {
+pub(super) fn document(
+    f: &Found<'_>,
+    cache: &mut DecodeCache,
+) -> Result<Option<Checkpoint>, String> {
     let typed = f.saved.checkpoint.as_ref().map_err(|e| e.clone())?;
     let cp = match decode_typed_cached(&typed.tag, Some(typed.bytes()), cache) {
         Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
