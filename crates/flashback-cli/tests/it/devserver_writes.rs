@@ -40,16 +40,30 @@ fn ids(history: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-const DEV_PYTHON: &str = "/work/notes/venv-dev/bin/python";
+/// A Python with LangGraph installed: `FLASHBACK_PYTHON`, else the test suite's venv
+/// (`scripts/test` makes it for the interop tests), else a developer's dev venv.
+fn dev_python() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    std::env::var_os("FLASHBACK_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            home.join(".cache/flashback/venv-test/bin/python"),
+            PathBuf::from("/work/notes/venv-dev/bin/python"),
+        ])
+        .find(|p| p.is_file())
+}
 
 /// Run `code` with the dev Python (LangGraph installed), `None` when it is not there.
 fn python(code: &str, state: &Path) -> Option<String> {
-    if !Path::new(DEV_PYTHON).is_file() {
-        eprintln!("skipped: {DEV_PYTHON} is not there");
+    let Some(dev_python) = dev_python() else {
+        eprintln!("skipped: no Python with LangGraph (FLASHBACK_PYTHON)");
         return None;
-    }
+    };
     let drive = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver");
-    let out = Command::new(DEV_PYTHON)
+    let out = Command::new(dev_python)
         .arg("-c")
         .arg(code)
         .arg(state)
@@ -147,6 +161,14 @@ fn branches_and_threads_are_deleted_and_copied_in_the_folder() {
         .collect();
     assert!(!listed.contains(&CHAT_FAILED), "{listed:?}");
     assert!(listed.contains(&"copied"), "{listed:?}");
+    // The server's own thread list lost it too (as the server's thread delete does): no note
+    // of a listed thread without checkpoints, and its backup kept.
+    let out = flashback(&["threads", &db]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("does not hold"), "{err}");
+    assert!(proj
+        .join(".langgraph_api/.langgraph_ops.pckl.flashback-bak")
+        .is_file());
 
     let code = "import sys, pickle, pathlib, drive\n\
                 d = pathlib.Path(sys.argv[1])\n\

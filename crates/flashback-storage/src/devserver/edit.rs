@@ -21,6 +21,31 @@ use std::sync::Arc;
 /// A dict's entries.
 pub(crate) type Items = Vec<(Arc<PyValue>, Arc<PyValue>)>;
 
+/// Take a deleted thread out of the server's thread list and its runs (`{"threads": [...],
+/// "runs": [...]}`, each a dict whose `thread_id` is a UUID), as the server's own thread
+/// delete does; the rest of the file is kept as read.
+pub(crate) fn remove_from_ops(ops: &mut Root, thread: &str) {
+    for (key, list) in ops.items.iter_mut() {
+        if !matches!(key.as_str(), Some("threads" | "runs")) {
+            continue;
+        }
+        let PyValue::List(entries) = Arc::make_mut(list) else {
+            continue;
+        };
+        let before = entries.len();
+        entries.retain(|entry| {
+            let id = entry.as_items().and_then(|fields| {
+                fields
+                    .iter()
+                    .find(|(k, _)| k.as_str() == Some("thread_id"))
+                    .and_then(|(_, v)| pickle::uuid_string(v).or_else(|| text(v)))
+            });
+            id.as_deref() != Some(thread)
+        });
+        ops.changed |= entries.len() != before;
+    }
+}
+
 /// What a backup of a file is called.
 pub const BACKUP_SUFFIX: &str = ".flashback-bak";
 
@@ -40,6 +65,9 @@ pub(crate) struct Roots {
     pub(crate) writes: Root,
     /// `blobs`: (thread, ns, channel, version) → (type, bytes).
     pub(crate) blobs: Root,
+    /// The server's threads and runs (`.langgraph_ops.pckl`), when it reads: only a deleted
+    /// thread is taken out of it (its dicts hold UUIDs and datetimes Flashback does not make).
+    pub(crate) ops: Option<Root>,
 }
 
 /// Refuse when a server runs on the folder: one line naming it.
@@ -107,6 +135,10 @@ impl Roots {
             storage: read_root(dir, files::CHECKPOINTS)?,
             writes: read_root(dir, files::WRITES)?,
             blobs: read_root(dir, files::BLOBS)?,
+            // An unreadable thread list is left as it is (reads say why).
+            ops: read_root(dir, files::OPS)
+                .ok()
+                .filter(|r| !r.items.is_empty()),
         })
     }
 
@@ -114,6 +146,7 @@ impl Roots {
     pub(crate) fn save(self) -> Result<(), StoreError> {
         let changed: Vec<&Root> = [&self.storage, &self.writes, &self.blobs]
             .into_iter()
+            .chain(self.ops.as_ref())
             .filter(|r| r.changed)
             .collect();
         if changed.is_empty() {

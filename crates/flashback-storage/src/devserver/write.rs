@@ -263,6 +263,9 @@ pub(super) fn remove_thread(roots: &mut Roots, thread: &str) -> bool {
     let other = |k: &PyValue| key_part(k, 0).as_deref() != Some(thread);
     roots.writes.items.retain(|(k, _)| other(k));
     roots.blobs.items.retain(|(k, _)| other(k));
+    if let Some(ops) = &mut roots.ops {
+        super::edit::remove_from_ops(ops, thread);
+    }
     roots.storage.changed |= roots.storage.items.len() != before.0;
     roots.writes.changed |= roots.writes.items.len() != before.1;
     roots.blobs.changed |= roots.blobs.items.len() != before.2;
