@@ -11,7 +11,13 @@ use std::path::Path;
 use std::sync::Mutex;
 
 /// `(number, sql)` of every file in `migrations/app`, in order.
-const MIGRATIONS: &[(u32, &str)] = &[(1, include_str!("../../../migrations/app/0001_init.sql"))];
+const MIGRATIONS: &[(u32, &str)] = &[
+    (1, include_str!("../../../migrations/app/0001_init.sql")),
+    (
+        2,
+        include_str!("../../../migrations/app/0002_devserver_kind.sql"),
+    ),
+];
 
 /// The state database.
 pub struct AppDb {
@@ -36,9 +42,12 @@ impl AppDb {
     }
 
     fn set_up(mut conn: Connection) -> ApiResult<AppDb> {
-        conn.pragma_update(None, "foreign_keys", true)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Migrations run with foreign keys off (a rebuilt table's drop must not cascade), as
+        // SQLite's table-rebuild procedure asks; every later statement runs with them on.
+        conn.pragma_update(None, "foreign_keys", false)?;
         migrate(&mut conn)?;
+        conn.pragma_update(None, "foreign_keys", true)?;
         Ok(AppDb {
             conn: Mutex::new(conn),
         })
@@ -197,6 +206,47 @@ mod tests {
         assert_eq!(db.recent().expect("recent").len(), 1);
         db.set_setting("theme", None).expect("delete");
         assert_eq!(db.setting("theme").expect("get"), None);
+    }
+
+    #[test]
+    fn remembers_a_devserver_folder_and_keeps_bookmarks_across_the_rebuild() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        {
+            // A state database of an older Flashback: version 1, a connection with a bookmark.
+            let c = Connection::open(dir.path().join("flashback.db")).expect("create");
+            c.execute_batch(MIGRATIONS[0].1).expect("0001");
+            c.pragma_update(None, "user_version", 1).expect("version");
+            c.execute_batch(
+                "INSERT INTO connections (id, kind, display_name, location) VALUES (7, 'sqlite', 'a', '/a');
+                 INSERT INTO bookmarks (connection_id, thread_id, checkpoint_id) VALUES (7, 't', 'c');",
+            )
+            .expect("rows");
+        }
+        let db = AppDb::open(dir.path()).expect("migrated");
+        let id = db
+            .remember(DbKind::DevServer, "project", "/x/project")
+            .expect("a folder is remembered");
+        let recent = db.recent().expect("recent");
+        assert_eq!(recent.len(), 2);
+        assert!(matches!(
+            recent.iter().find(|r| r.id == id).map(|r| &r.kind),
+            Some(DbKind::DevServer)
+        ));
+        let bookmarks: i64 = db
+            .with(|c| {
+                c.query_row(
+                    "SELECT count(*) FROM bookmarks WHERE connection_id = 7",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .expect("count");
+        assert_eq!(bookmarks, 1, "the rebuild kept the bookmark");
+        db.forget(7).expect("forget");
+        let left: i64 = db
+            .with(|c| c.query_row("SELECT count(*) FROM bookmarks", [], |r| r.get(0)))
+            .expect("count");
+        assert_eq!(left, 0, "foreign keys are on again: forgetting cascades");
     }
 
     #[test]
