@@ -20,8 +20,8 @@ function folders(t) {
   if (!t.devserver) {
     const py = join(t.work, "devserver-py");
     const stale = join(t.work, "devserver-stale");
-    cpSync(join(t.repo, "tests", "devserver-fixtures", "py"), py, { recursive: true });
-    cpSync(join(t.repo, "tests", "devserver-fixtures", "hostile", "stale"), stale, { recursive: true });
+    cpSync(join(t.repo, "tests", "devserver-fixtures", "py"), py, { recursive: true, preserveTimestamps: true });
+    cpSync(join(t.repo, "tests", "devserver-fixtures", "hostile", "stale"), stale, { recursive: true, preserveTimestamps: true });
     t.devserver = { py, stale };
   }
   return t.devserver;
