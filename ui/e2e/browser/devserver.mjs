@@ -121,6 +121,7 @@ export const stale = {
     await shot("devserver-stale.png");
     // Recent connections list the folders with their own label.
     await page.locator(tid("open-another")).click();
+    await page.locator(`${tid("recent-kind")}[data-kind="devserver"]`).first().waitFor(); // the list loads after the screen
     const kinds = await page.locator(tid("recent-kind")).evaluateAll((els) => els.map((e) => e.dataset.kind));
     expect(kinds.includes("devserver"), `a devserver entry among ${kinds}`);
     expect((await page.locator(`${tid("recent-kind")}[data-kind="devserver"]`).first().textContent()).includes("langgraph dev"), "labelled langgraph dev");
