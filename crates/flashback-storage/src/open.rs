@@ -118,7 +118,7 @@ pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, Stor
 }
 
 /// Writing a dev server's folder (fork, merge, delete) is not done yet: refused with why.
-fn devserver_write_refused(dir: &Path) -> StoreError {
+pub(crate) fn devserver_write_refused(dir: &Path) -> StoreError {
     StoreError::InvalidInput(format!(
         "{} is a langgraph dev server's state: Flashback reads it, but does not write it yet \
          (convert it to SQLite with `flashback convert`, then fork there)",

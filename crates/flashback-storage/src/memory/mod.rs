@@ -238,6 +238,12 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
             ));
         }
     }
+    // A `langgraph dev` folder's store.pckl is its server's: read, not written (yet).
+    let path = std::path::Path::new(location);
+    if path.is_dir() {
+        let dir = crate::devserver::files::state_dir(path).unwrap_or_else(|| path.to_path_buf());
+        return Err(crate::open::devserver_write_refused(&dir));
+    }
     Ok(Box::new(
         sqlite::write::SqliteMemoryWriter::open(location).await?,
     ))
