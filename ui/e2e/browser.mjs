@@ -43,6 +43,7 @@ import * as interrupts from "./browser/interrupts.mjs";
 import * as repair from "./browser/repair.mjs";
 import * as retention from "./browser/retention.mjs";
 import * as langgraphjs from "./browser/langgraphjs.mjs";
+import * as devserver from "./browser/devserver.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -103,6 +104,12 @@ const checks = [
   langgraphjs.chat,
   langgraphjs.interrupt,
   langgraphjs.fork,
+  // A group of its own: `flashback serve` on a copy of a `langgraph dev` folder, then the
+  // served database again.
+  devserver.threads,
+  devserver.runs,
+  devserver.memory,
+  devserver.stale,
   open.demoAndTheme,
 ];
 
@@ -147,6 +154,7 @@ try {
 } finally {
   await browser?.close().catch(() => {});
   t.server?.child.kill("SIGTERM");
+  t.devServe?.child.kill("SIGTERM");
   rmSync(fixtures.work, { recursive: true, force: true });
 }
 

@@ -238,6 +238,16 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
             ));
         }
     }
+    // A `langgraph dev` folder's store.pckl is its server's: read, not written (yet).
+    let path = std::path::Path::new(location);
+    if path.is_dir() {
+        let dir = crate::devserver::files::state_dir(path).unwrap_or_else(|| path.to_path_buf());
+        return Err(StoreError::InvalidInput(format!(
+            "the memory Store of {} is the langgraph dev server's (store.pckl): Flashback reads \
+             it but does not write it — change it through the server (client.store.put_item)",
+            dir.display()
+        )));
+    }
     Ok(Box::new(
         sqlite::write::SqliteMemoryWriter::open(location).await?,
     ))

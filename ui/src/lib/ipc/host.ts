@@ -152,6 +152,18 @@ export async function pickDatabaseFile(): Promise<string | null> {
   return typeof picked === "string" ? picked : null;
 }
 
+/** Ask for a `langgraph dev` project folder (or its `.langgraph_api/` folder). */
+export async function pickProjectFolder(): Promise<string | null> {
+  if (kind !== "tauri") return null;
+  const { open } = await import("@tauri-apps/plugin-dialog");
+  const picked = await open({
+    multiple: false,
+    directory: true,
+    title: "Open a langgraph dev project folder",
+  });
+  return typeof picked === "string" ? picked : null;
+}
+
 /** Ask where to save a file. */
 export async function pickSavePath(defaultName: string, ext: string): Promise<string | null> {
   if (kind !== "tauri") return null;
@@ -165,7 +177,7 @@ export async function pickSavePath(defaultName: string, ext: string): Promise<st
   );
 }
 
-/** Files dropped on the window (desktop: real paths). Returns an unsubscribe function. */
+/** Files or folders dropped on the window (desktop: real paths). Returns an unsubscribe function. */
 export async function onFileDrop(handler: (paths: string[]) => void): Promise<() => void> {
   if (kind !== "tauri") return () => {};
   const { getCurrentWebview } = await import("@tauri-apps/api/webview");

@@ -1,6 +1,7 @@
 // Small presentation helpers: times, sizes, thread filtering.
 
 import type { ThreadStatus, ThreadSummary } from "../ipc/bindings";
+import { serverSearchText } from "./devserver";
 
 /** `2026-11-22T06:57:07.072901+00:00` → `2026-11-22 06:57:07` (UTC as stored). */
 export function formatTs(ts: string | null | undefined): string {
@@ -36,7 +37,8 @@ export function formatBytes(n: number): string {
 
 export type StatusFilter = "all" | ThreadStatus;
 
-/** Threads matching a search text (thread id, next nodes, interrupt text) and a status. */
+/** Threads matching a search text (thread id, next nodes, interrupt text; a server's status,
+ * graph and metadata) and a status. */
 export function filterThreads(
   threads: readonly ThreadSummary[],
   query: string,
@@ -46,7 +48,7 @@ export function filterThreads(
   return threads.filter((t) => {
     if (status !== "all" && t.status !== status) return false;
     if (!q) return true;
-    const hay = [t.thread_id, ...t.next, ...t.namespaces, JSON.stringify(t.interrupts)].join(" ").toLowerCase();
+    const hay = [t.thread_id, ...t.next, ...t.namespaces, JSON.stringify(t.interrupts), serverSearchText(t)].join(" ").toLowerCase();
     return hay.includes(q);
   });
 }
