@@ -119,6 +119,12 @@ pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, Stor
 
 /// Writing a dev server's folder (fork, merge, delete) is not done yet: refused with why.
 fn devserver_write_refused(dir: &Path) -> StoreError {
+    if crate::devserver::files::is_js(dir) {
+        return StoreError::InvalidInput(format!(
+            "{}: writing the LangGraph.js dev server's files is not supported yet: convert to SQLite",
+            dir.display()
+        ));
+    }
     StoreError::InvalidInput(format!(
         "{} is a langgraph dev server's state: Flashback reads it, but does not write it yet \
          (convert it to SQLite with `flashback convert`, then fork there)",
