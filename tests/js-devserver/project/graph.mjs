@@ -32,7 +32,7 @@ const model = (state) => {
         new AIMessage({
           id: `ai-call-${state.messages.length}`,
           content: "",
-          tool_calls: [{ id: "call_weather", name: "get_weather", args: { city }, type: "tool_call" }],
+          tool_calls: [{ id: `call_weather_${state.messages.length}`, name: "get_weather", args: { city }, type: "tool_call" }],
         }),
       ],
     };
@@ -54,7 +54,7 @@ const tools = (state) => {
     messages: last.tool_calls.map(
       (tc) =>
         new ToolMessage({
-          id: `tool-${tc.id}`,
+          id: `tool-${tc.id}-${state.messages.length}`,
           tool_call_id: tc.id,
           name: tc.name,
           content: `sunny in ${tc.args.city}`,

@@ -71,6 +71,14 @@ pub(super) fn load(dir: &Path, files: Files) -> Result<Snapshot, StoreError> {
         })?,
         None => Checkpoints::default(),
     };
+    if files.bytes(files::JS_CHECKPOINTER).is_some_and(<[u8]>::is_empty) {
+        // Measured: Ctrl-C in a terminal signals the CLI too, whose exit kills the server
+        // while `fs.writeFile` has truncated the file and not yet written it.
+        notes.push(format!(
+            "{} is empty: the server was stopped while writing it (its checkpoints are lost)",
+            dir.join(files::JS_CHECKPOINTER).display()
+        ));
+    }
     if !data.problems.is_empty() {
         notes.push(format!(
             "{} entries of the checkpoint file cannot be read (first: {})",
