@@ -71,7 +71,10 @@ pub(super) fn load(dir: &Path, files: Files) -> Result<Snapshot, StoreError> {
         })?,
         None => Checkpoints::default(),
     };
-    if files.bytes(files::JS_CHECKPOINTER).is_some_and(<[u8]>::is_empty) {
+    if files
+        .bytes(files::JS_CHECKPOINTER)
+        .is_some_and(<[u8]>::is_empty)
+    {
         // Measured: Ctrl-C in a terminal signals the CLI too, whose exit kills the server
         // while `fs.writeFile` has truncated the file and not yet written it.
         notes.push(format!(
@@ -109,7 +112,12 @@ pub(super) fn load(dir: &Path, files: Files) -> Result<Snapshot, StoreError> {
         None => Vec::new(),
     };
     server.notes = notes;
-    say_staleness(&mut server, &files, dir, (files::JS_CHECKPOINTER, files::JS_OPS));
+    say_staleness(
+        &mut server,
+        &files,
+        dir,
+        (files::JS_CHECKPOINTER, files::JS_OPS),
+    );
     Ok(Snapshot {
         data,
         server: Arc::new(server),
@@ -347,7 +355,11 @@ pub(crate) fn store(doc: &Doc, notes: &mut Vec<String>) -> Vec<MemoryItem> {
             let labels: Vec<String> = item
                 .get("namespace")
                 .and_then(Json::as_array)
-                .map(|l| l.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut raw = RawItem {
                 prefix: labels.join("."),

@@ -65,10 +65,14 @@ fn annotation(v: &Json) -> Result<Annotation, String> {
     match v {
         Json::String(s) => Ok(Annotation::Other(s.clone())),
         Json::Array(a) => match a.as_slice() {
-            [Json::String(kind), Json::String(name)] if kind == "custom" && name == "Uint8Array" => {
+            [Json::String(kind), Json::String(name)]
+                if kind == "custom" && name == "Uint8Array" =>
+            {
                 Ok(Annotation::Bytes)
             }
-            [Json::String(kind), Json::String(name)] => Ok(Annotation::Other(format!("{kind} {name}"))),
+            [Json::String(kind), Json::String(name)] => {
+                Ok(Annotation::Other(format!("{kind} {name}")))
+            }
             _ => Err("an annotation that is not a type name".into()),
         },
         _ => Err("an annotation that is not a type name".into()),
@@ -139,9 +143,11 @@ impl Doc {
     /// The bytes of the `Uint8Array` at `path` whose JSON is `value`, or why it is not one.
     pub(crate) fn bytes(&self, path: &[&str], value: &Json) -> Result<Vec<u8>, String> {
         match (self.annotation(path), value) {
-            (Some(Annotation::Bytes), Json::String(b64)) => base64::engine::general_purpose::STANDARD
-                .decode(b64)
-                .map_err(|e| format!("a Uint8Array whose base64 does not read ({e})")),
+            (Some(Annotation::Bytes), Json::String(b64)) => {
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|e| format!("a Uint8Array whose base64 does not read ({e})"))
+            }
             (Some(Annotation::Bytes), v) => Err(format!(
                 "a Uint8Array stored as {}, not base64 text",
                 kind(v)
@@ -185,10 +191,16 @@ mod tests {
                 "meta":{"values":{"m":["map",{"0.1.at":["Date"],"0.1.b":[["custom","Uint8Array"]]}]},"v":1}}"#,
         )
         .unwrap();
-        assert_eq!(doc.annotation(&["m"]), Some(&Annotation::Other("map".into())));
+        assert_eq!(
+            doc.annotation(&["m"]),
+            Some(&Annotation::Other("map".into()))
+        );
         let b = &doc.json["m"][0][1]["b"];
         assert_eq!(doc.bytes(&["m", "0", "1", "b"], b).unwrap(), [0, 1]);
         let at = &doc.json["m"][0][1]["at"];
-        assert!(doc.bytes(&["m", "0", "1", "at"], at).unwrap_err().contains("Date"));
+        assert!(doc
+            .bytes(&["m", "0", "1", "at"], at)
+            .unwrap_err()
+            .contains("Date"));
     }
 }

@@ -71,7 +71,11 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
             .flatten()
             .map(|e| {
                 let m = e.metadata().expect("meta");
-                (e.file_name().to_string_lossy().into_owned(), m.modified().expect("mtime"), m.len())
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    m.modified().expect("mtime"),
+                    m.len(),
+                )
             })
             .collect();
         v.sort();
@@ -84,7 +88,10 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
         let schema = store.schema();
         assert_eq!(schema.kind, SchemaKind::DevServer);
         assert_eq!(schema.dialect, Dialect::Js);
-        assert_eq!(schema.description, "langgraph dev server state (LangGraph.js)");
+        assert_eq!(
+            schema.description,
+            "langgraph dev server state (LangGraph.js)"
+        );
         let threads = store.list_threads().await.expect("threads");
         let want = expected["threads"].as_object().expect("threads");
         assert_eq!(threads.len(), want.len(), "{threads:?}");
@@ -97,7 +104,10 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
                 .unwrap_or_else(|| panic!("{name} listed"));
             let subgraphs = t["subgraph_history"].as_object().expect("subgraphs");
             let count: usize = t["history"].as_array().map_or(0, Vec::len)
-                + subgraphs.values().map(|h| h.as_array().map_or(0, Vec::len)).sum::<usize>();
+                + subgraphs
+                    .values()
+                    .map(|h| h.as_array().map_or(0, Vec::len))
+                    .sum::<usize>();
             assert_eq!(info.checkpoint_count as usize, count, "{name}: checkpoints");
             assert_eq!(
                 info.latest_checkpoint_id.as_deref(),
@@ -135,7 +145,10 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
                     if h.metadata.get("thread_id").is_none()
                         && theirs.get("thread_id").and_then(Json::as_str) == Some(id)
                     {
-                        theirs.as_object_mut().expect("metadata").remove("thread_id");
+                        theirs
+                            .as_object_mut()
+                            .expect("metadata")
+                            .remove("thread_id");
                     }
                     assert_eq!(h.metadata, theirs, "{name} {}: metadata", h.checkpoint_id);
                     assert!(!h.ts.is_empty(), "{name}: ts");
@@ -143,7 +156,11 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
             }
 
             // The latest values, as `GET /threads/{id}/state` shows them.
-            let head = store.get_tuple(id, "", None).await.expect("get").expect("head");
+            let head = store
+                .get_tuple(id, "", None)
+                .await
+                .expect("get")
+                .expect("head");
             assert!(head.header.problem.is_none(), "{:?}", head.header.problem);
             let values = t["state"]["values"].as_object().expect("values");
             for (channel, want) in values {
@@ -152,7 +169,11 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
                     .value(channel)
                     .unwrap_or_else(|| panic!("{name}: channel {channel}"));
                 let view = flashback_codec::view::view_decoded(got, Default::default()).map(plain);
-                assert_eq!(view.as_ref(), Some(&plain(want.clone())), "{name}: {channel}");
+                assert_eq!(
+                    view.as_ref(),
+                    Some(&plain(want.clone())),
+                    "{name}: {channel}"
+                );
             }
         }
 
@@ -193,14 +214,23 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
             let id = t["thread_id"].as_str().expect("id");
             let s = server.thread(id).expect("server thread");
             assert_eq!(s.status.as_deref(), t["thread"]["status"].as_str());
-            assert_eq!(s.graph_id.as_deref(), t["thread"]["metadata"]["graph_id"].as_str());
+            assert_eq!(
+                s.graph_id.as_deref(),
+                t["thread"]["metadata"]["graph_id"].as_str()
+            );
             assert_eq!(s.created_at.as_deref(), t["thread"]["created_at"].as_str());
             assert_eq!(s.metadata, t["thread"]["metadata"]);
             assert!(s.has_checkpoints);
             let ours: Vec<(Option<&str>, &str, Option<&str>)> = s
                 .runs
                 .iter()
-                .map(|r| (r.created_at.as_deref(), r.run_id.as_str(), r.status.as_deref()))
+                .map(|r| {
+                    (
+                        r.created_at.as_deref(),
+                        r.run_id.as_str(),
+                        r.status.as_deref(),
+                    )
+                })
                 .collect();
             let mut theirs: Vec<(Option<&str>, &str, Option<&str>)> = t["runs"]
                 .as_array()
@@ -234,7 +264,11 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
             assert!(item.created_at.is_some());
         }
     }
-    assert_eq!(mtimes(&state), files_before, "opening and reading wrote nothing");
+    assert_eq!(
+        mtimes(&state),
+        files_before,
+        "opening and reading wrote nothing"
+    );
 
     // Writing is refused in one line.
     let err = open(&project.to_string_lossy(), Write::default())
@@ -242,8 +276,9 @@ async fn the_real_js_servers_folder_reads_as_its_api_answers() {
         .err()
         .expect("refused");
     assert!(
-        err.to_string()
-            .contains("writing the LangGraph.js dev server's files is not supported yet: convert to SQLite"),
+        err.to_string().contains(
+            "writing the LangGraph.js dev server's files is not supported yet: convert to SQLite"
+        ),
         "{err}"
     );
 }
@@ -253,7 +288,11 @@ async fn open_with(checkpointer: &[u8]) -> Result<Box<dyn CheckpointStore>, Stri
     let dir = tempfile::tempdir().expect("tmp");
     let state = dir.path().join(".langgraph_api");
     std::fs::create_dir(&state).expect("mkdir");
-    std::fs::write(state.join(".langgraphjs_api.checkpointer.json"), checkpointer).expect("write");
+    std::fs::write(
+        state.join(".langgraphjs_api.checkpointer.json"),
+        checkpointer,
+    )
+    .expect("write");
     let store = open(&dir.path().to_string_lossy(), Read::default())
         .await
         .map_err(|e| e.to_string())?;
@@ -275,8 +314,16 @@ async fn malformed_superjson_is_refused_in_one_line() {
     for (what, bytes, says) in [
         ("truncated", real[..real.len() / 2].to_vec(), "is not JSON"),
         ("not JSON", b"{storage".to_vec(), "is not JSON"),
-        ("deep", format!("{{\"json\":{deep}}}").into_bytes(), "deeper"),
-        ("not superjson", b"[1,2]".to_vec(), "not a superjson document"),
+        (
+            "deep",
+            format!("{{\"json\":{deep}}}").into_bytes(),
+            "deeper",
+        ),
+        (
+            "not superjson",
+            b"[1,2]".to_vec(),
+            "not a superjson document",
+        ),
         ("no json", b"{\"meta\":{}}".to_vec(), "no \"json\""),
         (
             "storage is a list",
@@ -290,10 +337,16 @@ async fn malformed_superjson_is_refused_in_one_line() {
         ),
     ] {
         let started = std::time::Instant::now();
-        let err = open_with(&bytes).await.err().unwrap_or_else(|| panic!("{what}: opened"));
+        let err = open_with(&bytes)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{what}: opened"));
         assert!(started.elapsed().as_secs() < 10, "{what}: slow");
         assert!(!err.contains('\n'), "{what}: one line: {err}");
-        assert!(err.contains(".langgraphjs_api.checkpointer.json"), "{what}: {err}");
+        assert!(
+            err.contains(".langgraphjs_api.checkpointer.json"),
+            "{what}: {err}"
+        );
         assert!(err.contains(says), "{what}: {err}");
     }
 }
@@ -327,7 +380,10 @@ async fn lying_types_damage_only_their_checkpoint() {
     )
     .expect("write");
     let store = open_read(dir.path()).await;
-    let tuples = store.list_tuples(&ListQuery::thread("t")).await.expect("tuples");
+    let tuples = store
+        .list_tuples(&ListQuery::thread("t"))
+        .await
+        .expect("tuples");
     assert_eq!(tuples.len(), 4);
     let problem = |id: &str| {
         tuples
@@ -336,8 +392,16 @@ async fn lying_types_damage_only_their_checkpoint() {
             .and_then(|t| t.header.problem.clone())
             .unwrap_or_default()
     };
-    assert!(problem("1").contains("not a Uint8Array"), "{}", problem("1"));
+    assert!(
+        problem("1").contains("not a Uint8Array"),
+        "{}",
+        problem("1")
+    );
     assert!(problem("2").contains("base64"), "{}", problem("2"));
     assert!(problem("3").contains("not base64 text"), "{}", problem("3"));
-    assert!(problem("4").contains("not [checkpoint, metadata, parent]"), "{}", problem("4"));
+    assert!(
+        problem("4").contains("not [checkpoint, metadata, parent]"),
+        "{}",
+        problem("4")
+    );
 }
