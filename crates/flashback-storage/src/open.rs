@@ -120,6 +120,13 @@ pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, Stor
 /// The dev server's folder as a saver: explicit actions write its files while no server runs
 /// on it ([`crate::devserver::DevServerSaver`]).
 async fn open_devserver_saver(dir: &Path) -> Result<crate::devserver::DevServerSaver, StoreError> {
+    if crate::devserver::files::is_js(dir) {
+        return Err(StoreError::InvalidInput(format!(
+            "{}: writing the LangGraph.js dev server's files is not supported yet: convert it \
+             to SQLite (`flashback convert --to langgraph DIR out.sqlite`) and fork there",
+            dir.display()
+        )));
+    }
     let dir = dir.to_path_buf();
     let store = tokio::task::spawn_blocking(move || crate::devserver::DevServerStore::open(&dir))
         .await

@@ -272,3 +272,51 @@ async fn the_same_commands_work_on_postgres() {
         "the password never appears: {stderr}"
     );
 }
+
+#[test]
+fn the_langgraphjs_dev_servers_folder_lists_its_threads_and_refuses_writes() {
+    let folder =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver-fixtures/js");
+    let folder = folder.to_string_lossy();
+    let threads = json_ok(&["threads", &folder, "--json"]);
+    let statuses: Vec<(&str, &str)> = threads
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| {
+            (
+                t["status"].as_str().expect("status"),
+                t["server"]["status"].as_str().expect("server status"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("finished", "idle"),
+            ("failed", "error"),
+            ("interrupted", "interrupted"),
+            ("finished", "idle")
+        ]
+    );
+    let out = flashback(&["threads", &folder]);
+    assert!(out.status.success());
+    let head = json_ok(&[
+        "history",
+        &folder,
+        "00000000-0000-4000-8000-000000000001",
+        "--json",
+    ]);
+    let id = head[0]["checkpoint_id"].as_str().expect("id");
+    fails(
+        &[
+            "fork",
+            &folder,
+            "00000000-0000-4000-8000-000000000001",
+            "--checkpoint",
+            id,
+        ],
+        2,
+        "writing the LangGraph.js dev server's files is not supported yet: convert it to SQLite",
+    );
+}

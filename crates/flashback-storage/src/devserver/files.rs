@@ -19,11 +19,25 @@ pub const BLOBS: &str = ".langgraph_checkpoint.3.pckl";
 pub const OPS: &str = ".langgraph_ops.pckl";
 /// The memory Store's items.
 pub const STORE: &str = "store.pckl";
-/// The JS dev server's checkpointer (superjson).
+/// The JS dev server's checkpointer (superjson): `MemorySaver`'s storage and writes.
 pub const JS_CHECKPOINTER: &str = ".langgraphjs_api.checkpointer.json";
+/// The JS dev server's threads, runs and assistants (superjson).
+pub const JS_OPS: &str = ".langgraphjs_ops.json";
+/// The JS dev server's memory Store (superjson).
+pub const JS_STORE: &str = ".langgraphjs_api.store.json";
 
-/// Every file the snapshot reads, in the order it reads them.
-const FILES: [&str; 5] = [CHECKPOINTS, WRITES, BLOBS, OPS, STORE];
+/// Every file the snapshot reads, in the order it reads them (a folder holds the Python
+/// server's or the JS server's; the others are absent).
+const FILES: [&str; 8] = [
+    CHECKPOINTS,
+    WRITES,
+    BLOBS,
+    OPS,
+    STORE,
+    JS_CHECKPOINTER,
+    JS_OPS,
+    JS_STORE,
+];
 
 /// The largest file read (a dev session's files are megabytes; this bounds memory).
 pub const MAX_FILE_BYTES: u64 = 2 << 30;
@@ -39,9 +53,14 @@ pub fn state_dir(path: &Path) -> Option<PathBuf> {
     if inner.is_dir() {
         return Some(inner);
     }
-    let known = [CHECKPOINTS, OPS, STORE, JS_CHECKPOINTER];
+    let known = [CHECKPOINTS, OPS, STORE, JS_CHECKPOINTER, JS_OPS, JS_STORE];
     let named = path.file_name().is_some_and(|n| n == STATE_DIR);
     (named || known.iter().any(|f| path.join(f).is_file())).then(|| path.to_path_buf())
+}
+
+/// Whether `dir` is the LangGraph.js dev server's folder (its checkpointer file, no pickles).
+pub fn is_js(dir: &Path) -> bool {
+    dir.join(JS_CHECKPOINTER).is_file() && !dir.join(CHECKPOINTS).is_file()
 }
 
 /// When and how big a file was: a file rewritten between two looks differs here.

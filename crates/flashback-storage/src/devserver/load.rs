@@ -29,6 +29,14 @@ impl Typed {
         self.value.as_bytes().unwrap_or_default()
     }
 
+    /// A pair made from bytes read elsewhere (the LangGraph.js server's `Uint8Array`s).
+    pub(crate) fn from_bytes(tag: &str, bytes: Vec<u8>) -> Typed {
+        Typed {
+            tag: tag.to_owned(),
+            value: Arc::new(PyValue::Bytes(bytes)),
+        }
+    }
+
     /// A `(type, bytes)` tuple, or why it is not one.
     fn of(v: &Arc<PyValue>) -> Result<Typed, String> {
         match v.as_seq() {

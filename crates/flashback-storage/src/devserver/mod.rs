@@ -12,11 +12,13 @@
 
 mod edit;
 pub mod files;
+mod js;
 mod load;
 mod maint;
 mod memory;
 mod ops;
 mod read;
+mod superjson;
 mod write;
 
 pub use edit::BACKUP_SUFFIX;
@@ -72,6 +74,9 @@ fn clock(stamp: Option<Stamp>) -> Option<String> {
 impl Snapshot {
     fn load(dir: &Path) -> Result<Snapshot, StoreError> {
         let files = files::read_all(dir)?;
+        if js::is_js(dir) {
+            return js::load(dir, files);
+        }
         let mut notes = Vec::new();
         let storage = match parse(&files, files::CHECKPOINTS) {
             Some(Err((path, detail))) => return Err(StoreError::UnreadableFile { path, detail }),
@@ -119,7 +124,7 @@ impl Snapshot {
             .map(|root| memory::items(root, &mut notes))
             .unwrap_or_default();
         server.notes = notes;
-        say_staleness(&mut server, &files, dir);
+        say_staleness(&mut server, &files, dir, (files::CHECKPOINTS, files::OPS));
         Ok(Snapshot {
             data,
             server: Arc::new(server),
@@ -132,9 +137,10 @@ impl Snapshot {
 
 /// The notes a reader needs when the files are not the whole story: a server running on the
 /// folder, threads the server lists that its checkpoint file lacks, a thread list saved after
-/// the checkpoints.
-fn say_staleness(server: &mut ServerState, files: &Files, dir: &Path) {
-    let saved = clock(files.stamp(files::CHECKPOINTS));
+/// the checkpoints. `names`: the checkpoint file's and the ops file's names.
+fn say_staleness(server: &mut ServerState, files: &Files, dir: &Path, names: (&str, &str)) {
+    let (checkpoints_file, ops_file) = names;
+    let saved = clock(files.stamp(checkpoints_file));
     let saved_at = saved.as_deref().map_or_else(
         || "never saved checkpoints".to_owned(),
         |s| format!("last saved checkpoints at {s}"),
@@ -162,8 +168,8 @@ fn say_staleness(server: &mut ServerState, files: &Files, dir: &Path) {
         ));
     }
     let (ops, checkpoints) = (
-        files.stamp(files::OPS).and_then(|s| s.modified()),
-        files.stamp(files::CHECKPOINTS).and_then(|s| s.modified()),
+        files.stamp(ops_file).and_then(|s| s.modified()),
+        files.stamp(checkpoints_file).and_then(|s| s.modified()),
     );
     if let (Some(ops), Some(checkpoints)) = (ops, checkpoints) {
         let newer = ops
@@ -172,7 +178,7 @@ fn say_staleness(server: &mut ServerState, files: &Files, dir: &Path) {
         if newer && !server.running && missing == 0 {
             server.notes.push(format!(
                 "the server's thread list (saved {}) is newer than its checkpoints (saved {})",
-                clock(files.stamp(files::OPS)).unwrap_or_default(),
+                clock(files.stamp(ops_file)).unwrap_or_default(),
                 saved.unwrap_or_default()
             ));
         }
@@ -227,23 +233,19 @@ fn schema(has_store: bool, has_checkpoints: bool) -> SchemaInfo {
 impl DevServerStore {
     /// Open the state folder `dir` ([`files::state_dir`]): every file read once.
     pub fn open(dir: &Path) -> Result<DevServerStore, StoreError> {
-        if dir.join(files::JS_CHECKPOINTER).is_file() && !dir.join(files::CHECKPOINTS).is_file() {
-            return Err(StoreError::UnsupportedSchema {
-                found: format!(
-                    "{} is the LangGraph.js dev server's state (superjson files), which this \
-                     version of Flashback does not read yet",
-                    dir.display()
-                ),
-            });
-        }
         let snap = Snapshot::load(dir)?;
         let has_store = dir.join(files::STORE).is_file();
+        // The LangGraph.js server's folder (js.rs).
+        let (has_store, schema) = match js::is_js(dir) {
+            true => js::schema(dir),
+            false => (has_store, schema(has_store, true)),
+        };
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             snap: Mutex::new(Arc::new(snap)),
         });
         Ok(DevServerStore {
-            schema: schema(has_store, true),
+            schema,
             memory: has_store.then(|| memory::DevMemory::new(Arc::clone(&shared))),
             shared,
             dec: Decoding::default(),

@@ -5,7 +5,9 @@
 
 use super::load::{Checkpoints, Saved, StoredWrite, Typed};
 use super::Snapshot;
-use crate::decode::{checkpoint_from_msgpack, empty, in_channel, unreadable_document, Decoding};
+use crate::decode::{
+    checkpoint_from_msgpack, empty, in_channel, typed_channels, unreadable_document, Decoding,
+};
 use crate::escape::joined;
 use crate::model::*;
 use flashback_codec::cipher::is_encrypted;
@@ -89,7 +91,8 @@ pub(super) fn document(
 ) -> Result<Option<Checkpoint>, String> {
     let typed = f.saved.checkpoint.as_ref().map_err(|e| e.clone())?;
     let cp = match decode_typed_cached(&typed.tag, Some(typed.bytes()), cache) {
-        Decoded::Msgpack(v) => checkpoint_from_msgpack(v),
+        // LangGraph.js's untyped Sends typed as the SQLite reader types them.
+        Decoded::Msgpack(v) => checkpoint_from_msgpack(v).map(|cp| typed_channels(&typed.tag, cp)),
         Decoded::Encrypted { .. } => return Ok(None),
         Decoded::Error { message, .. } => Err(message),
         other => Err(format!("it is not a checkpoint document: {other}")),

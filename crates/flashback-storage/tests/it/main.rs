@@ -7,6 +7,7 @@
 
 mod common;
 mod devserver;
+mod devserver_js;
 mod devserver_write;
 mod connect {
     mod access;
