@@ -231,7 +231,7 @@ pub fn storage(r: &StorageReport) -> String {
     section(&mut out, "files on disk", &["FILE", "BYTES"], &files);
     if r.unmeasured.count > 0 {
         out.push_str(&format!(
-            "! {} checkpoint documents could not be measured inside (their bytes are counted):\n",
+            "! {} checkpoint documents (or a dev folder's files) could not be measured inside (their bytes are counted):\n",
             r.unmeasured.count
         ));
         for e in &r.unmeasured.examples {

@@ -230,7 +230,8 @@ pub struct Space {
 pub struct Unmeasured {
     /// How many.
     pub count: u64,
-    /// The first few, each `thread/ns/checkpoint: why`.
+    /// The first few, each `thread/ns/checkpoint: why` (a dev folder: also each file that
+    /// cannot be read, `path cannot be read (why): …`).
     pub examples: Vec<String>,
 }
 
