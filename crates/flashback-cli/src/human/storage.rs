@@ -222,9 +222,16 @@ pub fn storage(r: &StorageReport) -> String {
         &["TABLE", "TOTAL", "TABLE", "TOAST", "INDEXES"],
         &relations,
     );
+    let files: Vec<Vec<String>> = r
+        .space
+        .files
+        .iter()
+        .map(|f| vec![f.file.clone(), size(f.bytes)])
+        .collect();
+    section(&mut out, "files on disk", &["FILE", "BYTES"], &files);
     if r.unmeasured.count > 0 {
         out.push_str(&format!(
-            "! {} checkpoint documents could not be measured inside (their bytes are counted):\n",
+            "! {} checkpoint documents (or a dev folder's files) could not be measured inside (their bytes are counted):\n",
             r.unmeasured.count
         ));
         for e in &r.unmeasured.examples {

@@ -5,6 +5,7 @@ use crate::common;
 use common::*;
 use flashback_api::{Api, OpenRequest};
 use serde_json::{json, Value as Json};
+use std::path::PathBuf;
 
 /// The app's result for the same request: `dispatch` of `start_storage_report`, then
 /// `job_poll` until it ends.
@@ -105,4 +106,33 @@ async fn storage_names_repeats_files_and_sends() {
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_reports_a_langgraph_dev_folder() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver-fixtures/py");
+    let dir = dir.to_string_lossy().into_owned();
+    let out = flashback(&["storage", &dir]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("6 threads: "), "{text}");
+    for section in [
+        "(devserver; ",
+        "largest threads",
+        "by channel",
+        "writes by node",
+        "files on disk",
+        ".langgraph_checkpoint.3.pckl",
+        "orphaned writes (no checkpoint row): -",
+    ] {
+        assert!(text.contains(section), "{section}: {text}");
+    }
+    let cli = json_ok(&["storage", &dir, "--json"]);
+    assert_eq!(cli, app_report(&dir, None, 20).await);
+    assert_eq!(cli["layout"], "devserver");
+    assert_eq!(cli["totals"]["total_bytes"], 24307 + 19564 + 13110 + 3850);
 }

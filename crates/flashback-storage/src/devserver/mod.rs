@@ -13,7 +13,7 @@
 mod edit;
 pub mod files;
 mod js;
-mod load;
+pub(crate) mod load;
 mod maint;
 mod memory;
 mod ops;
@@ -132,6 +132,24 @@ impl Snapshot {
             values_problem,
             stamps: files.stamps(),
         })
+    }
+}
+
+/// What the storage report reads (`report/devserver.rs`).
+impl Snapshot {
+    /// The folder's files read at one moment.
+    pub(crate) fn read(dir: &Path) -> Result<Snapshot, StoreError> {
+        Snapshot::load(dir)
+    }
+
+    /// The checkpoint files as read.
+    pub(crate) fn checkpoints(&self) -> &load::Checkpoints {
+        &self.data
+    }
+
+    /// What a reader should know (a file that cannot be read, a server running).
+    pub(crate) fn notes(&self) -> &[String] {
+        &self.server.notes
     }
 }
 

@@ -125,8 +125,10 @@ pub(crate) fn checkpoint_row(l: Layout, r: &[Cell], inline: &mut InlineSink<'_>)
     row
 }
 
-/// A document's inline values (LangGraph SQLite) or its versions (the three-table store).
-fn measure(
+/// A document's inline values (LangGraph SQLite) or its versions (the three-table store); a
+/// dev server's document: its versions, and its values when it holds them (before
+/// langgraph-checkpoint 2.0.22).
+pub(crate) fn measure(
     l: Layout,
     tag: &str,
     doc: &[u8],
@@ -134,7 +136,10 @@ fn measure(
     inline: &mut InlineSink<'_>,
 ) -> Result<(), String> {
     row.doc_bytes = doc.len() as u64;
-    if l == Layout::LanggraphSqlite {
+    if l == Layout::DevServer {
+        row.versions = versions(tag, doc)?;
+    }
+    if matches!(l, Layout::LanggraphSqlite | Layout::DevServer) {
         inline_values(tag, doc).map(|v| {
             for (channel, value) in &v {
                 inline(&row.ns, &row.id, channel, tag, value);

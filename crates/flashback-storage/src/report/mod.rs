@@ -13,7 +13,11 @@
 //!                                the largest checkpoints and values, orphaned blobs
 //!  the files                     SQLite free pages; Postgres relation sizes
 //! ```
+//!
+//! A `langgraph dev` folder (devserver.rs) has no SQL: its pickles are read in one snapshot,
+//! summed in memory to the same figures, and each thread fed to the same pass and scanners.
 
+mod devserver;
 mod doc;
 mod embedded;
 mod json;
@@ -73,13 +77,7 @@ pub async fn measure(
         (Backend::Sqlite, true) => Layout::ThreeSqlite,
         (Backend::Postgres, false) => Layout::LanggraphPostgres,
         (Backend::Postgres, true) => Layout::ThreePostgres,
-        (Backend::DevServer, _) => {
-            return Err(StoreError::InvalidInput(
-                "the storage report measures database tables; a langgraph dev folder's sizes \
-                 are its files' (ls -l .langgraph_api)"
-                    .into(),
-            ))
-        }
+        (Backend::DevServer, _) => Layout::DevServer,
     };
     if !schema.holds.checkpoints() {
         return Err(StoreError::InvalidInput(
@@ -92,6 +90,9 @@ pub async fn measure(
         return Err(StoreError::InvalidInput(
             "the storage report does not read the shallow Postgres saver's layout".into(),
         ));
+    }
+    if layout == Layout::DevServer {
+        return devserver::measure(location, schema, scope, progress).await;
     }
     let job = Job {
         layout,
@@ -294,8 +295,6 @@ impl Job {
                     .await?
             }
         }
-        let (duplicates, embedded_files, sends) = payloads.finish(top);
-
         let mut channels: HashMap<String, ChannelUsage> = HashMap::new();
         if let Some(sql) = l.blobs_by_channel(one) {
             for r in db.rows(&sql, p).await? {
@@ -307,32 +306,26 @@ impl Job {
                 entry(&mut channels, r[0].text()).inline = tally(&r);
             }
         }
-        for (name, t) in std::mem::take(&mut acc.inline) {
-            entry(&mut channels, name).inline = t;
-        }
         for r in db.rows(&l.writes_by_channel(one), p).await? {
             entry(&mut channels, r[0].text()).writes = tally(&r);
         }
-        let mut by_channel: Vec<ChannelUsage> = channels.into_values().collect();
-        by_channel.sort_by(|a, b| {
-            let size = |c: &ChannelUsage| c.inline.bytes + c.blobs.bytes + c.writes.bytes;
-            (size(b), &a.channel).cmp(&(size(a), &b.channel))
-        });
-        let mut by_node: Vec<NodeUsage> = by_node
-            .into_iter()
-            .map(|(node, writes)| NodeUsage { node, writes })
-            .collect();
-        by_node.sort_by(|a, b| (b.writes.bytes, &a.node).cmp(&(a.writes.bytes, &b.node)));
-        by_channel.truncate(top as usize);
-        by_node.truncate(top as usize);
-
-        let mut largest_values = acc.largest_values.into_vec();
-        largest_values.extend(largest_writes);
-        largest_values.sort_by_key(|v| std::cmp::Reverse(v.bytes));
-        largest_values.truncate(top as usize);
+        let gathered = Gathered {
+            thread,
+            totals,
+            thread_count,
+            by_thread,
+            by_namespace,
+            channels,
+            by_node,
+            largest_writes,
+            orphan_writes,
+            space: db.space().await?,
+        };
+        let mut report = gathered.assemble(acc, payloads, &self.schema.description, l, top);
         if l.three() {
             // Writes carry the namespace's hash; name it as the checkpoints do.
-            for v in largest_values
+            for v in report
+                .largest_values
                 .iter_mut()
                 .filter(|v| v.kind == ValueKind::Write)
             {
@@ -345,31 +338,7 @@ impl Job {
                 }
             }
         }
-        Ok(StorageReport {
-            thread_id: thread,
-            schema: self.schema.description.clone(),
-            layout: l.name().to_owned(),
-            top,
-            totals,
-            thread_count,
-            by_thread,
-            by_namespace,
-            by_channel,
-            by_node,
-            growth: acc.growth,
-            quadratic: acc.quadratic.into_vec(),
-            largest_checkpoints: acc.largest_checkpoints.into_vec(),
-            largest_values,
-            duplicates,
-            embedded_files,
-            sends,
-            orphans: Orphans {
-                writes: orphan_writes,
-                blobs: acc.orphan_blobs,
-            },
-            space: db.space().await?,
-            unmeasured: acc.unmeasured,
-        })
+        Ok(report)
     }
 
     async fn every_thread(
@@ -493,6 +462,83 @@ impl Job {
         })
         .await?;
         Ok(())
+    }
+}
+
+/// The figures a measure gathers (SQL aggregates, or a dev folder's sums), before the lists
+/// are sorted and cut.
+struct Gathered {
+    thread: Option<String>,
+    totals: Usage,
+    thread_count: u64,
+    by_thread: Vec<KeyedUsage>,
+    by_namespace: Vec<KeyedUsage>,
+    /// Blobs, writes (and LangGraph Postgres' inline values) by channel.
+    channels: HashMap<String, ChannelUsage>,
+    /// Writes by node.
+    by_node: HashMap<String, Tally>,
+    largest_writes: Vec<ValueSize>,
+    orphan_writes: Tally,
+    space: Space,
+}
+
+impl Gathered {
+    /// The report: the passes' figures added, the lists sorted largest first and cut.
+    fn assemble(
+        mut self,
+        mut acc: Acc,
+        payloads: Payloads,
+        schema: &str,
+        l: Layout,
+        top: u32,
+    ) -> StorageReport {
+        let (duplicates, embedded_files, sends) = payloads.finish(top);
+        for (name, t) in std::mem::take(&mut acc.inline) {
+            entry(&mut self.channels, name).inline = t;
+        }
+        let mut by_channel: Vec<ChannelUsage> = self.channels.into_values().collect();
+        by_channel.sort_by(|a, b| {
+            let size = |c: &ChannelUsage| c.inline.bytes + c.blobs.bytes + c.writes.bytes;
+            (size(b), &a.channel).cmp(&(size(a), &b.channel))
+        });
+        let mut by_node: Vec<NodeUsage> = self
+            .by_node
+            .into_iter()
+            .map(|(node, writes)| NodeUsage { node, writes })
+            .collect();
+        by_node.sort_by(|a, b| (b.writes.bytes, &a.node).cmp(&(a.writes.bytes, &b.node)));
+        by_channel.truncate(top as usize);
+        by_node.truncate(top as usize);
+
+        let mut largest_values = acc.largest_values.into_vec();
+        largest_values.extend(self.largest_writes);
+        largest_values.sort_by_key(|v| std::cmp::Reverse(v.bytes));
+        largest_values.truncate(top as usize);
+        StorageReport {
+            thread_id: self.thread,
+            schema: schema.to_owned(),
+            layout: l.name().to_owned(),
+            top,
+            totals: self.totals,
+            thread_count: self.thread_count,
+            by_thread: self.by_thread,
+            by_namespace: self.by_namespace,
+            by_channel,
+            by_node,
+            growth: acc.growth,
+            quadratic: acc.quadratic.into_vec(),
+            largest_checkpoints: acc.largest_checkpoints.into_vec(),
+            largest_values,
+            duplicates,
+            embedded_files,
+            sends,
+            orphans: Orphans {
+                writes: self.orphan_writes,
+                blobs: acc.orphan_blobs,
+            },
+            space: self.space,
+            unmeasured: acc.unmeasured,
+        }
     }
 }
 

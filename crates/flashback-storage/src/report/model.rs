@@ -200,6 +200,16 @@ pub struct Relation {
     pub index_bytes: u64,
 }
 
+/// A file of a `langgraph dev` state folder (`.langgraph_api/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct FileSize {
+    /// The file's name (`.langgraph_checkpoint.1.pckl`, …).
+    pub file: String,
+    /// Its size on disk.
+    pub bytes: u64,
+}
+
 /// The database's files or relations.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -208,6 +218,10 @@ pub struct Space {
     pub sqlite: Option<SqliteFile>,
     /// Postgres: the checkpoint tables.
     pub relations: Vec<Relation>,
+    /// A `langgraph dev` folder: the state folder's files (the pickles hold more than the
+    /// byte strings the report counts: keys, ids, pickle framing).
+    #[serde(default)]
+    pub files: Vec<FileSize>,
 }
 
 /// Rows that could not be measured (counted, the rest reported).
@@ -216,7 +230,8 @@ pub struct Space {
 pub struct Unmeasured {
     /// How many.
     pub count: u64,
-    /// The first few, each `thread/ns/checkpoint: why`.
+    /// The first few, each `thread/ns/checkpoint: why` (a dev folder: also each file that
+    /// cannot be read, `path cannot be read (why): …`).
     pub examples: Vec<String>,
 }
 
@@ -382,8 +397,8 @@ pub struct StorageReport {
     pub thread_id: Option<String>,
     /// The schema, as detected.
     pub schema: String,
-    /// `langgraph-sqlite`, `langgraph-postgres`, `three-table-sqlite` or
-    /// `three-table-postgres`.
+    /// `langgraph-sqlite`, `langgraph-postgres`, `three-table-sqlite`,
+    /// `three-table-postgres` or `devserver` (a `langgraph dev` state folder's pickles).
     pub layout: String,
     /// Lists are cut to this many rows (largest first).
     pub top: u32,
@@ -416,7 +431,7 @@ pub struct StorageReport {
     pub sends: Sends,
     /// Orphaned rows.
     pub orphans: Orphans,
-    /// Free pages (SQLite) or relation sizes (Postgres).
+    /// Free pages (SQLite), relation sizes (Postgres) or file sizes (a dev folder).
     pub space: Space,
     /// Rows that could not be measured.
     pub unmeasured: Unmeasured,

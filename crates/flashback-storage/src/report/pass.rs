@@ -251,7 +251,7 @@ impl<'a> ThreadPass<'a> {
             });
         }
         for (channel, bytes) in row.inline {
-            if self.acc.layout == Layout::LanggraphSqlite {
+            if matches!(self.acc.layout, Layout::LanggraphSqlite | Layout::DevServer) {
                 self.acc
                     .inline
                     .entry(channel.clone())

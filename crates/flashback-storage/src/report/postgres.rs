@@ -118,6 +118,7 @@ impl Reader for PgReader {
         Ok(Space {
             sqlite: None,
             relations,
+            files: Vec::new(),
         })
     }
 }

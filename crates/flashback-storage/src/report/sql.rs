@@ -3,13 +3,15 @@
 //! SQLite (a text column's bytes, not its characters), `octet_length(col)` on Postgres
 //! (`col::text` for a JSONB column: the JSON text Postgres gives back).
 
-/// The four layouts Flashback reads.
+/// The layouts Flashback reads (`DevServer`: a `langgraph dev` folder's pickles, measured by
+/// `devserver.rs` without SQL; it stores as LangGraph Postgres does: blobs, no inline values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
     LanggraphSqlite,
     LanggraphPostgres,
     ThreeSqlite,
     ThreePostgres,
+    DevServer,
 }
 
 impl Layout {
@@ -19,6 +21,7 @@ impl Layout {
             Layout::LanggraphPostgres => "langgraph-postgres",
             Layout::ThreeSqlite => "three-table-sqlite",
             Layout::ThreePostgres => "three-table-postgres",
+            Layout::DevServer => "devserver",
         }
     }
 

@@ -97,6 +97,7 @@ impl Reader for SqliteReader {
                 free_bytes: free_pages * page_size,
             }),
             relations: Vec::new(),
+            files: Vec::new(),
         })
     }
 }

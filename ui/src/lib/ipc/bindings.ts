@@ -856,6 +856,14 @@ export type ExportResult = {
 	size: number,
 };
 
+/**  A file of a `langgraph dev` state folder (`.langgraph_api/`). */
+export type FileSize = {
+	/**  The file's name (`.langgraph_checkpoint.1.pckl`, …). */
+	file: string,
+	/**  Its size on disk. */
+	bytes: number,
+};
+
 /**  Fork a checkpoint (copy, or with edited channels). */
 export type ForkRequest = {
 	/**  Database handle. */
@@ -1806,6 +1814,11 @@ export type Space = {
 	sqlite: SqliteFile | null,
 	/**  Postgres: the checkpoint tables. */
 	relations: Relation[],
+	/**
+	 *  A `langgraph dev` folder: the state folder's files (the pickles hold more than the
+	 *  byte strings the report counts: keys, ids, pickle framing).
+	 */
+	files?: FileSize[],
 };
 
 /**  A SQLite file's pages. */
@@ -1866,8 +1879,8 @@ export type StorageReport = {
 	/**  The schema, as detected. */
 	schema: string,
 	/**
-	 *  `langgraph-sqlite`, `langgraph-postgres`, `three-table-sqlite` or
-	 *  `three-table-postgres`.
+	 *  `langgraph-sqlite`, `langgraph-postgres`, `three-table-sqlite`,
+	 *  `three-table-postgres` or `devserver` (a `langgraph dev` state folder's pickles).
 	 */
 	layout: string,
 	/**  Lists are cut to this many rows (largest first). */
@@ -1903,7 +1916,7 @@ export type StorageReport = {
 	sends: Sends,
 	/**  Orphaned rows. */
 	orphans: Orphans,
-	/**  Free pages (SQLite) or relation sizes (Postgres). */
+	/**  Free pages (SQLite), relation sizes (Postgres) or file sizes (a dev folder). */
 	space: Space,
 	/**  Rows that could not be measured. */
 	unmeasured: Unmeasured,
@@ -2313,7 +2326,10 @@ export type UnlockRequest = {
 export type Unmeasured = {
 	/**  How many. */
 	count: number,
-	/**  The first few, each `thread/ns/checkpoint: why`. */
+	/**
+	 *  The first few, each `thread/ns/checkpoint: why` (a dev folder: also each file that
+	 *  cannot be read, `path cannot be read (why): …`).
+	 */
 	examples: string[],
 };
 
