@@ -68,8 +68,13 @@ async fn a_fifo_or_a_directory_is_refused_before_it_is_opened() {
         open(dir.path().to_string_lossy().into_owned()),
     )
     .await
-    .expect_err("a directory is no database");
-    assert!(e.message.contains("a directory, not a regular file"), "{e}");
+    .expect_err("a directory without a langgraph dev state folder is no database");
+    assert_eq!(e.code, ErrorCode::InvalidInput, "{e}");
+    assert!(
+        e.message
+            .contains("is a folder without a .langgraph_api folder: not a langgraph dev project"),
+        "{e}"
+    );
 
     let verify = {
         let (api, path) = (Arc::clone(&api), fifo_str.clone());
