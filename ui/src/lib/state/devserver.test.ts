@@ -13,7 +13,7 @@ import {
   serverStatusClass,
   userMetadata,
 } from "./devserver";
-import { filterThreads } from "./format";
+import { filterThreads } from "./threadfilter";
 
 const run = (id: string, status: string, created: string, updated?: string): ServerRun => ({
   run_id: id,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadSummary } from "../ipc/bindings";
-import { ago, byActivity, errorTitle, filterThreads, formatBytes, formatTs, formatVersion, interruptText, statusCounts } from "./format";
+import { ago, errorTitle, formatBytes, formatTs, formatVersion, interruptText } from "./format";
+import { byActivity, filterThreads, statusCounts } from "./threadfilter";
 
 const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Partial<ThreadSummary> = {}): ThreadSummary => ({
   thread_id: id,
