@@ -46,6 +46,23 @@ pub(crate) fn remove_from_ops(ops: &mut Root, thread: &str) {
     }
 }
 
+/// The value whose key `matches` accepts, the entry `insert` makes pushed first when there
+/// is none (a Python `d.setdefault(key, value)`).
+pub(crate) fn entry_or_insert(
+    items: &mut Items,
+    matches: impl Fn(&PyValue) -> bool,
+    insert: impl FnOnce() -> (Arc<PyValue>, Arc<PyValue>),
+) -> &mut Arc<PyValue> {
+    let i = match items.iter().position(|(k, _)| matches(k)) {
+        Some(i) => i,
+        None => {
+            items.push(insert());
+            items.len() - 1
+        }
+    };
+    &mut items[i].1
+}
+
 /// What a backup of a file is called.
 pub const BACKUP_SUFFIX: &str = ".flashback-bak";
 

@@ -148,32 +148,31 @@ fn apply_put(roots: &mut Roots, put: EncodedPut) -> Result<(), StoreError> {
     roots.blobs.changed = true;
 
     let storage = &mut roots.storage.items;
-    if !storage.iter().any(|(k, _)| key_is(k, &[&put.thread])) {
-        let factory_like = storage
-            .iter()
-            .find(|(_, v)| matches!(&**v, PyValue::DefaultDict { .. }))
-            .map(|(_, v)| match &**v {
-                PyValue::DefaultDict { factory, .. } => PyValue::DefaultDict {
-                    factory: Arc::clone(factory),
+    // A new thread gets the container the file's other threads have (`defaultdict(dict)`).
+    let like = storage.iter().find_map(|(_, v)| match &**v {
+        PyValue::DefaultDict { factory, .. } => Some(Arc::clone(factory)),
+        _ => None,
+    });
+    let thread = edit::entry_or_insert(
+        storage,
+        |k| key_is(k, &[&put.thread]),
+        || {
+            let container = match like {
+                Some(factory) => PyValue::DefaultDict {
+                    factory,
                     items: Vec::new(),
                 },
-                _ => edit::defaultdict_of_dict(),
-            })
-            .unwrap_or_else(edit::defaultdict_of_dict);
-        storage.push((s(&put.thread), Arc::new(factory_like)));
-    }
-    let (_, thread) = storage
-        .iter_mut()
-        .find(|(k, _)| key_is(k, &[&put.thread]))
-        .expect("the thread was just added");
+                None => edit::defaultdict_of_dict(),
+            };
+            (s(&put.thread), Arc::new(container))
+        },
+    );
     let namespaces = edit::items_mut(thread).ok_or_else(|| not_a_dict(&put.thread))?;
-    if !namespaces.iter().any(|(k, _)| key_is(k, &[&put.ns])) {
-        namespaces.push((s(&put.ns), Arc::new(PyValue::Dict(Vec::new()))));
-    }
-    let (_, ns) = namespaces
-        .iter_mut()
-        .find(|(k, _)| key_is(k, &[&put.ns]))
-        .expect("the namespace was just added");
+    let ns = edit::entry_or_insert(
+        namespaces,
+        |k| key_is(k, &[&put.ns]),
+        || (s(&put.ns), Arc::new(PyValue::Dict(Vec::new()))),
+    );
     let checkpoints = edit::items_mut(ns).ok_or_else(|| not_a_dict(&put.thread))?;
     set(checkpoints, s(&put.id), put.entry, &[&put.id]);
     roots.storage.changed = true;
@@ -221,15 +220,14 @@ fn encode_writes(w: &WriteBatch<'_>, serde: Serde<'_>) -> Result<EncodedWrites, 
 /// kept for regular channels (idx ≥ 0), special channels (`WRITES_IDX_MAP`) replaced.
 fn apply_writes(roots: &mut Roots, w: EncodedWrites) -> Result<(), StoreError> {
     let want = [w.key[0].as_str(), w.key[1].as_str(), w.key[2].as_str()];
-    let items = &mut roots.writes.items;
-    if !items.iter().any(|(k, _)| key_is(k, &want)) {
-        let key = tuple(w.key.iter().map(|p| s(p)).collect());
-        items.push((key, Arc::new(PyValue::Dict(Vec::new()))));
-    }
-    let (_, per_task) = items
-        .iter_mut()
-        .find(|(k, _)| key_is(k, &want))
-        .expect("the key was just added");
+    let per_task = edit::entry_or_insert(
+        &mut roots.writes.items,
+        |k| key_is(k, &want),
+        || {
+            let key = tuple(w.key.iter().map(|p| s(p)).collect());
+            (key, Arc::new(PyValue::Dict(Vec::new())))
+        },
+    );
     let per_task = edit::items_mut(per_task).ok_or_else(|| not_a_dict(&w.key[0]))?;
     for (idx, entry) in w.rows {
         let pos = per_task.iter().position(|(k, _)| {
