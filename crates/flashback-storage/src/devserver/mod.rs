@@ -296,11 +296,40 @@ impl DevServerStore {
         &self,
         f: impl FnOnce(&Snapshot, &Decoding) -> T + Send + 'static,
     ) -> Result<T, StoreError> {
+        self.with_decoding(self.dec.clone(), f).await
+    }
+
+    async fn with_decoding<T: Send + 'static>(
+        &self,
+        dec: Decoding,
+        f: impl FnOnce(&Snapshot, &Decoding) -> T + Send + 'static,
+    ) -> Result<T, StoreError> {
         let snap = self.snapshot().await?;
-        let dec = self.dec.clone();
         tokio::task::spawn_blocking(move || f(&snap, &dec))
             .await
             .map_err(|e| StoreError::Query(format!("read task failed: {e}")))
+    }
+
+    /// `get_tuple` of each key, decoding as `dec` says.
+    async fn tuples_of(
+        &self,
+        keys: &[(&str, &str, Option<&str>)],
+        dec: Decoding,
+    ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
+        let keys: Vec<ListQuery> = keys
+            .iter()
+            .map(|(t, ns, id)| ListQuery::one(t, ns, *id))
+            .collect();
+        self.with_decoding(dec, move |s, dec| {
+            keys.iter()
+                .map(|q| {
+                    read::matching(&s.data, q, dec)
+                        .first()
+                        .map(|f| read::tuple(s, f, dec))
+                })
+                .collect()
+        })
+        .await
     }
 }
 
@@ -393,20 +422,7 @@ impl CheckpointStore for DevServerStore {
         &self,
         keys: &[(&str, &str, Option<&str>)],
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let keys: Vec<ListQuery> = keys
-            .iter()
-            .map(|(t, ns, id)| ListQuery::one(t, ns, *id))
-            .collect();
-        self.with(move |s, dec| {
-            keys.iter()
-                .map(|q| {
-                    read::matching(&s.data, q, dec)
-                        .first()
-                        .map(|f| read::tuple(s, f, dec))
-                })
-                .collect()
-        })
-        .await
+        self.tuples_of(keys, self.dec.clone()).await
     }
 
     async fn get_tuples_selecting(
@@ -414,25 +430,10 @@ impl CheckpointStore for DevServerStore {
         keys: &[(&str, &str, Option<&str>)],
         keep: ChannelFilter,
     ) -> Result<Vec<Option<CheckpointTuple>>, StoreError> {
-        let keys: Vec<ListQuery> = keys
-            .iter()
-            .map(|(t, ns, id)| ListQuery::one(t, ns, *id))
-            .collect();
-        let snap = self.snapshot().await?;
         let dec = Decoding {
             only: Some(keep),
             ..self.dec.clone()
         };
-        tokio::task::spawn_blocking(move || {
-            keys.iter()
-                .map(|q| {
-                    read::matching(&snap.data, q, &dec)
-                        .first()
-                        .map(|f| read::tuple(&snap, f, &dec))
-                })
-                .collect()
-        })
-        .await
-        .map_err(|e| StoreError::Query(format!("read task failed: {e}")))
+        self.tuples_of(keys, dec).await
     }
 }
