@@ -88,6 +88,7 @@ impl AppDb {
                     kind: match kind.as_str() {
                         "postgres" => DbKind::Postgres,
                         "devserver" => DbKind::DevServer,
+                        "agentserver" => DbKind::AgentServer,
                         _ => DbKind::Sqlite,
                     },
                     display_name: r.get(2)?,

@@ -34,11 +34,25 @@ impl Api {
         password: Option<&str>,
         demo: bool,
     ) -> ApiResult<DbInfo> {
-        let connect = loc.connect_string(password);
+        if loc.kind == DbKind::AgentServer {
+            // The API key goes with the server's requests (`x-api-key`), never into its URL.
+            if let Some(key) = password {
+                flashback_storage::agentserver::set_api_key(&loc.public, key);
+            }
+        }
+        let connect = match loc.kind {
+            DbKind::AgentServer => loc.public.clone(),
+            _ => loc.connect_string(password),
+        };
         let budget = self.decode_budget()?;
         let (store, key, encryption) =
             match crate::sealed::open_sealed(self, &connect, &loc.public, budget).await {
                 Ok((s, key, encryption)) => (Arc::<dyn CheckpointStore>::from(s), key, encryption),
+                Err(flashback_storage::StoreError::Auth(m))
+                    if password.is_none() && loc.kind == DbKind::AgentServer =>
+                {
+                    return Err(ApiError::new(ErrorCode::NeedsPassword, m))
+                }
                 Err(flashback_storage::StoreError::Auth(m)) if password.is_none() => {
                     return Err(ApiError::new(
                         ErrorCode::NeedsPassword,
@@ -153,7 +167,7 @@ impl Api {
                 crate::location::ensure_regular_file(Path::new(&loc.public))?;
             }
             DbKind::DevServer => crate::location::ensure_dev_folder(Path::new(&loc.public))?,
-            DbKind::Postgres => {}
+            DbKind::Postgres | DbKind::AgentServer => {}
         }
         let password = req
             .password
@@ -212,7 +226,9 @@ impl Api {
         for c in &mut list {
             match c.kind {
                 DbKind::Sqlite | DbKind::DevServer => c.missing = !Path::new(&c.location).exists(),
-                DbKind::Postgres => c.has_saved_password = self.secrets.get(&c.location).is_some(),
+                DbKind::Postgres | DbKind::AgentServer => {
+                    c.has_saved_password = self.secrets.get(&c.location).is_some()
+                }
             }
         }
         Ok(list)

@@ -131,7 +131,7 @@ impl From<StoreError> for ApiError {
             StoreError::Locked(_) | StoreError::InUse(_) => ErrorCode::Locked,
             StoreError::ReadOnly(_) => ErrorCode::ReadOnly,
             StoreError::Sealed(_) => ErrorCode::Encrypted,
-            StoreError::Timeout { .. } => ErrorCode::Timeout,
+            StoreError::Timeout { .. } | StoreError::ServerTimeout(_) => ErrorCode::Timeout,
         };
         ApiError::new(code, e.to_string())
     }

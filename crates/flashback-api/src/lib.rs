@@ -37,6 +37,7 @@ pub mod rerun;
 mod retention;
 mod sealed;
 pub mod secrets;
+mod serverwrites;
 mod settings;
 mod store;
 mod summaries;

@@ -39,9 +39,17 @@ impl Location {
                     .map_err(|e| ApiError::invalid(e.to_string()))?,
             });
         }
+        if flashback_storage::agentserver::is_server_url(input) {
+            return Ok(Location {
+                kind: DbKind::AgentServer,
+                public: flashback_storage::agentserver::base_url(input)
+                    .map_err(|e| ApiError::invalid(e.to_string()))?,
+                password: None,
+            });
+        }
         if input.contains("://") {
             return Err(ApiError::invalid(format!(
-                "{input:?} is not a file path or a postgres:// URL"
+                "{input:?} is not a file path, a postgres:// URL or an Agent Server's http:// URL"
             )));
         }
         let path = match input.strip_prefix("~/") {
@@ -92,6 +100,13 @@ impl Location {
             }
             DbKind::Postgres => {
                 pg_url(&self.public).map_or_else(|_| self.public.clone(), |u| u.display_name())
+            }
+            DbKind::AgentServer => {
+                let host = self
+                    .public
+                    .split_once("://")
+                    .map_or(self.public.as_str(), |(_, h)| h);
+                format!("{host} (Agent Server)")
             }
         }
     }

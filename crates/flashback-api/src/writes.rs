@@ -64,7 +64,25 @@ impl Api {
 
     /// Fork a checkpoint: a copy, or with edited channels. One transaction.
     pub async fn fork_checkpoint(&self, req: ForkRequest) -> ApiResult<ForkResult> {
-        self.session(&req.db)?.require_sealable()?;
+        let s = self.session(&req.db)?;
+        if let Some(writes) = s.store.server_writes() {
+            let edits = req
+                .edits
+                .into_iter()
+                .map(|e| (e.channel, e.value))
+                .collect();
+            return crate::serverwrites::fork(
+                s.store.as_ref(),
+                writes,
+                &req.thread_id,
+                &req.checkpoint_ns,
+                &req.checkpoint_id,
+                edits,
+                req.as_node.as_deref(),
+            )
+            .await;
+        }
+        s.require_sealable()?;
         let saver = self.writable(&req.db).await?;
         let edits: Vec<(String, Json)> = req
             .edits
@@ -216,8 +234,12 @@ impl Api {
         if req.target_thread_id.is_empty() {
             return Err(ApiError::invalid("give the new thread id"));
         }
+        let s = self.session(&req.db)?;
+        if let (Some(writes), None) = (s.store.server_writes(), &req.to_db) {
+            return crate::serverwrites::copy(s.store.as_ref(), writes, &req.thread_id).await;
+        }
         // Copying a thread that is not there copies nothing: not found, not "0 checkpoints".
-        ensure_thread(self.session(&req.db)?.store.as_ref(), &req.thread_id).await?;
+        ensure_thread(s.store.as_ref(), &req.thread_id).await?;
         Ok(match &req.to_db {
             // Rows copied as stored (nothing decoded or sealed again).
             None => {

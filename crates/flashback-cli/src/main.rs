@@ -134,6 +134,10 @@ enum Command {
         /// (`source: "update"`, the edited channels' versions bumped as Python bumps them).
         #[arg(long = "set", value_name = "CHANNEL=JSON")]
         set: Vec<String>,
+        /// An Agent Server (`http://…`) only: the node the update is made as
+        /// (`update_state(…, as_node=…)`; default: the server's choice).
+        #[arg(long = "as-node", value_name = "NODE")]
+        as_node: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,

@@ -318,68 +318,101 @@ pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskS
             None => tasks.push(task),
         }
     };
-    if checkpoint_bytes_invalid(&cp.id) {
-        warnings.push(format!(
-            "checkpoint id {:?} is not hex: task ids cannot be computed",
-            cp.id
-        ));
-    }
+    if let Some(served) = &tuple.served {
+        // A server's API names the tasks itself (no channel versions to derive them from).
+        for t in &served.tasks {
+            let kind = match t.path.get(0).and_then(Json::as_str) {
+                Some(PUSH) => TaskKind::Push,
+                _ => TaskKind::Pull,
+            };
+            let triggers = match kind {
+                TaskKind::Push => vec![PUSH.to_owned()],
+                TaskKind::Pull => Vec::new(),
+            };
+            push(
+                &mut tasks,
+                Some(t.id.clone()),
+                &t.name,
+                kind,
+                t.path.clone(),
+                triggers,
+                None,
+            );
+            if let (Some(ns), Some(last)) = (&t.checkpoint_ns, tasks.last_mut()) {
+                last.checkpoint_ns = ns.clone();
+            }
+        }
+    } else {
+        if checkpoint_bytes_invalid(&cp.id) {
+            warnings.push(format!(
+                "checkpoint id {:?} is not hex: task ids cannot be computed",
+                cp.id
+            ));
+        }
 
-    // PUSH: Sends (a v<4 checkpoint keeps them in `pending_sends`).
-    let legacy = cp
-        .pending_sends
-        .as_ref()
-        .filter(|s| cp.v < 4 && !s.is_empty());
-    let sends: Vec<&Value> = match legacy {
-        Some(list) => list.iter().filter_map(|d| d.as_value()).collect(),
-        None => channels.value(TASKS).map(packets).unwrap_or_default(),
-    };
-    for (idx, packet) in sends.iter().enumerate() {
-        let Some((node, arg)) = send_packet(packet) else {
-            warnings.push(format!("{TASKS}[{idx}] is not a Send: skipped"));
-            continue;
+        // PUSH: Sends (a v<4 checkpoint keeps them in `pending_sends`).
+        let legacy = cp
+            .pending_sends
+            .as_ref()
+            .filter(|s| cp.v < 4 && !s.is_empty());
+        let sends: Vec<&Value> = match legacy {
+            Some(list) => list.iter().filter_map(|d| d.as_value()).collect(),
+            None => channels.value(TASKS).map(packets).unwrap_or_default(),
         };
-        let id = match opts.dialect {
-            Dialect::Python => push_task_id(cp.v, &cp.id, &task_ns(node), step, node, idx),
-            Dialect::Js => js_task_id(
-                &cp.id,
-                &json!([task_ns(node), step.to_string(), node, PUSH, idx.to_string()]),
-            ),
-        };
-        let path = json!([PUSH, idx, false]);
-        let arg = arg.map(|a| flashback_codec::view(a, ViewOptions::default()));
-        push(
-            &mut tasks,
-            id,
-            node,
-            TaskKind::Push,
-            path,
-            vec![PUSH.to_owned()],
-            arg,
-        );
-    }
+        for (idx, packet) in sends.iter().enumerate() {
+            let Some((node, arg)) = send_packet(packet) else {
+                warnings.push(format!("{TASKS}[{idx}] is not a Send: skipped"));
+                continue;
+            };
+            let id = match opts.dialect {
+                Dialect::Python => push_task_id(cp.v, &cp.id, &task_ns(node), step, node, idx),
+                Dialect::Js => js_task_id(
+                    &cp.id,
+                    &json!([task_ns(node), step.to_string(), node, PUSH, idx.to_string()]),
+                ),
+            };
+            let path = json!([PUSH, idx, false]);
+            let arg = arg.map(|a| flashback_codec::view(a, ViewOptions::default()));
+            push(
+                &mut tasks,
+                id,
+                node,
+                TaskKind::Push,
+                path,
+                vec![PUSH.to_owned()],
+                arg,
+            );
+        }
 
-    // PULL: nodes whose triggers fired.
-    if let Some(null) = channels.null_version() {
-        for c in channels.candidates(&opts.extra_channels) {
-            if channels.triggered(&c, &null) {
-                let id = match (opts.dialect, channels.fired(&c, &null)) {
-                    (Dialect::Js, Some(trigger)) => js_task_id(
-                        &cp.id,
-                        &json!([task_ns(&c.name), step.to_string(), c.name, PULL, [trigger]]),
-                    ),
-                    _ => pull_task_id(cp.v, &cp.id, &task_ns(&c.name), step, &c.name, &c.triggers),
-                };
-                let path = json!([PULL, c.name]);
-                push(
-                    &mut tasks,
-                    id,
-                    &c.name,
-                    TaskKind::Pull,
-                    path,
-                    c.triggers,
-                    None,
-                );
+        // PULL: nodes whose triggers fired.
+        if let Some(null) = channels.null_version() {
+            for c in channels.candidates(&opts.extra_channels) {
+                if channels.triggered(&c, &null) {
+                    let id = match (opts.dialect, channels.fired(&c, &null)) {
+                        (Dialect::Js, Some(trigger)) => js_task_id(
+                            &cp.id,
+                            &json!([task_ns(&c.name), step.to_string(), c.name, PULL, [trigger]]),
+                        ),
+                        _ => pull_task_id(
+                            cp.v,
+                            &cp.id,
+                            &task_ns(&c.name),
+                            step,
+                            &c.name,
+                            &c.triggers,
+                        ),
+                    };
+                    let path = json!([PULL, c.name]);
+                    push(
+                        &mut tasks,
+                        id,
+                        &c.name,
+                        TaskKind::Pull,
+                        path,
+                        c.triggers,
+                        None,
+                    );
+                }
             }
         }
     }

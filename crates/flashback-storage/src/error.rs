@@ -80,6 +80,10 @@ pub enum StoreError {
         /// What was being read or written (`reading the thread list`), when known.
         during: Option<String>,
     },
+    /// An HTTP server (an Agent Server) did not answer within the time limit: the message
+    /// names the server, the request and the limit.
+    #[error("{0}")]
+    ServerTimeout(String),
 }
 
 impl StoreError {
@@ -97,7 +101,7 @@ impl StoreError {
             StoreError::Locked(_) | StoreError::InUse(_) => "locked",
             StoreError::ReadOnly(_) => "read_only",
             StoreError::Sealed(_) => "sealed",
-            StoreError::Timeout { .. } => "timeout",
+            StoreError::Timeout { .. } | StoreError::ServerTimeout(_) => "timeout",
         }
     }
 
@@ -117,7 +121,10 @@ impl StoreError {
 
     /// Whether the server did not answer in time ([`StoreError::Timeout`]).
     pub fn is_timeout(&self) -> bool {
-        matches!(self, StoreError::Timeout { .. })
+        matches!(
+            self,
+            StoreError::Timeout { .. } | StoreError::ServerTimeout(_)
+        )
     }
 }
 

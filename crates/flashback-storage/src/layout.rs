@@ -19,6 +19,9 @@ pub enum Backend {
     /// The `langgraph dev` server's state folder (`.langgraph_api/` pickles).
     #[serde(rename = "devserver")]
     DevServer,
+    /// A running Agent Server's HTTP API (`langgraph dev`, self-hosted, a deployment).
+    #[serde(rename = "agentserver")]
+    AgentServer,
 }
 
 /// Which schema a location holds.
@@ -38,6 +41,9 @@ pub enum SchemaKind {
     /// The `langgraph dev` server's state: `InMemorySaver`'s checkpoints, writes and values,
     /// the server's threads and runs, its memory Store ([`crate::devserver`]).
     DevServer,
+    /// A running Agent Server, read through its HTTP API: the states `get_state_history`
+    /// shows, the server's threads, runs and memory Store ([`crate::agentserver`]).
+    AgentServer,
 }
 
 /// Which LangGraph library's format a database is in. Writes use the database's own.

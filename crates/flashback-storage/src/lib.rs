@@ -36,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agentserver;
 mod decode;
 pub mod devserver;
 pub mod error;
@@ -92,6 +93,13 @@ pub trait CheckpointStore: Send + Sync {
     /// status and runs, notes on a running or stale server: [`server`]); `None` for a
     /// database.
     async fn server(&self) -> Result<Option<std::sync::Arc<server::ServerState>>, StoreError>;
+
+    /// A source written through a server's own API (the Agent Server: forks, runs, copies
+    /// are requests the server decides, [`agentserver::write`]); `None` for a database or a
+    /// folder, written through a saver.
+    fn server_writes(&self) -> Option<&dyn agentserver::write::ServerWrites> {
+        None
+    }
 
     /// Every thread with its namespaces, checkpoint count and latest root checkpoint, sorted by
     /// thread id.

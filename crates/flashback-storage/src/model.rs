@@ -374,6 +374,31 @@ pub struct CheckpointTuple {
     /// Which of the checkpoint's serde values were stored encrypted (the writes carry their
     /// own `type_tag`).
     pub sealing: Sealing,
+    /// The tasks of the next step as a server's API gave them, for a source without channel
+    /// versions to derive them from (the Agent Server, [`crate::agentserver`]); `None` for
+    /// stored checkpoints.
+    pub served: Option<Arc<Served>>,
+}
+
+/// The tasks of a checkpoint's next step as an Agent Server's API shows them (`tasks` of a
+/// `ThreadState`): their writes, errors and interrupts are the tuple's pending writes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Served {
+    /// The tasks, in the API's order.
+    pub tasks: Vec<ServedTask>,
+}
+
+/// One task of [`Served`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServedTask {
+    /// Task id.
+    pub id: String,
+    /// Node name.
+    pub name: String,
+    /// `["__pregel_pull", name]` or `["__pregel_push", …]` (`null` when the server gave none).
+    pub path: serde_json::Value,
+    /// The namespace of the subgraph the task runs, when the server names one.
+    pub checkpoint_ns: Option<String>,
 }
 
 impl CheckpointTuple {

@@ -84,12 +84,26 @@ pub trait Access: Send + Sized {
 
     /// Open a `langgraph dev` server's state folder ([`crate::devserver`]).
     async fn devserver(self, dir: &Path) -> Result<Self::Store, StoreError>;
+
+    /// Open a running Agent Server through its HTTP API ([`crate::agentserver`]). Only
+    /// [`Read`] opens one: its writes are the server's own requests
+    /// ([`crate::agentserver::write`]), not a saver's.
+    async fn agentserver(self, url: &str) -> Result<Self::Store, StoreError> {
+        Err(StoreError::InvalidInput(format!(
+            "{}: an Agent Server is written through its API (fork, edit, re-run, resume, copy); \
+             this operation writes a database's tables, which a server does not expose",
+            crate::agentserver::base_url(url)?
+        )))
+    }
 }
 
-/// Open a location — a `postgres://` / `postgresql://` URL, a path to a SQLite file, or a
-/// `langgraph dev` project (or its `.langgraph_api/` folder) — as `access` says; what it
-/// holds is detected once.
+/// Open a location — an Agent Server's `http://`/`https://` URL, a `postgres://` /
+/// `postgresql://` URL, a path to a SQLite file, or a `langgraph dev` project (or its
+/// `.langgraph_api/` folder) — as `access` says; what it holds is detected once.
 pub async fn open<A: Access>(location: &str, access: A) -> Result<A::Store, StoreError> {
+    if crate::agentserver::is_server_url(location) {
+        return access.agentserver(location).await;
+    }
     if is_postgres_url(location) {
         #[cfg(feature = "postgres")]
         {
@@ -210,6 +224,11 @@ impl Access for Read {
                 .await
                 .map_err(|e| StoreError::Query(format!("open task failed: {e}")))??;
         Ok(Box::new(store.with_budget(self.budget).with_key(self.key)))
+    }
+
+    async fn agentserver(self, url: &str) -> Result<Self::Store, StoreError> {
+        let store = crate::agentserver::AgentServerStore::open(url).await?;
+        Ok(Box::new(store.with_budget(self.budget)))
     }
 }
 

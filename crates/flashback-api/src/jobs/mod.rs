@@ -42,14 +42,17 @@ impl Api {
     pub async fn start_rerun(&self, req: RerunRequest) -> ApiResult<String> {
         self.policy.check_run()?;
         let s = self.session(&req.db)?;
+        if req.timeout_secs == 0 {
+            return Err(ApiError::invalid("the timeout must be at least one second"));
+        }
+        if s.store.server_writes().is_some() {
+            return Ok(self.start_server_run(s, req));
+        }
         s.require_sealable()?;
         if req.runner.trim().is_empty() {
             return Err(ApiError::invalid(
                 "enter the command that resumes your graph",
             ));
-        }
-        if req.timeout_secs == 0 {
-            return Err(ApiError::invalid("the timeout must be at least one second"));
         }
         self.appdb.set_setting(
             &format!("runner:{}", s.info.location),
@@ -68,24 +71,38 @@ impl Api {
         };
         Ok(self.jobs.spawn(JobKind::Rerun, move |job| async move {
             job.progress(0, 0, "running");
-            let mut sink = |e: rerun::RerunEvent<'_>| {
-                job.event(match e {
-                    rerun::RerunEvent::Checkpoint(h) => JobEvent::Checkpoint {
-                        checkpoint_ns: h.checkpoint_ns.clone(),
-                        checkpoint_id: h.checkpoint_id.clone(),
-                        parent_checkpoint_id: h.parent_checkpoint_id.clone(),
-                        step: types::step_of(&h.metadata),
-                        source: types::source_of(&h.metadata),
-                    },
-                    rerun::RerunEvent::Output { stream, line } => JobEvent::Output {
-                        stream: stream.to_owned(),
-                        line: line.to_owned(),
-                    },
-                })
-            };
+            let mut sink = |e: rerun::RerunEvent<'_>| job.event(job_event(e));
             let fork = rerun::rerun(&spec, &mut sink, job.cancelled()).await?;
             to_json(fork)
         }))
+    }
+
+    /// A re-run on an Agent Server: a run from the checkpoint that the server runs itself
+    /// (no runner), its events and new checkpoints streamed into the job.
+    fn start_server_run(&self, s: std::sync::Arc<crate::Session>, req: RerunRequest) -> String {
+        let spec = crate::serverwrites::ServerRunSpec {
+            thread_id: req.thread_id,
+            checkpoint_ns: req.checkpoint_ns,
+            checkpoint_id: req.checkpoint_id,
+            resume: req.resume,
+            timeout: std::time::Duration::from_secs(u64::from(req.timeout_secs)),
+        };
+        self.jobs.spawn(JobKind::Rerun, move |job| async move {
+            job.progress(0, 0, "running on the server");
+            let writes = s.store.server_writes().ok_or_else(|| {
+                ApiError::invalid("this location is not an Agent Server any more")
+            })?;
+            let mut sink = |e: rerun::RerunEvent<'_>| job.event(job_event(e));
+            let fork = crate::serverwrites::rerun(
+                s.store.as_ref(),
+                writes,
+                &spec,
+                &mut sink,
+                job.cancelled(),
+            )
+            .await?;
+            to_json(fork)
+        })
     }
 
     /// Start a search inside the threads' values (a job: one [`JobEvent::SearchHit`] per
@@ -164,5 +181,22 @@ impl Api {
         F: FnOnce() -> ApiResult<serde_json::Value> + Send + 'static,
     {
         self.jobs.spawn(kind, move |_| async move { work() })
+    }
+}
+
+/// A re-run's event as the job shows it.
+fn job_event(e: rerun::RerunEvent<'_>) -> JobEvent {
+    match e {
+        rerun::RerunEvent::Checkpoint(h) => JobEvent::Checkpoint {
+            checkpoint_ns: h.checkpoint_ns.clone(),
+            checkpoint_id: h.checkpoint_id.clone(),
+            parent_checkpoint_id: h.parent_checkpoint_id.clone(),
+            step: types::step_of(&h.metadata),
+            source: types::source_of(&h.metadata),
+        },
+        rerun::RerunEvent::Output { stream, line } => JobEvent::Output {
+            stream: stream.to_owned(),
+            line: line.to_owned(),
+        },
     }
 }

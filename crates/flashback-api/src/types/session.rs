@@ -26,6 +26,9 @@ pub enum DbKind {
     /// A `langgraph dev` project folder (or its `.langgraph_api/` folder).
     #[serde(rename = "devserver")]
     DevServer,
+    /// A running Agent Server's URL (`http://127.0.0.1:2024`, a deployment's `https://…`).
+    #[serde(rename = "agentserver")]
+    AgentServer,
 }
 
 impl DbKind {
@@ -35,6 +38,7 @@ impl DbKind {
             DbKind::Sqlite => "sqlite",
             DbKind::Postgres => "postgres",
             DbKind::DevServer => "devserver",
+            DbKind::AgentServer => "agentserver",
         }
     }
 }

@@ -29,6 +29,10 @@ pub struct ForkRequest {
     /// Channels to change (empty: a copy fork).
     #[serde(default)]
     pub edits: Vec<ChannelEdit>,
+    /// An Agent Server only: the node the update is made as (`update_state(…, as_node=…)`;
+    /// absent: the server's choice). Databases ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_node: Option<String>,
 }
 
 /// Check an edited value without writing.

@@ -13,6 +13,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             checkpoint,
             ns,
             set,
+            as_node,
             json,
         } => {
             let edits = parse_sets(&set)?;
@@ -23,6 +24,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 checkpoint_ns: ns,
                 checkpoint_id: checkpoint,
                 edits,
+                as_node,
             };
             let forked = api.fork_checkpoint(req).await?;
             done(render(json, &forked, |f| format!("{}\n", f.checkpoint_id)))
@@ -184,6 +186,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 to_db,
             };
             let report = api.copy_thread(req).await?;
+            // An Agent Server names the copy itself.
+            let target = report.thread_id.clone().unwrap_or(target);
             done(render(json, &report, |r| {
                 human::copied(r, &source, &target)
             }))

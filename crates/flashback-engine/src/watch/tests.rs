@@ -42,6 +42,7 @@ fn cp(n: u32, parent: Option<u32>, values: serde_json::Value) -> CheckpointTuple
         },
         pending_writes: Vec::new(),
         sealing: Default::default(),
+        served: None,
     }
 }
 

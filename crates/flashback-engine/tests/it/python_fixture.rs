@@ -90,6 +90,7 @@ fn tuple(r: &Json) -> CheckpointTuple {
         header,
         pending_writes,
         sealing: Default::default(),
+        served: None,
     }
 }
 

@@ -4,10 +4,8 @@
 use super::load::{shape, text};
 use super::Shared;
 use crate::layout::Backend;
-use crate::memory::{
-    matches, needle, paged, under, MemoryItem, MemoryRead, MemorySchema, MemorySummary,
-    NamespaceCount, Page, RawItem, Stamp,
-};
+use crate::memory::items::Items;
+use crate::memory::{MemoryItem, MemorySchema, RawItem, Stamp};
 use crate::StoreError;
 use async_trait::async_trait;
 use flashback_codec::pickle::{self, PyValue};
@@ -107,78 +105,15 @@ impl DevMemory {
             },
         }
     }
-
-    async fn items(&self) -> Result<Arc<Vec<MemoryItem>>, StoreError> {
-        Ok(Arc::clone(&self.shared.current().await?.memory))
-    }
-}
-
-fn prefix_of(prefix: &[String]) -> String {
-    prefix.join(".")
 }
 
 #[async_trait]
-impl MemoryRead for DevMemory {
+impl Items for DevMemory {
     fn schema(&self) -> &MemorySchema {
         &self.schema
     }
 
-    async fn summary(&self) -> Result<MemorySummary, StoreError> {
-        let items = self.items().await?;
-        let mut namespaces: Vec<&Vec<String>> = items.iter().map(|i| &i.namespace).collect();
-        namespaces.sort();
-        namespaces.dedup();
-        Ok(MemorySummary {
-            items: items.len() as u64,
-            namespaces: namespaces.len() as u64,
-        })
-    }
-
-    async fn list(&self, prefix: &[String], page: Page) -> Result<Vec<MemoryItem>, StoreError> {
-        self.search(prefix, "", page).await
-    }
-
-    async fn get(&self, namespace: &[String], key: &str) -> Result<Option<MemoryItem>, StoreError> {
-        let items = self.items().await?;
-        Ok(items
-            .iter()
-            .find(|i| i.namespace == namespace && i.key == key)
-            .cloned())
-    }
-
-    async fn search(
-        &self,
-        prefix: &[String],
-        query: &str,
-        page: Page,
-    ) -> Result<Vec<MemoryItem>, StoreError> {
-        let items = self.items().await?;
-        let (prefix, needle) = (prefix_of(prefix), needle(query));
-        Ok(paged(
-            items
-                .iter()
-                .filter(|i| under(&prefix_of(&i.namespace), &prefix) && matches(i, &needle))
-                .map(|i| i.clone().listed()),
-            page,
-        ))
-    }
-
-    async fn namespaces(&self, prefix: &[String]) -> Result<Vec<NamespaceCount>, StoreError> {
-        let items = self.items().await?;
-        let prefix = prefix_of(prefix);
-        let mut counts: BTreeMap<&Vec<String>, u64> = BTreeMap::new();
-        for i in items
-            .iter()
-            .filter(|i| under(&prefix_of(&i.namespace), &prefix))
-        {
-            *counts.entry(&i.namespace).or_default() += 1;
-        }
-        Ok(counts
-            .into_iter()
-            .map(|(namespace, items)| NamespaceCount {
-                namespace: namespace.clone(),
-                items,
-            })
-            .collect())
+    async fn items(&self) -> Result<Arc<Vec<MemoryItem>>, StoreError> {
+        Ok(Arc::clone(&self.shared.current().await?.memory))
     }
 }

@@ -174,6 +174,7 @@ pub(crate) fn tuple(snap: &Snapshot, f: &Found<'_>, dec: &Decoding) -> Checkpoin
         checkpoint,
         pending_writes,
         sealing,
+        served: None,
     }
 }
 

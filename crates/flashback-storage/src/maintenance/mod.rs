@@ -133,6 +133,10 @@ pub struct CopyReport {
     pub writes: u64,
     /// Blob rows copied (Postgres; 0 on SQLite).
     pub blobs: u64,
+    /// The new thread's id, when the source chose it (an Agent Server's `POST
+    /// /threads/{id}/copy` names its own); absent when it is the id asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
 }
 
 /// The saver operations beyond [`CheckpointSaver`]: `copy_thread`, `delete_for_runs`, `prune`.

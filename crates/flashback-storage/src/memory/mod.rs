@@ -37,6 +37,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+pub(crate) mod items;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;

@@ -84,6 +84,7 @@ pub(super) fn assemble(
             checkpoint: cp,
             pending_writes,
             sealing,
+            served: None,
         });
     }
     out

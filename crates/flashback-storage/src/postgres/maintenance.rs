@@ -237,6 +237,7 @@ async fn copy(
         checkpoints,
         writes,
         blobs,
+        thread_id: None,
     })
 }
 

@@ -72,13 +72,20 @@ pub async fn measure(
     progress: Arc<dyn Progress>,
 ) -> Result<StorageReport, StoreError> {
     let three = schema.layout().is_three_table();
-    let layout = match (schema.backend, three) {
-        (Backend::Sqlite, false) => Layout::LanggraphSqlite,
-        (Backend::Sqlite, true) => Layout::ThreeSqlite,
-        (Backend::Postgres, false) => Layout::LanggraphPostgres,
-        (Backend::Postgres, true) => Layout::ThreePostgres,
-        (Backend::DevServer, _) => Layout::DevServer,
-    };
+    let layout =
+        match (schema.backend, three) {
+            (Backend::Sqlite, false) => Layout::LanggraphSqlite,
+            (Backend::Sqlite, true) => Layout::ThreeSqlite,
+            (Backend::Postgres, false) => Layout::LanggraphPostgres,
+            (Backend::Postgres, true) => Layout::ThreePostgres,
+            (Backend::DevServer, _) => Layout::DevServer,
+            (Backend::AgentServer, _) => return Err(StoreError::InvalidInput(
+                "the storage report measures a database's tables or a folder's files; an Agent \
+                 Server's API does not show how it stores them (keep a snapshot with `flashback \
+                 convert` and measure that)"
+                    .into(),
+            )),
+        };
     if !schema.holds.checkpoints() {
         return Err(StoreError::InvalidInput(
             "this database holds no checkpoints (only LangGraph's memory store): the storage \

@@ -99,6 +99,7 @@ fn copy(
         checkpoints: checkpoints as u64,
         writes: writes as u64,
         blobs: 0,
+        thread_id: None,
     })
 }
 

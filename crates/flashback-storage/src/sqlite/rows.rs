@@ -380,6 +380,7 @@ impl Row {
             checkpoint,
             pending_writes,
             sealing,
+            served: None,
         }
     }
 

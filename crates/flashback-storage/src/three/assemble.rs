@@ -127,5 +127,6 @@ pub(super) fn assemble(
         checkpoint,
         pending_writes,
         sealing,
+        served: None,
     })
 }

@@ -90,6 +90,7 @@ fn tuple(py: Json, values: &[(&str, &str)], writes: &[(&str, &str, &str)]) -> Ch
             })
             .collect(),
         sealing: Default::default(),
+        served: None,
     }
 }
 

@@ -43,6 +43,7 @@ impl B {
                 },
                 pending_writes: Vec::new(),
                 sealing: Default::default(),
+                served: None,
             },
         }
     }

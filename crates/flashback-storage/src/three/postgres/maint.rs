@@ -88,6 +88,7 @@ pub(super) async fn copy(
         checkpoints: n[0],
         writes: n[1],
         blobs: n[2],
+        thread_id: None,
     })
 }
 

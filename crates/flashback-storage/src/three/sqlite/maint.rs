@@ -51,6 +51,7 @@ fn copy(tx: &Transaction<'_>, source: &str, target: &str) -> Result<CopyReport, 
         checkpoints: n[0],
         writes: n[1],
         blobs: n[2],
+        thread_id: None,
     })
 }
 
