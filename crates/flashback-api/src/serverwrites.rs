@@ -27,17 +27,20 @@ async fn forked(
     parent: &str,
     id: String,
 ) -> ApiResult<ForkResult> {
-    let step = store
+    // LangGraph's copy (`as_node="__copy__"`) is a sibling of the checkpoint: its parent is
+    // the checkpoint's parent, as the server says.
+    let header = store
         .get_tuple(thread_id, checkpoint_ns, Some(&id))
         .await?
-        .and_then(|t| t.header.step())
-        .unwrap_or(0);
+        .map(|t| t.header);
     Ok(ForkResult {
         thread_id: thread_id.to_owned(),
         checkpoint_ns: checkpoint_ns.to_owned(),
+        step: header.as_ref().and_then(|h| h.step()).unwrap_or(0),
+        parent_checkpoint_id: header
+            .and_then(|h| h.parent_checkpoint_id)
+            .unwrap_or_else(|| parent.to_owned()),
         checkpoint_id: id,
-        parent_checkpoint_id: parent.to_owned(),
-        step,
     })
 }
 

@@ -28,7 +28,8 @@ struct Cli {
 enum Command {
     /// List every thread with its checkpoint count, latest checkpoint and status.
     Threads {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// Only the N most recently active threads, newest first (default: every thread,
         /// sorted by id).
@@ -45,7 +46,8 @@ enum Command {
     /// What threads' whole histories say beyond their latest checkpoints: the tasks that
     /// raised, then recovered on a retry.
     Activity {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// Thread ids (default: every thread).
         threads: Vec<String>,
@@ -55,7 +57,8 @@ enum Command {
     },
     /// A thread's checkpoints, newest first.
     History {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -85,7 +88,8 @@ enum Command {
     /// The decoded state of one checkpoint (default: the latest) with its pending writes and
     /// next tasks.
     State {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -119,7 +123,8 @@ enum Command {
     /// (`graph.invoke(None, {"configurable": {"thread_id": T}})`; LangGraph.js:
     /// `graph.invoke(null, …)`), written in the database's own format (LangGraph's or LangGraph.js's).
     Fork {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -171,7 +176,8 @@ enum Command {
     /// values, writes and metadata, a SHA-256 per checkpoint and a hash chain along parents.
     /// Secrets are always masked.
     Export {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -208,7 +214,8 @@ enum Command {
     /// Serve the database as a LangGraph checkpointer: JSON-lines requests on stdin, one
     /// response line each on stdout (the protocol is described in `bridge.rs`).
     Bridge {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// Create the SQLite file if needed and run `setup()` (Postgres: run `setup()`).
         #[arg(long)]
@@ -226,7 +233,8 @@ enum Command {
     /// Merge across branches: a new checkpoint on branch A (child of `--into`) taking channels
     /// from branch B (`--from`). `--dry-run` shows the fork point / A / B view and writes nothing.
     Merge {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -260,7 +268,8 @@ enum Command {
     /// corrupt blob rows from the writes that produced them, in one transaction; shows what
     /// would be written unless `--yes`.
     Rebuild {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -285,7 +294,8 @@ enum Command {
     /// FLASHBACK_DB, FLASHBACK_THREAD_ID, FLASHBACK_CHECKPOINT_ID and FLASHBACK_CONFIG in its
     /// environment, and report every checkpoint it writes as it lands.
     Rerun {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -295,8 +305,9 @@ enum Command {
         /// Namespace (default: the root graph, "").
         #[arg(long, default_value = "")]
         ns: String,
-        /// The program that resumes the graph, e.g. `python my_agent.py`.
-        #[arg(long)]
+        /// The program that resumes the graph, e.g. `python my_agent.py` (not for an Agent
+        /// Server: it runs its own graph, from the checkpoint, and streams the run's events).
+        #[arg(long, default_value = "")]
         runner: String,
         /// Stop the runner after this many seconds.
         #[arg(long, default_value_t = 600, value_parser = clap::value_parser!(u32).range(1..))]
@@ -315,7 +326,8 @@ enum Command {
     /// (`messages[2].content`) and the text around it. Secrets stay masked; values locked
     /// (encrypted, no key) or over the decode budget are not searched.
     Search {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The text to find.
         text: String,
@@ -334,7 +346,8 @@ enum Command {
     /// pages (SQLite) or the tables' sizes (Postgres). With THREAD: that thread, with each
     /// checkpoint's size. Read in one snapshot; nothing is written (docs/storage.md).
     Storage {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// One thread (all its namespaces).
         thread: Option<String>,
@@ -348,7 +361,8 @@ enum Command {
     },
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -362,7 +376,8 @@ enum Command {
     /// Delete a branch: a checkpoint (a fork, say a failed re-run's) and every checkpoint
     /// after it, with their writes (one transaction). Shows what would go unless `--yes`.
     DeleteBranch {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -383,7 +398,8 @@ enum Command {
     /// database those whose latest checkpoint is older than `--older-than` and/or whose status
     /// is one of `--status` (all conditions hold). Shows what would go unless `--yes`.
     Prune {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// Thread ids (with --older-than/--status: only these, if they also match).
         threads: Vec<String>,
@@ -455,7 +471,8 @@ enum Command {
     /// Compare two checkpoints of a thread: changed channels first, list items added,
     /// removed and changed, messages matched by id.
     Diff {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -473,7 +490,8 @@ enum Command {
     /// A branch as ordered steps, root first: the tasks due at each checkpoint, the writes
     /// they made and the channels that changed.
     Replay {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,
@@ -496,7 +514,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
         db: String,
         /// The thread id.
         thread: String,

@@ -19,6 +19,10 @@ pub struct ServerState {
     pub saved_at: Option<String>,
     /// Whether a server is running on it now (its files are then a snapshot it rewrites).
     pub running: bool,
+    /// The URL of the running server's API (a dev folder whose server runs: what to open to
+    /// see its live state; an Agent Server location: its own URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
     /// What a reader should know, one line each: a running server, files that disagree
     /// (threads the server lists that its checkpoint file lacks), a file that cannot be read.
     pub notes: Vec<String>,
@@ -40,6 +44,9 @@ pub struct ServerSummary {
     pub saved_at: Option<String>,
     /// Whether a server is running on it now.
     pub running: bool,
+    /// The URL of the running server's API, when one runs (see [`ServerState::api_url`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
     /// What a reader should know, one line each.
     pub notes: Vec<String>,
     /// How many threads the server lists.
@@ -56,6 +63,7 @@ impl ServerState {
             server: self.server.clone(),
             saved_at: self.saved_at.clone(),
             running: self.running,
+            api_url: self.api_url.clone(),
             notes: self.notes.clone(),
             threads: count(self.threads.len()),
             threads_without_checkpoints: count(

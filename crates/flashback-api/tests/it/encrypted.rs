@@ -116,6 +116,7 @@ async fn locked_then_unlocked_then_remembered() {
         locked.problem
     );
     let fork = ForkRequest {
+        as_node: None,
         db: db.db.clone(),
         thread_id: threads[0].clone(),
         checkpoint_ns: String::new(),
@@ -244,6 +245,7 @@ async fn a_cipher_flashback_cannot_open_is_named_and_no_key_unlocks_it() {
             .await
             .unwrap_err(),
         api.fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "kms".into(),
             checkpoint_ns: String::new(),

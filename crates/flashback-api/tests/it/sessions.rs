@@ -111,6 +111,7 @@ async fn the_demo_database_is_a_private_copy() {
         .starts_with(dir.path().to_str().expect("utf-8")));
     let fork = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: demo.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

@@ -171,6 +171,39 @@ impl Client {
         path: &str,
         body: Option<&Json>,
     ) -> Result<reqwest::Response, StoreError> {
+        self.send_within(method, path, body, CONNECT_TIMEOUT + READ_TIMEOUT)
+            .await
+    }
+
+    /// `GET path` as JSON, the answer's head due within `limit` (opening's probe: a server
+    /// that accepts and never answers is given up on within the connect limit).
+    pub async fn get_within<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        limit: Duration,
+    ) -> Result<T, StoreError> {
+        let resp = self.send_within(Method::GET, path, None, limit).await?;
+        let bytes = tokio::time::timeout(limit, resp.bytes())
+            .await
+            .map_err(|_| self.timeout(limit, &Method::GET, path))?
+            .map_err(|e| self.transport(e, &Method::GET, path))?;
+        serde_json::from_slice(&bytes).map_err(|_| {
+            StoreError::NotFound(format!(
+                "{} GET {path} answered something that is not JSON ({})",
+                self.base,
+                short_text(&bytes)
+            ))
+        })
+    }
+
+    /// [`send`](Self::send) with the answer's head due within `limit`.
+    pub async fn send_within(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Json>,
+        limit: Duration,
+    ) -> Result<reqwest::Response, StoreError> {
         let mut req = self
             .http
             .request(method.clone(), format!("{}{path}", self.base));
@@ -180,10 +213,9 @@ impl Client {
         if let Some(b) = body {
             req = req.json(b);
         }
-        // The first answer must come within the connect limit plus the read limit.
-        let sent = tokio::time::timeout(CONNECT_TIMEOUT + READ_TIMEOUT, req.send()).await;
+        let sent = tokio::time::timeout(limit, req.send()).await;
         let resp = match sent {
-            Err(_) => return Err(self.timeout(CONNECT_TIMEOUT + READ_TIMEOUT, &method, path)),
+            Err(_) => return Err(self.timeout(limit, &method, path)),
             Ok(Err(e)) => return Err(self.transport(e, &method, path)),
             Ok(Ok(r)) => r,
         };
@@ -315,6 +347,13 @@ async fn error_detail(resp: reqwest::Response) -> String {
         Some((i, _)) => format!("{}…", &line[..i]),
         None => line,
     }
+}
+
+/// The start of a body, as text, for messages.
+fn short_text(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]);
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{line:?}")
 }
 
 /// What a connect error comes down to (`connection refused`, `dns error: …`).

@@ -50,7 +50,7 @@ impl AgentServerStore {
     pub async fn open(location: &str) -> Result<AgentServerStore, StoreError> {
         let client = Client::new(location)?;
         let base = client.base().to_owned();
-        let ok: Json = match client.get("/ok").await {
+        let ok: Json = match client.get_within("/ok", client::CONNECT_TIMEOUT).await {
             Ok(j) => j,
             Err(StoreError::Auth(m)) => return Err(StoreError::Auth(m)),
             Err(e @ (StoreError::Connection(_) | StoreError::ServerTimeout(_))) => return Err(e),
@@ -309,6 +309,7 @@ impl CheckpointStore for AgentServerStore {
             server: self.server.clone(),
             saved_at: None,
             running: true,
+            api_url: Some(self.base().to_owned()),
             notes,
             threads,
             assistants: assistants

@@ -177,6 +177,37 @@ pub fn read_all(dir: &Path) -> Result<Files, StoreError> {
 
 /// Whether a `langgraph dev` server runs on the project holding `dir`: a process whose
 /// working folder is the project and whose command line names langgraph (Linux: `/proc`).
+/// The port a running `langgraph dev` (pid) serves its API on: its `--port N` (or
+/// `--port=N`), else the CLI's default 2024.
+pub fn server_port(pid: u32) -> u16 {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return DEFAULT_PORT;
+    };
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    port_of(&args)
+}
+
+/// `langgraph dev`'s default port.
+const DEFAULT_PORT: u16 = 2024;
+
+fn port_of(args: &[String]) -> u16 {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--port=") {
+            Some(v) => Some(v.to_owned()),
+            None if a == "--port" => it.next().cloned(),
+            None => None,
+        };
+        if let Some(port) = value.and_then(|v| v.parse().ok()) {
+            return port;
+        }
+    }
+    DEFAULT_PORT
+}
+
 /// Returns the process id.
 pub fn running_server(dir: &Path) -> Option<u32> {
     let project = if dir.file_name()? == STATE_DIR {
@@ -233,6 +264,17 @@ fn names_a_dev_server(cmdline: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_servers_port_is_read_from_its_command_line() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            port_of(&args(&["langgraph", "dev", "--port", "8123"])),
+            8123
+        );
+        assert_eq!(port_of(&args(&["langgraph", "dev", "--port=9"])), 9);
+        assert_eq!(port_of(&args(&["langgraph", "dev"])), 2024);
+    }
 
     #[test]
     fn dev_server_command_lines_are_recognised() {

@@ -165,11 +165,13 @@ fn say_staleness(server: &mut ServerState, files: &Files, dir: &Path, names: (&s
     );
     if let Some(pid) = files::running_server(dir) {
         server.running = true;
+        server.api_url = Some(format!("http://127.0.0.1:{}", files::server_port(pid)));
         server.notes.insert(
             0,
             format!(
                 "a langgraph dev server is running on this folder (pid {pid}); it {saved_at}: \
-                 stop it with Ctrl-C to save the rest"
+                 open {} to see its live state, or stop it with Ctrl-C to save the rest",
+                server.api_url.as_deref().unwrap_or_default()
             ),
         );
     }

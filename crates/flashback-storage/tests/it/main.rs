@@ -5,6 +5,7 @@
 //! `tcp_nodelay.rs` inspects every TCP socket of the process, and `tls_system_trust.rs` sets
 //! `SSL_CERT_FILE` for the whole process before any other thread runs.
 
+mod agentserver;
 mod common;
 mod devserver;
 mod devserver_js;

@@ -84,6 +84,7 @@ async fn a_fork_copies_the_whole_value_not_the_placeholder() {
     let (api, db, id) = (&s.api, &s.db, &s.id);
     let fork = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

@@ -58,6 +58,7 @@ async fn browse_fork_and_export_on_postgres() {
     assert!(!d.values.is_empty());
     let fork = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

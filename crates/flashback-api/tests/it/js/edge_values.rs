@@ -138,6 +138,7 @@ async fn forks_write_every_value_back_as_stored_and_msgpack_refuses_them() {
     ] {
         let fork = api
             .fork_checkpoint(ForkRequest {
+                as_node: None,
                 db: db.db.clone(),
                 thread_id: "edge".into(),
                 checkpoint_ns: String::new(),

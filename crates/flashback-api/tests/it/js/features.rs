@@ -87,6 +87,7 @@ async fn merge_appends_by_id(api: &Api, db: &DbInfo) -> String {
         let mut value = list.clone();
         value.extend(extra);
         api.fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "chat-tools".into(),
             checkpoint_ns: String::new(),

@@ -21,6 +21,7 @@ async fn at_step(api: &Api, db: &DbInfo, t: &str, step: i32) -> String {
 
 async fn fork(api: &Api, db: &DbInfo, t: &str, id: &str, edits: Vec<ChannelEdit>) -> ForkResult {
     api.fork_checkpoint(ForkRequest {
+        as_node: None,
         db: db.db.clone(),
         thread_id: t.into(),
         checkpoint_ns: String::new(),
@@ -220,6 +221,7 @@ async fn refuse_unreadable(api: &Api, db: &DbInfo) {
     for edit in unreadable_by_js() {
         let e = api
             .fork_checkpoint(ForkRequest {
+                as_node: None,
                 db: db.db.clone(),
                 thread_id: "interrupt-waiting".into(),
                 checkpoint_ns: String::new(),

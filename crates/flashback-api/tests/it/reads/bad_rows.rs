@@ -252,6 +252,7 @@ async fn writes_refuse_it(api: &Api, db: &DbInfo, m: &Marks) {
     let bad = m.bad.clone();
     let err = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

@@ -133,6 +133,7 @@ async fn reducers_per_request_and_remembered_per_database() {
 
     // A fork would store the value as a snapshot: with the inferred reducer it is refused.
     let fork = |db: &str| ForkRequest {
+        as_node: None,
         db: db.into(),
         thread_id: "t".into(),
         checkpoint_ns: String::new(),

@@ -111,6 +111,7 @@ async fn chooses_by_age_and_status_and_a_dry_run_writes_nothing() {
         .checkpoint_id
         .clone();
     api.fork_checkpoint(ForkRequest {
+        as_node: None,
         db: db.db.clone(),
         thread_id: "forked".into(),
         checkpoint_ns: String::new(),

@@ -20,6 +20,7 @@ async fn fork_edit_fork_and_merge_show_up_as_new_branches() {
 
     let copy = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
@@ -87,6 +88,7 @@ async fn fork_edit_fork_and_merge_show_up_as_new_branches() {
 
     let rejected = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
@@ -104,6 +106,7 @@ async fn fork_edit_fork_and_merge_show_up_as_new_branches() {
 
     let edited = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
@@ -280,6 +283,7 @@ async fn forks_merges_and_reruns_inside_a_subgraph_are_refused_with_the_reason()
     };
     let fork = api
         .fork_checkpoint(ForkRequest {
+            as_node: None,
             db: db.db.clone(),
             thread_id: "subgraph".into(),
             checkpoint_ns: inner.ns.clone(),
