@@ -17,6 +17,10 @@ const MIGRATIONS: &[(u32, &str)] = &[
         2,
         include_str!("../../../migrations/app/0002_devserver_connections.sql"),
     ),
+    (
+        3,
+        include_str!("../../../migrations/app/0003_agentserver_connections.sql"),
+    ),
 ];
 
 /// The state database.

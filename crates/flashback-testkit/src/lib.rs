@@ -49,6 +49,7 @@ pub mod cluster;
 mod connect;
 mod database;
 mod dump;
+pub mod http;
 mod server;
 mod skip;
 pub mod stall;

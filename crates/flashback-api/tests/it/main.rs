@@ -13,6 +13,7 @@ mod door {
     mod serve_policy;
     mod stall;
 }
+mod agentserver;
 mod encrypted;
 mod jobs {
     mod export_and_rerun;
