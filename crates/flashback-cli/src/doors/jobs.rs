@@ -113,6 +113,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 resume,
             };
             let job = api.start_rerun(req).await?;
+            // An Agent Server runs its own graph: no runner, no fork of ours to remove.
+            let on_server = flashback_storage::agentserver::is_server_url(&location);
             // Checkpoints on stdout as they land (JSON lines with --json: the app's events);
             // the runner's own output on stderr.
             let mut fork_id: Option<String> = None;
@@ -132,7 +134,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             .await;
             let fork = match (followed, fork_id) {
                 (Ok(fork), _) => fork,
-                (Err(e), Some(id)) if e.code != ErrorCode::Cancelled => {
+                (Err(e), Some(id)) if e.code != ErrorCode::Cancelled && !on_server => {
                     // What a failed run left is kept; say how to remove it.
                     let db = if location.contains('@') {
                         "DB"
@@ -149,6 +151,11 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             };
             done(if json {
                 serde_json::json!({"type": "finished", "result": fork}).to_string() + "\n"
+            } else if on_server {
+                format!(
+                    "the run finished on the server; its first checkpoint is {} (from {checkpoint})\n",
+                    fork.checkpoint_id
+                )
             } else {
                 format!(
                     "runner finished; forked at {} from {checkpoint}\n",
