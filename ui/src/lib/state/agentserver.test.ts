@@ -7,6 +7,7 @@ import {
   isPostgresUrl,
   isServerUrl,
   liveLine,
+  secretErrorTitle,
   secretPrompt,
   serverDefaultText,
   snapshotName,
@@ -50,6 +51,14 @@ describe("an Agent Server location", () => {
     expect(secretPrompt("", "agentserver").kind).toBe("api_key");
     expect(secretPrompt("postgres://u@h/db").kind).toBe("password");
     expect(secretPrompt("postgres://u@h/db", "postgres").label).toBe("Password");
+  });
+
+  it("titles a missing or refused key as an API key", () => {
+    const key = secretPrompt("http://127.0.0.1:2024");
+    expect(secretErrorTitle("needs_password", key)).toBe("API key needed.");
+    expect(secretErrorTitle("auth", key)).toBe("API key refused.");
+    expect(secretErrorTitle("connection", key)).toBeUndefined();
+    expect(secretErrorTitle("needs_password", secretPrompt("postgres://h/db"))).toBeUndefined();
   });
 
   it("has the server part, and a read-only Memory screen", () => {

@@ -125,3 +125,11 @@ export function asNodeChoices(tasks: Pick<TaskSet, "next" | "tasks"> | null | un
 export function serverDefaultText(c: AsNodeChoices): string {
   return c.serverDefault ? `Server's choice (${c.serverDefault})` : "Server's choice";
 }
+
+/** The Open screen's error title when the secret is an API key (undefined: the usual one). */
+export function secretErrorTitle(code: string | null | undefined, prompt: Pick<SecretPrompt, "kind">): string | undefined {
+  if (prompt.kind !== "api_key") return undefined;
+  if (code === "needs_password") return "API key needed.";
+  if (code === "auth") return "API key refused.";
+  return undefined;
+}
