@@ -101,7 +101,7 @@ describe("LiveThread", () => {
     const live = new LiveThread("t", fakeView([chain()]).view, d.deps);
     const stop = live.start();
     await new Promise((r) => setTimeout(r, 0));
-    expect(d.asked).toEqual([null]);
+    expect(d.asked).toEqual([POLL_PAGE]);
     expect(live.server?.status).toBe("idle");
     stop();
     const none = deps([], "sqlite");

@@ -53,7 +53,7 @@ export class LiveThread {
   /** Loads the server's part (a server's session) and polls (a live one). Returns the stop. */
   start(): () => void {
     const info = this.deps.db();
-    if (hasServerPart(info)) void this.loadServer(null).catch(() => {});
+    if (hasServerPart(info)) void this.loadServer().catch(() => {});
     if (pollsLive(info)) {
       this.poller = new Poller(() => this.tick(), this.deps.env);
       this.poller.start();
