@@ -1,7 +1,7 @@
 // Runes in a test: the file name has the `.svelte.` infix, so Svelte compiles it.
 import { describe, expect, it } from "vitest";
 import type { ConvertReport, ConvertRequest, JobSnapshot } from "../ipc/bindings";
-import { SnapshotJob, snapshotRequest, snapshotText, type SnapshotBackend } from "./snapshot.svelte";
+import { isAbsolutePath, SnapshotJob, snapshotRequest, snapshotText, type SnapshotBackend } from "./snapshot.svelte";
 
 const snap = (over: Partial<JobSnapshot>): JobSnapshot => ({
   id: "j1",
@@ -42,6 +42,15 @@ function fake(final: JobSnapshot) {
 describe("snapshot", () => {
   it("converts every thread to LangGraph's schema in the file", () => {
     expect(snapshotRequest("db1", " /tmp/a.sqlite ")).toEqual({ db: "db1", target: "/tmp/a.sqlite", to: "langgraph" });
+  });
+
+  it("tells a path from a bare file name", () => {
+    expect(isAbsolutePath("/tmp/a.sqlite")).toBe(true);
+    expect(isAbsolutePath("C:\\Users\\me\\a.sqlite")).toBe(true);
+    expect(isAbsolutePath("c:/x.sqlite")).toBe(true);
+    expect(isAbsolutePath("\\\\server\\share\\a.sqlite")).toBe(true);
+    expect(isAbsolutePath("agent-server-x.sqlite")).toBe(false);
+    expect(isAbsolutePath("sub/a.sqlite")).toBe(false);
   });
 
   it("says what it kept", () => {

@@ -20,6 +20,15 @@ export function snapshotRequest(db: string, target: string): ConvertRequest {
   return { db, target: target.trim(), to: "langgraph" };
 }
 
+/**
+ * A path that says where it goes (absolute, Unix or Windows). The desktop app asks where to
+ * save a bare file name (its working folder means nothing to a user); `flashback serve` puts
+ * one inside its `--export-dir`.
+ */
+export function isAbsolutePath(p: string): boolean {
+  return /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p.trim());
+}
+
 /** What a finished snapshot says: `Kept 12 threads, 84 checkpoints in x.sqlite (1 skipped).` */
 export function snapshotText(r: ConvertReport, target: string): string {
   const skipped = r.skipped.length ? ` (${r.skipped.length} skipped)` : "";
