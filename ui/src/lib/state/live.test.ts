@@ -8,6 +8,7 @@ import {
   FAST_MS,
   graphSignature,
   isBusy,
+  mergePage,
   nextDelay,
   Poller,
   pollsLive,
@@ -142,6 +143,21 @@ describe("signatures", () => {
     marked.rows[0] = { ...marked.rows[0], marks: ["interrupted"] };
     expect(graphSignature(marked)).not.toBe(graphSignature(g));
     expect(graphSignature(null)).toBe("");
+  });
+});
+
+describe("mergePage", () => {
+  it("replaces the recent threads, adds new ones, keeps the rest", () => {
+    const current = [thread("a"), thread("b"), thread("c")];
+    const page = [thread("c", server("busy")), thread("d")];
+    const merged = mergePage(current, page, 2);
+    expect(merged.map((t) => t.thread_id)).toEqual(["a", "b", "c", "d"]);
+    expect(merged[2].server?.status).toBe("busy");
+    expect(merged[0]).toBe(current[0]);
+  });
+
+  it("a short page is the whole list: threads gone from the server go", () => {
+    expect(mergePage([thread("a"), thread("b")], [thread("b")], 200).map((t) => t.thread_id)).toEqual(["b"]);
   });
 });
 

@@ -56,6 +56,23 @@ export function threadsSignature(threads: readonly ThreadSummary[] | null | unde
     .join("\n");
 }
 
+/** How many of the most recently active threads a list poll asks for. */
+export const POLL_PAGE = 200;
+
+/**
+ * A list poll's answer (the `limit` most recently active threads) applied to the list shown: a
+ * thread that changed is among the most recently active, so those replace their rows and new
+ * ones are added; the rest stay. A page shorter than its limit is the whole list (then threads
+ * gone from the server go from the list too).
+ */
+export function mergePage(current: readonly ThreadSummary[], page: readonly ThreadSummary[], limit: number): ThreadSummary[] {
+  if (page.length < limit) return [...page];
+  const fresh = new Map(page.map((t) => [t.thread_id, t]));
+  const merged = current.map((t) => fresh.get(t.thread_id) ?? t);
+  const known = new Set(current.map((t) => t.thread_id));
+  return [...merged, ...page.filter((t) => !known.has(t.thread_id))];
+}
+
 function rowKey(r: GraphRow): string {
   return `${r.ns}/${r.id}:${r.head ? "h" : ""}${r.ns_head ? "n" : ""}:${r.marks.join(",")}:${r.ran.join(",")}`;
 }

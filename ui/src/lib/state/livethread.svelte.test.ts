@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import type { CheckpointDetail, ServerThread, ThreadGraph, ThreadSummary } from "../ipc/bindings";
 import { row } from "../graph/testrows";
 import { chain } from "./testthread";
-import { LiveThread, POLL_PAGE, type LiveView } from "./livethread.svelte";
-import type { PollEnv } from "./live";
+import { LiveThread, type LiveView } from "./livethread.svelte";
+import { POLL_PAGE, type PollEnv } from "./live";
 
 const server = (status: string, runs: string[] = []): ServerThread => ({
   thread_id: "t",

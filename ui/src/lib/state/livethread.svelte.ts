@@ -8,12 +8,8 @@ import { commands } from "../ipc/bindings";
 import { call } from "../ipc/api";
 import { app } from "./app.svelte";
 import { hasServerPart } from "./agentserver";
-import { graphSignature, isBusy, Poller, pollsLive, type PollEnv, type TickResult } from "./live";
+import { graphSignature, isBusy, Poller, POLL_PAGE, pollsLive, type PollEnv, type TickResult } from "./live";
 import type { ThreadView } from "./threadview.svelte";
-
-/** How many of the most recently active threads a poll asks for (the open one is among them
- * while it runs; else the whole list is asked for). */
-export const POLL_PAGE = 100;
 
 /** What the live part runs on (the app's commands; fakes in tests). */
 export interface LiveThreadDeps {
@@ -71,7 +67,8 @@ export class LiveThread {
     this.poller?.poke();
   }
 
-  /** Looks the thread up in the server's list (a page of the latest first); true if it changed. */
+  /** Looks the thread up in the server's most recently active threads (the open one is among
+   * them while it runs), else in the whole list; true if its entry changed. */
   async loadServer(limit: number | null = POLL_PAGE): Promise<boolean> {
     const db = this.deps.db()?.db;
     if (!db) return false;
