@@ -574,7 +574,9 @@ export type DbKind =
 /**  A `postgres://` URL. */
 "postgres" | 
 /**  A `langgraph dev` project folder (or its `.langgraph_api/` folder). */
-"devserver";
+"devserver" | 
+/**  A running Agent Server's HTTP API (`http://HOST:PORT`, `https://…`). */
+"agentserver";
 
 /**  A database handle. */
 export type DbRequest = {
@@ -876,6 +878,8 @@ export type ForkRequest = {
 	checkpoint_id: string,
 	/**  Channels to change (empty: a copy fork). */
 	edits?: ChannelEdit[],
+	/**  Agent Server only: the node the update is made as (`None`: the server's choice). */
+	as_node?: string | null,
 };
 
 /**  What a fork wrote. */
@@ -1695,7 +1699,9 @@ export type SchemaKind =
  *  The `langgraph dev` server's state: `InMemorySaver`'s checkpoints, writes and values,
  *  the server's threads and runs, its memory Store ([`crate::devserver`]).
  */
-"dev_server";
+"dev_server" | 
+/**  A running Agent Server, read through its HTTP API ([`crate::agentserver`]). */
+"agent_server";
 
 /**  The Sends to one node. */
 export type SendTarget = {
@@ -1750,6 +1756,11 @@ export type ServerSummary = {
 	threads: number,
 	/**  How many of them its saved checkpoints lack. */
 	threads_without_checkpoints: number,
+	/**
+	 *  The URL of the server's API: for a `langgraph dev` folder whose server runs now (so the
+	 *  app can offer to switch to it), or the Agent Server location itself.
+	 */
+	api_url?: string | null,
 };
 
 /**  A thread as the server lists it (`GET /threads/{id}`). */

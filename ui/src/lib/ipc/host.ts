@@ -165,12 +165,12 @@ export async function pickProjectFolder(): Promise<string | null> {
 }
 
 /** Ask where to save a file. */
-export async function pickSavePath(defaultName: string, ext: string): Promise<string | null> {
+export async function pickSavePath(defaultName: string, ext: string, title = "Export audit bundle"): Promise<string | null> {
   if (kind !== "tauri") return null;
   const { save } = await import("@tauri-apps/plugin-dialog");
   return (
     (await save({
-      title: "Export audit bundle",
+      title,
       defaultPath: defaultName,
       filters: [{ name: ext.toUpperCase(), extensions: [ext] }],
     })) ?? null

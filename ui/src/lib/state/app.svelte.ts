@@ -28,6 +28,8 @@ class AppState {
   toasts = $state<Toast[]>([]);
   /** Why the last open failed (shown on the open screen). */
   openError = $state<Failure | null>(null);
+  /** A location the open screen starts with (then cleared): one that needs a secret first. */
+  prefill: string | null = null;
   private nextToast = 1;
 
   toast(kind: Toast["kind"], text: string, ms = kind === "error" ? 8000 : 4000) {

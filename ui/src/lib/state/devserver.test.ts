@@ -124,6 +124,7 @@ describe("devserver", () => {
     expect(serverLabel({ kind: "devserver", server: summary({ saved_at: null }) }, now)).toBe("langgraph dev");
     expect(serverLabel({ kind: "sqlite", server: null }, now)).toBeNull();
     expect(serverLabel(null, now)).toBeNull();
+    expect(serverLabel({ kind: "agentserver", server: summary({ running: true }) }, now)).toBe("Agent Server · live");
   });
 
   it("gives the banner one line per note and a calm tone unless threads are missing", () => {
@@ -137,6 +138,7 @@ describe("devserver", () => {
 
   it("labels recent connections by kind", () => {
     expect(kindLabel("devserver")).toEqual({ icon: "📁", label: "langgraph dev" });
+    expect(kindLabel("agentserver")).toEqual({ icon: "📡", label: "Agent Server" });
     expect(kindLabel("sqlite").label).toBe("sqlite");
     expect(kindLabel("postgres").label).toBe("postgres");
   });

@@ -92,8 +92,12 @@ export function serverSearchText(t: ThreadSummary): string {
   return [s.status ?? "", s.graph_id ?? "", s.assistant_id ?? "", ...meta, ...s.runs.map((r) => r.status ?? "")].join(" ");
 }
 
-/** `langgraph dev · saved 3m ago` (`· running` while a server runs on it); null for a database. */
+/**
+ * `langgraph dev · saved 3m ago` (`· running` while a server runs on it), `Agent Server · live`
+ * for a server's API; null for a database.
+ */
 export function serverLabel(info: Pick<DbInfo, "kind" | "server"> | null | undefined, now: number): string | null {
+  if (info?.kind === "agentserver") return "Agent Server · live";
   if (!info || info.kind !== "devserver") return null;
   const s = info.server;
   const parts = ["langgraph dev"];
@@ -117,6 +121,8 @@ export function kindLabel(kind: string): { icon: string; label: string } {
   switch (kind) {
     case "devserver":
       return { icon: "📁", label: "langgraph dev" };
+    case "agentserver":
+      return { icon: "📡", label: "Agent Server" };
     case "postgres":
       return { icon: "🐘", label: "postgres" };
     default:
