@@ -451,7 +451,8 @@ enum Command {
     /// Serve the Flashback UI (the desktop app's screens) and its commands over HTTP on
     /// 127.0.0.1, for a browser; the URL printed at start carries a random access token.
     Serve {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder (or use --demo).
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL (or use --demo).
         db: Option<String>,
         /// Serve the built-in demo database (a private copy in Flashback's data directory).
         #[arg(long)]

@@ -13,7 +13,8 @@ use serde_json::Value as Json;
 pub enum StoreCommand {
     /// List items, most recently updated first.
     Ls {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// Only under this namespace (whole labels), e.g. `users` or `users/u-1`.
         #[arg(long, value_name = "A/B")]
@@ -30,7 +31,8 @@ pub enum StoreCommand {
     },
     /// One item: its value, times, TTL and vectors.
     Get {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// The namespace, e.g. `users/u-1`.
         namespace: String,
@@ -43,7 +45,8 @@ pub enum StoreCommand {
     /// Items whose value contains TEXT (case-insensitive, in the value's compact JSON text,
     /// e.g. `--query '"theme":"dark"'`). Text search: no embeddings are computed.
     Search {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// Only under this namespace (whole labels).
         #[arg(long, value_name = "A/B")]
@@ -60,7 +63,8 @@ pub enum StoreCommand {
     },
     /// The namespaces and how many items each holds.
     Namespaces {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// Only under this namespace (whole labels).
         #[arg(long, value_name = "A/B")]
@@ -72,7 +76,8 @@ pub enum StoreCommand {
     /// Store an item as Python's `store.put(namespace, key, value, ttl=…)` does (one
     /// transaction). Its vectors, if any, are removed: Flashback cannot embed.
     Put {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// The namespace, e.g. `users/u-1`.
         namespace: String,
@@ -89,7 +94,8 @@ pub enum StoreCommand {
     },
     /// Delete an item and its vectors (one transaction). Shows what would go unless `--yes`.
     Delete {
-        /// A `.sqlite` file, a `postgres://` URL or a `langgraph dev` project folder.
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://` URL.
         db: String,
         /// The namespace, e.g. `users/u-1`.
         namespace: String,

@@ -1,12 +1,16 @@
-//! The server's memory Store (`POST /store/items/search`, paged by offset), read-only: every
-//! item, read again after a second ([`super::fetch::FRESH`]).
+//! The server's memory Store: every item (`POST /store/items/search`, paged by offset), read
+//! again after a second ([`super::fetch::FRESH`]); put and delete are the server's own
+//! `PUT`/`DELETE /store/items` (it embeds what its index says; Flashback removes nothing).
 
 use super::fetch::{Fetcher, FRESH};
 use crate::layout::Backend;
 use crate::memory::items::Items;
-use crate::memory::{MemoryItem, MemorySchema, RawItem, Stamp};
+use crate::memory::{
+    DeleteOutcome, MemoryItem, MemoryRead, MemorySchema, MemoryWrite, PutOutcome, RawItem, Stamp,
+};
 use crate::StoreError;
 use async_trait::async_trait;
+use reqwest::Method;
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -14,7 +18,7 @@ use std::time::Instant;
 /// At most this many items are read (ten pages of the API's largest).
 const MAX_ITEMS: usize = 10_000;
 
-pub(super) struct ServerMemory {
+pub(crate) struct ServerMemory {
     fetch: Arc<Fetcher>,
     schema: MemorySchema,
     held: Mutex<Option<(Instant, Arc<Vec<MemoryItem>>)>>,
@@ -107,5 +111,72 @@ impl Items for ServerMemory {
         *self.held.lock().unwrap_or_else(|e| e.into_inner()) =
             Some((Instant::now(), Arc::clone(&items)));
         Ok(items)
+    }
+}
+
+impl ServerMemory {
+    fn forget(&self) {
+        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    async fn current(
+        &self,
+        namespace: &[String],
+        key: &str,
+    ) -> Result<Option<MemoryItem>, StoreError> {
+        self.forget();
+        MemoryRead::get(self, namespace, key).await
+    }
+}
+
+#[async_trait]
+impl MemoryWrite for ServerMemory {
+    async fn put(
+        &self,
+        namespace: &[String],
+        key: &str,
+        value: &Json,
+        ttl_minutes: Option<f64>,
+    ) -> Result<PutOutcome, StoreError> {
+        let created = self.current(namespace, key).await?.is_none();
+        let mut body = json!({"namespace": namespace, "key": key, "value": value});
+        if let Some(ttl) = ttl_minutes {
+            body["ttl"] = json!(ttl);
+        }
+        self.fetch
+            .client
+            .send(Method::PUT, "/store/items", Some(&body))
+            .await?;
+        let item = self.current(namespace, key).await?.ok_or_else(|| {
+            StoreError::Query(format!(
+                "{} stored the item but does not list it",
+                self.fetch.client.base()
+            ))
+        })?;
+        Ok(PutOutcome {
+            item,
+            created,
+            removed_vectors: Vec::new(),
+        })
+    }
+
+    async fn delete(
+        &self,
+        namespace: &[String],
+        key: &str,
+    ) -> Result<Option<DeleteOutcome>, StoreError> {
+        let Some(item) = self.current(namespace, key).await? else {
+            return Ok(None);
+        };
+        let body = json!({"namespace": namespace, "key": key});
+        self.fetch
+            .client
+            .send(Method::DELETE, "/store/items", Some(&body))
+            .await?;
+        self.forget();
+        Ok(Some(DeleteOutcome {
+            item,
+            removed_vectors: 0,
+        }))
     }
 }

@@ -114,6 +114,11 @@ impl AgentServerStore {
         &self.fetch.client
     }
 
+    /// Its memory Store, for writing (put and delete through the server).
+    pub fn into_memory(self) -> Box<dyn crate::memory::MemoryWrite> {
+        Box::new(self.memory)
+    }
+
     /// Forget what was read of a thread, so the next read asks the server.
     pub fn forget(&self, thread_id: &str) {
         self.fetch.forget(thread_id);

@@ -239,6 +239,10 @@ pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, Store
             ));
         }
     }
+    if crate::agentserver::is_server_url(location) {
+        let store = crate::agentserver::AgentServerStore::open(location).await?;
+        return Ok(store.into_memory());
+    }
     // A `langgraph dev` folder's store.pckl is its server's: read, not written (yet).
     let path = std::path::Path::new(location);
     if path.is_dir() {
