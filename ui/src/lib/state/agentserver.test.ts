@@ -66,7 +66,8 @@ describe("an Agent Server location", () => {
     expect(hasServerPart({ kind: "devserver" })).toBe(true);
     expect(hasServerPart({ kind: "sqlite" })).toBe(false);
     expect(hasServerPart(null)).toBe(false);
-    expect(storeReadOnly({ kind: "agentserver" })).toBe(true);
+    expect(storeReadOnly({ kind: "agentserver" })).toBe(false);
+    expect(storeReadOnly({ kind: "devserver" })).toBe(true);
     expect(storeReadOnly({ kind: "postgres" })).toBe(false);
   });
 });

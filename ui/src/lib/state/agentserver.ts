@@ -60,9 +60,10 @@ export function hasServerPart(info: Pick<DbInfo, "kind"> | null | undefined): bo
   return info?.kind === "devserver" || info?.kind === "agentserver";
 }
 
-/** A session that must not be written to from the Memory screen (a server keeps its store). */
+/** A session that must not be written to from the Memory screen: a dev folder's store.pckl is
+ * its server's (a running Agent Server's Store is written through its API: writable). */
 export function storeReadOnly(info: Pick<DbInfo, "kind"> | null | undefined): boolean {
-  return hasServerPart(info);
+  return info?.kind === "devserver";
 }
 
 /** The banner's one line for an Agent Server session (null: another kind). */
