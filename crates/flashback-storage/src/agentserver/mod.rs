@@ -304,6 +304,14 @@ impl CheckpointStore for AgentServerStore {
             .await
             .unwrap_or_default();
         let mut notes = vec![API_LIMITS.to_owned()];
+        let never_run = threads.iter().filter(|t| !t.has_checkpoints).count();
+        if never_run > 0 {
+            notes.push(format!(
+                "the server lists {never_run} thread{} without checkpoints (created, never run): \
+                 not in the thread list",
+                if never_run == 1 { "" } else { "s" }
+            ));
+        }
         if listing.truncated {
             notes.push(format!(
                 "only the {} most recently updated threads are listed",
@@ -343,13 +351,21 @@ impl CheckpointStore for AgentServerStore {
     }
 
     async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError> {
-        let mut out: Vec<ThreadInfo> = self
-            .all(Some(limit.max(1)))
-            .await?
-            .iter()
-            .filter_map(|(t, h)| Some(thread_info(t.get("thread_id")?.as_str()?, h)))
-            .filter(|t| t.latest_checkpoint_id.is_some())
-            .collect();
+        // Threads never run have no checkpoints and are left out: ask for more until `limit`
+        // threads with checkpoints are found or the server has no more.
+        let mut ask = limit.max(1);
+        let mut out: Vec<ThreadInfo> = loop {
+            let listed = self.all(Some(ask)).await?;
+            let found: Vec<ThreadInfo> = listed
+                .iter()
+                .filter_map(|(t, h)| Some(thread_info(t.get("thread_id")?.as_str()?, h)))
+                .filter(|t| t.latest_checkpoint_id.is_some())
+                .collect();
+            if found.len() >= limit || listed.len() < ask {
+                break found;
+            }
+            ask = ask.saturating_mul(2);
+        };
         crate::newest_first(&mut out);
         out.truncate(limit);
         Ok(out)

@@ -510,6 +510,11 @@ export type CopyReport = {
 	writes: number,
 	/**  Blob rows copied (Postgres; 0 on SQLite). */
 	blobs: number,
+	/**
+	 *  The new thread's id, when the source chose it (an Agent Server's `POST
+	 *  /threads/{id}/copy` names its own); absent when it is the id asked for.
+	 */
+	thread_id?: string | null,
 };
 
 /**  Copy a thread to a new thread id. */
@@ -575,7 +580,7 @@ export type DbKind =
 "postgres" | 
 /**  A `langgraph dev` project folder (or its `.langgraph_api/` folder). */
 "devserver" | 
-/**  A running Agent Server's HTTP API (`http://HOST:PORT`, `https://…`). */
+/**  A running Agent Server's URL (`http://127.0.0.1:2024`, a deployment's `https://…`). */
 "agentserver";
 
 /**  A database handle. */
@@ -878,7 +883,10 @@ export type ForkRequest = {
 	checkpoint_id: string,
 	/**  Channels to change (empty: a copy fork). */
 	edits?: ChannelEdit[],
-	/**  Agent Server only: the node the update is made as (`None`: the server's choice). */
+	/**
+	 *  An Agent Server only: the node the update is made as (`update_state(…, as_node=…)`;
+	 *  absent: the server's choice). Databases ignore it.
+	 */
 	as_node?: string | null,
 };
 
@@ -1700,7 +1708,10 @@ export type SchemaKind =
  *  the server's threads and runs, its memory Store ([`crate::devserver`]).
  */
 "dev_server" | 
-/**  A running Agent Server, read through its HTTP API ([`crate::agentserver`]). */
+/**
+ *  A running Agent Server, read through its HTTP API: the states `get_state_history`
+ *  shows, the server's threads, runs and memory Store ([`crate::agentserver`]).
+ */
 "agent_server";
 
 /**  The Sends to one node. */
@@ -1750,17 +1761,14 @@ export type ServerSummary = {
 	saved_at?: string | null,
 	/**  Whether a server is running on it now. */
 	running: boolean,
+	/**  The URL of the running server's API, when one runs (see [`ServerState::api_url`]). */
+	api_url?: string | null,
 	/**  What a reader should know, one line each. */
 	notes: string[],
 	/**  How many threads the server lists. */
 	threads: number,
 	/**  How many of them its saved checkpoints lack. */
 	threads_without_checkpoints: number,
-	/**
-	 *  The URL of the server's API: for a `langgraph dev` folder whose server runs now (so the
-	 *  app can offer to switch to it), or the Agent Server location itself.
-	 */
-	api_url?: string | null,
 };
 
 /**  A thread as the server lists it (`GET /threads/{id}`). */
