@@ -17,9 +17,10 @@ SIGINT so that it writes its pickles. Then:
   2. flashback `flashback threads DIR --json` lists the server's threads (statuses as the
                server's), `flashback history DIR T [--ns NS] --json` has the server's
                checkpoints (ids in order, parents, metadata), and `flashback state DIR T
-               --ns NS --checkpoint C --json` every checkpoint's values, next and interrupts
-               as the server's history shows them (values compared in the API's JSON form:
-               the JSON view's `$type` markers dropped).
+               --ns NS --checkpoint C --json` every checkpoint's values, next, interrupts
+               and failed tasks as the server's history shows them (values compared in the
+               API's JSON form: the JSON view's `$type` markers dropped; serverreads.py, shared
+               with agentserver_test.py, which reads the running server's URL).
   3. fork      `flashback fork DIR chat-fork --checkpoint X --set messages=...` (X: the
                checkpoint waiting on `tools`; the AIMessage's tool call edited to Lima), the
                server restarted on the folder: threads.get_history lists the fork, and
