@@ -14,7 +14,10 @@ against the server's own (langgraph_sdk):
                model` (an edit: the AIMessage's tool call sent to Lima) as threads.get_history
                then shows them (and a run from the edit calls the tool for Lima);
                `flashback rerun URL approval-waiting --checkpoint H --resume '"approved"'` and
-               the SDK sees the run succeed and the thread idle.
+               the SDK sees the run succeed and the thread idle; a thread created and never
+               run is listed as threads.search lists it; a run pending (after_seconds) makes
+               the thread `busy` with the run listed; `flashback copy URL T X` is a thread the
+               SDK shows with the same history.
   3. errors    each one line on stderr, a non-zero exit, within 15 s: nothing listening; a
                server that accepts and never answers; a plain HTTP server (http.server); and a
                second `langgraph dev` with custom auth (drive.start(auth=True)): no key (asks
@@ -176,6 +179,36 @@ def check_paging(r: Results, url: str, rec: dict) -> None:
     code, same, err = cli("threads", url + "/", "--json")
     r.check("paging", "the URL with a trailing slash lists the same threads",
             code == 0 and {x["thread_id"] for x in same} == {x["thread_id"] for x in rec["threads"].values()}, err)
+
+
+def check_busy(r: Results, url: str, client, rec: dict) -> None:
+    """A run waiting to start (after_seconds) makes the thread busy: Flashback says so, with the
+    pending run. The run is cancelled after."""
+    tid = rec["threads"]["approval-resumed"]["thread_id"]
+    run = client.runs.create(tid, "approval", input={"request": "later", "log": []}, after_seconds=30)
+    try:
+        want = client.threads.get(tid)["status"]
+        code, threads, err = cli("threads", url, "--json")
+        fb = next((t for t in threads or [] if t["thread_id"] == tid), {}).get("server") or {}
+        r.check("busy", f"a thread with a run pending: the server's status ({want})", code == 0 and fb.get("status") == want, err or str(fb.get("status")))
+        runs = {x.get("run_id"): x.get("status") for x in fb.get("runs", [])}
+        r.check("busy", "its pending run listed", runs.get(run["run_id"]) == "pending", str(runs))
+    finally:
+        client.runs.cancel(tid, run["run_id"])
+
+
+def check_copy(r: Results, url: str, client, rec: dict) -> None:
+    """`flashback copy URL T X`: the server makes the copy (and names it); the SDK shows it."""
+    t = rec["threads"]["research"]
+    code, rep, err = cli("copy", url, t["thread_id"], drive.thread_id("research-copy"), "--json")
+    if not r.check("copy", "flashback copy URL T X --json", code == 0 and bool((rep or {}).get("thread_id")), err or str(rep)):
+        return
+    state = client.threads.get_state(rep["thread_id"])
+    r.check("copy", "threads.get_state of the copy: the thread's values and next",
+            (state["values"], state["next"]) == (t["state"]["values"], t["state"]["next"]), f"{state['values']} {state['next']}")
+    got = [s["values"] for s in client.threads.get_history(rep["thread_id"], limit=1000)]
+    r.check("copy", f"the copy's history: the thread's {len(t['history'])} checkpoints' values",
+            got == [s["values"] for s in t["history"]], first_difference(got, [s["values"] for s in t["history"]]))
 
 
 def check_empty_thread(r: Results, url: str, client) -> None:
@@ -516,6 +549,8 @@ def run(keep: bool = False) -> int:
         check_edit_fork(r, srv.url, client, rec)
         check_resume(r, srv.url, client, rec)
         check_empty_thread(r, srv.url, client)
+        check_busy(r, srv.url, client, rec)
+        check_copy(r, srv.url, client, rec)
     except BaseException:
         print(srv.log_text(), file=sys.stderr)
         raise

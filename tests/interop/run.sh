@@ -34,7 +34,8 @@
 #   agentserver_test.py (issue 31): the real `langgraph dev` server, RUNNING, as the location
 #   http://127.0.0.1:PORT: threads, history, state, diff, replay, watch, search, export/verify
 #   and the Store as langgraph_sdk answers; fork, edit fork and a resumed interrupt through the
-#   CLI as the SDK then sees them; unreachable / hanging / non-LangGraph servers and a second
+#   CLI as the SDK then sees them (and a copy, a busy thread, a thread never run);
+#   unreachable / hanging / non-LangGraph servers and a second
 #   server with custom auth (no key, wrong key, LANGGRAPH_API_KEY / LANGSMITH_API_KEY) each one
 #   line within 15 s, the key never printed. (The reads and checks shared with devserver_test.py
 #   are in serverreads.py.) Skips with one line while the CLI takes http:// for a file path.
