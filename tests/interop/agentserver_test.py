@@ -217,11 +217,17 @@ def check_empty_thread(r: Results, url: str, client) -> None:
     client.threads.create(thread_id=tid, metadata={"fixture": "created-never-run"}, if_exists="do_nothing")
     code, threads, err = cli("threads", url, "--json")
     fb = next((t for t in threads or [] if t["thread_id"] == tid), None)
-    r.check("empty thread", "a thread never run is listed, as threads.search lists it", code == 0 and fb is not None, err)
+    r.check("empty thread", "a thread never run is listed, as threads.search lists it", code == 0 and fb is not None,
+            f"exit {code}, {len(threads or [])} threads listed, not {tid}")
     if fb is not None:
         r.check("empty thread", "with the server's status idle and no checkpoint",
                 ((fb.get("server") or {}).get("status"), fb.get("checkpoint_count"), fb.get("latest_checkpoint_id")) == ("idle", 0, None),
                 f"{(fb.get('server') or {}).get('status')} {fb.get('checkpoint_count')} {fb.get('latest_checkpoint_id')}")
+    # The newest thread has no checkpoint: a first page of 2 is still 2 threads (a short page
+    # reads as the whole list).
+    code, page, err = cli("threads", url, "--limit", "2", "--json")
+    r.check("empty thread", "threads --limit 2 with a never-run thread newest: still 2 threads",
+            code == 0 and len(page) == 2, f"exit {code}, {len(page or [])} threads listed")
     client.threads.delete(tid)
 
 
