@@ -163,6 +163,22 @@ def check_server_threads(r: Results, threads: dict, rec: dict) -> None:
         r.check(f"threads {name}", f"runs ({len(want_runs)}) and their statuses", got_runs == want_runs, f"{got_runs} vs {want_runs}")
 
 
+def typed(v: Any) -> bool:
+    """Whether a JSON view holds a `$type` marker anywhere."""
+    if isinstance(v, dict):
+        return "$type" in v or any(typed(x) for x in v.values())
+    return isinstance(v, list) and any(typed(x) for x in v)
+
+
+def check_plain(r: Results, url: str, rec: dict) -> None:
+    """The values are the API's JSON as it is (no JSON-view `$type` markers to strip)."""
+    for name in ("chat-tools", "approval-waiting", "research"):
+        t = rec["threads"][name]
+        code, st, err = cli("state", url, t["thread_id"], "--json")
+        r.check(f"plain {name}", "state values exactly the server's (no $type markers)",
+                code == 0 and not typed(st["values"]) and same_values(st["values"], t["state"]["values"]), err)
+
+
 def check_paging(r: Results, url: str, rec: dict) -> None:
     heads = sorted(rec["threads"].values(), key=lambda t: t["state"]["created_at"], reverse=True)
     code, page, err = cli("threads", url, "--limit", "2", "--json")
@@ -544,6 +560,7 @@ def run(keep: bool = False) -> int:
         threads = check_reads(r, srv.url, rec, "reads")
         if threads is not None:
             check_server_threads(r, threads, rec)
+        check_plain(r, srv.url, rec)
         check_paging(r, srv.url, rec)
         check_diff(r, srv.url, rec)
         check_replay(r, srv.url, rec)
