@@ -5,11 +5,15 @@ in-memory runtime langgraph-runtime-inmem) and keep the `.langgraph_api/` folder
 Used by tests/devserver/generate.py (the committed fixtures) and
 tests/interop/devserver_test.py. Functions:
 
-  start(workdir=None, port=None)   copies tests/devserver/project into a temp dir (or reuses
+  start(workdir=None, port=None, auth=False)
+                                   copies tests/devserver/project into a temp dir (or reuses
                                    `workdir`, e.g. one holding a `.langgraph_api/` from an
                                    earlier run) and starts `langgraph dev --no-browser --port P
                                    --no-reload` there, headless; returns a Server once GET /ok
-                                   answers (a timeout raises with the server's log)
+                                   answers (a timeout raises with the server's log). auth=True:
+                                   the copy gets custom auth (auth.py, langgraph_sdk.Auth:
+                                   every request without `x-api-key: test-key` is refused with
+                                   401; the committed project is not changed)
   Server.stop(sig=SIGINT)          stops it (SIGINT: the clean Ctrl-C shutdown that writes every
                                    pickle) and returns the `.langgraph_api` folder
   run_scenario(client)             the scenario (below); returns {name: thread_id, ...}
@@ -82,6 +86,25 @@ FILES = (
     "store.pckl",
     "store.vectors.pckl",
 )
+# The API key the server started with auth=True accepts (x-api-key).
+AUTH_KEY = "test-key"
+AUTH_PY = f'''"""Custom auth for the test server (written by tests/devserver/drive.py): the
+x-api-key header must be {AUTH_KEY!r}, else 401."""
+
+from langgraph_sdk import Auth
+
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(headers: dict) -> Auth.types.MinimalUserDict:
+    key = headers.get(b"x-api-key") or headers.get("x-api-key")
+    if isinstance(key, bytes):
+        key = key.decode("utf-8", "replace")
+    if key != {AUTH_KEY!r}:
+        raise Auth.exceptions.HTTPException(status_code=401, detail="invalid API key")
+    return {{"identity": "tester", "is_authenticated": True}}
+'''
 NAMES = ("chat-tools", "chat-failed", "approval-waiting", "approval-resumed", "research", "chat-fork")
 
 
@@ -107,12 +130,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, workdir: pathlib.Path, port: int, proc: subprocess.Popen, log: pathlib.Path) -> None:
+    def __init__(self, workdir: pathlib.Path, port: int, proc: subprocess.Popen, log: pathlib.Path,
+                 api_key: Optional[str] = None) -> None:
         self.workdir = workdir
         self.port = port
         self.proc = proc
         self.log = log
         self.url = f"http://127.0.0.1:{port}"
+        self.api_key = api_key  # what a server started with auth=True wants in x-api-key
 
     @property
     def state_dir(self) -> pathlib.Path:
@@ -127,7 +152,8 @@ class Server:
     def client(self):
         from langgraph_sdk import get_sync_client
 
-        return get_sync_client(url=self.url, timeout=60)
+        # api_key=None: no key from the environment (LANGGRAPH_API_KEY ...) for a server without auth
+        return get_sync_client(url=self.url, timeout=60, api_key=self.api_key)
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 30.0) -> pathlib.Path:
         """Stops the server (SIGINT: the clean shutdown that writes the pickles; SIGKILL:
@@ -155,10 +181,20 @@ class Server:
             self.stop()
 
 
-def start(workdir: Optional[pathlib.Path] = None, port: Optional[int] = None, timeout: float = 60.0) -> Server:
+def with_auth(workdir: pathlib.Path) -> None:
+    """Custom auth in a project copy: auth.py (AUTH_PY) and `"auth": {"path": "./auth.py:auth"}`
+    in its langgraph.json."""
+    (workdir / "auth.py").write_text(AUTH_PY)
+    conf = json.loads((workdir / "langgraph.json").read_text())
+    conf["auth"] = {"path": "./auth.py:auth"}
+    (workdir / "langgraph.json").write_text(json.dumps(conf, indent=2) + "\n")
+
+
+def start(workdir: Optional[pathlib.Path] = None, port: Optional[int] = None, timeout: float = 60.0,
+          auth: bool = False) -> Server:
     """Starts `langgraph dev` headless in `workdir` (default: a fresh temp copy of the project;
     a given workdir without langgraph.json gets the project copied in, its `.langgraph_api/`
-    kept)."""
+    kept). auth=True: with custom auth (with_auth; the key is AUTH_KEY)."""
     if workdir is None:
         workdir = pathlib.Path(tempfile.mkdtemp(prefix="flashback-devserver-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -166,6 +202,8 @@ def start(workdir: Optional[pathlib.Path] = None, port: Optional[int] = None, ti
         for f in PROJECT.iterdir():
             if f.is_file() and f.suffix in (".py", ".json"):
                 shutil.copy2(f, workdir / f.name)
+    if auth:
+        with_auth(workdir)
     port = port or free_port()
     env = dict(os.environ)
     env.update(
@@ -188,13 +226,14 @@ def start(workdir: Optional[pathlib.Path] = None, port: Optional[int] = None, ti
         start_new_session=True,  # its own process group: SIGINT reaches only the server
     )
     out.close()
-    server = Server(workdir, port, proc, log)
+    server = Server(workdir, port, proc, log, AUTH_KEY if auth else None)
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
             raise RuntimeError(f"langgraph dev exited with {proc.returncode} before /ok answered; log:\n{server.log_text()}")
         try:
-            with urllib.request.urlopen(f"{server.url}/ok", timeout=2) as r:
+            probe = urllib.request.Request(f"{server.url}/ok", headers={"x-api-key": AUTH_KEY} if auth else {})
+            with urllib.request.urlopen(probe, timeout=2) as r:
                 if r.status == 200:
                     return server
         except OSError:

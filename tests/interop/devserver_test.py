@@ -17,9 +17,10 @@ SIGINT so that it writes its pickles. Then:
   2. flashback `flashback threads DIR --json` lists the server's threads (statuses as the
                server's), `flashback history DIR T [--ns NS] --json` has the server's
                checkpoints (ids in order, parents, metadata), and `flashback state DIR T
-               --ns NS --checkpoint C --json` every checkpoint's values, next and interrupts
-               as the server's history shows them (values compared in the API's JSON form:
-               the JSON view's `$type` markers dropped).
+               --ns NS --checkpoint C --json` every checkpoint's values, next, interrupts
+               and failed tasks as the server's history shows them (values compared in the
+               API's JSON form: the JSON view's `$type` markers dropped; serverreads.py, shared
+               with agentserver_test.py, which reads the running server's URL).
   3. fork      `flashback fork DIR chat-fork --checkpoint X --set messages=...` (X: the
                checkpoint waiting on `tools`; the AIMessage's tool call edited to Lima), the
                server restarted on the folder: threads.get_history lists the fork, and
@@ -39,17 +40,13 @@ Prints one line per check and finally `N passed, M failed`; exits 1 on failure. 
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
-import os
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
 import time
-from typing import Any
 
 sys.dont_write_bytecode = True
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -60,65 +57,12 @@ sys.path.insert(0, str(ROOT / "tests" / "interop"))
 import drive  # noqa: E402
 from jsonview import view  # noqa: E402
 from results import Results  # noqa: E402
+from serverreads import api_form, cfg, check_reads, finish, flashback, interrupts_of, main, mask, namespaces  # noqa: E402
 
-BIN = os.environ.get("FLASHBACK_BIN", str(ROOT / "target" / "debug" / "flashback"))
 # What `flashback threads DIR` says for a folder before the .langgraph_api reader exists: a
 # SQLite location that is a directory ("X is a directory, not a regular file", exit 2, from
 # location::ensure_regular_file; or "X is not a SQLite database (it is a directory)", exit 4).
 NOT_A_DATABASE = re.compile(r"is a directory, not a regular file|is not a (SQLite |LangGraph )?database", re.I)
-UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-STATUS = {"idle": "finished", "error": "failed", "interrupted": "interrupted", "busy": "pending"}
-
-
-def flashback(*args: str) -> tuple[int, Any, str]:
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
-    out: Any = None
-    if p.returncode == 0 and p.stdout.strip().startswith(("{", "[")):
-        out = json.loads(p.stdout)
-    return p.returncode, out, p.stderr.strip()
-
-
-def cfg(tid: str, ns: str = "") -> dict:
-    return {"configurable": {"thread_id": tid, "checkpoint_ns": ns}}
-
-
-def api_form(v: Any) -> Any:
-    """The JSON view (docs/json-view.md) in the API's JSON form: objects lose `$type` (a
-    message is its fields, as the server sends it), `$value` wrappers their wrapper, an
-    Interrupt is {id, value}."""
-    if isinstance(v, dict):
-        t = v.get("$type")
-        if t == "langgraph.types.Interrupt":
-            return {"id": v.get("id"), "value": api_form(v.get("value"))}
-        if t is not None and "$value" in v:
-            return api_form(v["$value"])
-        if t is not None and "$args" in v:
-            return [api_form(x) for x in v["$args"]]
-        return {k: api_form(x) for k, x in v.items() if k != "$type"}
-    if isinstance(v, list):
-        return [api_form(x) for x in v]
-    return v
-
-
-def same_values(got: dict, want: dict) -> bool:
-    """As encrypted_test.py compares `flashback state` with Python: every channel the server
-    shows, with its value; Python (and so the server) shows an aggregate channel holding
-    nothing yet as its empty default, which a reader of the stored channels may leave out."""
-    want = {k: x for k, x in want.items() if k in got or x not in ([], {})}
-    return {k: got.get(k) for k in want} == want
-
-
-def interrupts_of(tasks: list) -> list:
-    return [[(i["value"] if isinstance(i, dict) else i) for i in t.get("interrupts", [])] for t in tasks]
-
-
-def mask(v: Any) -> Any:
-    """Values with random uuid ids (ToolMessage ids from ToolNode) masked."""
-    if isinstance(v, dict):
-        return {k: ("<uuid>" if k == "id" and isinstance(x, str) and UUID_RE.match(x) else mask(x)) for k, x in v.items()}
-    if isinstance(v, list):
-        return [mask(x) for x in v]
-    return v
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +74,7 @@ def check_python(r: Results, state_dir: pathlib.Path, rec: dict) -> None:
     graphs = drive.python_graphs(drive.python_saver(state_dir))
     for name, t in rec["threads"].items():
         g = graphs[t["thread"]["metadata"]["graph_id"]]
-        for ns, server in [("", t["history"]), *t["subgraph_history"].items()]:
+        for ns, server in namespaces(t):
             where = f"python {name}" + (f" {ns.split(':')[0]}" if ns else "")
             py = list(g.get_state_history(cfg(t["thread_id"], ns)))
             r.check(where, f"history ids in order ({len(server)})",
@@ -159,45 +103,7 @@ def check_python(r: Results, state_dir: pathlib.Path, rec: dict) -> None:
 
 
 def check_flashback(r: Results, d: str, rec: dict) -> None:
-    code, threads, err = flashback("threads", d, "--json")
-    if not r.check("flashback", "threads DIR --json", code == 0, err):
-        return
-    by_id = {t["thread_id"]: t for t in threads}
-    want = {t["thread_id"]: t for t in rec["threads"].values()}
-    r.check("flashback", f"threads: the server's {len(want)}", set(by_id) == set(want), f"{sorted(by_id)} vs {sorted(want)}")
-    for name, t in rec["threads"].items():
-        fb = by_id.get(t["thread_id"])
-        if fb is None:
-            continue
-        r.check(f"flashback {name}", f"status as the server's {t['thread']['status']!r}",
-                fb.get("status") == STATUS.get(t["thread"]["status"]), str(fb.get("status")))
-        r.check(f"flashback {name}", "latest checkpoint as the server's state",
-                fb.get("latest_checkpoint_id") == t["state"]["checkpoint"]["checkpoint_id"])
-        for ns, server in [("", t["history"]), *t["subgraph_history"].items()]:
-            where = f"flashback {name}" + (f" {ns.split(':')[0]}" if ns else "")
-            code, hist, err = flashback("history", d, t["thread_id"], "--ns", ns, "--json")
-            if not r.check(where, "history --json", code == 0, err):
-                continue
-            r.check(where, f"history ids in order ({len(server)})",
-                    [h["checkpoint_id"] for h in hist] == [s["checkpoint_id"] for s in server])
-            r.check(where, "history parents and metadata",
-                    [(h["parent_checkpoint_id"], h["metadata"]) for h in hist]
-                    == [(s["parent_checkpoint_id"], s["metadata"]) for s in server])
-            for want_s in server:
-                at = f"{where} step {want_s['metadata'].get('step')}"
-                code, st, err = flashback("state", d, t["thread_id"], "--ns", ns, "--checkpoint", want_s["checkpoint_id"], "--json")
-                if not r.check(at, "state --json", code == 0, err):
-                    continue
-                vals = api_form(st["values"])
-                r.check(at, "values as the server's", same_values(vals, want_s["values"]),
-                        f"{vals}\n       vs {want_s['values']}")
-                r.check(at, "next, parent, metadata as the server's",
-                        (st["tasks"]["next"], st["parent_checkpoint_id"], st["metadata"])
-                        == (want_s["next"], want_s["parent_checkpoint_id"], want_s["metadata"]),
-                        f"{st['tasks']['next']} {st['parent_checkpoint_id']}")
-                got_i = [[api_form(i)["value"] for i in x.get("interrupts", [])] for x in st["tasks"]["tasks"] if x["name"] in want_s["next"]]
-                r.check(at, "interrupts as the server's", [i for i in got_i if i] == [i for i in interrupts_of(want_s["tasks"]) if i],
-                        f"{got_i} vs {interrupts_of(want_s['tasks'])}")
+    check_reads(r, d, rec)
 
 
 # ---------------------------------------------------------------------------
@@ -292,9 +198,7 @@ def run(keep: bool = False) -> int:
             shutil.rmtree(srv.workdir, ignore_errors=True)
         else:
             print(f"kept {srv.workdir}")
-    print(f"info: {time.monotonic() - t0:.1f}s", flush=True)
-    print(f"{r.passed} passed, {r.failed} failed", flush=True)
-    return 1 if r.failed else 0
+    return finish(r, t0)
 
 
 def test_devserver() -> None:
@@ -302,11 +206,5 @@ def test_devserver() -> None:
     assert run() == 0
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--keep", action="store_true", help="keep the server's temp folder")
-    return run(ap.parse_args().keep)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(run))

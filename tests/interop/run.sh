@@ -31,6 +31,14 @@
 #   them, and a `flashback fork --set` resumed by the restarted server as its own time travel.
 #   The Flashback half skips with one line while `flashback threads DIR` answers that a folder
 #   is not a database. One server start and one restart, ~20 s.
+#   agentserver_test.py (issue 31): the real `langgraph dev` server, RUNNING, as the location
+#   http://127.0.0.1:PORT: threads, history, state, diff, replay, watch, search, export/verify
+#   and the Store as langgraph_sdk answers; fork, edit fork and a resumed interrupt through the
+#   CLI as the SDK then sees them (and a copy, a busy thread, a thread never run);
+#   unreachable / hanging / non-LangGraph servers and a second
+#   server with custom auth (no key, wrong key, LANGGRAPH_API_KEY / LANGSMITH_API_KEY) each one
+#   line within 15 s, the key never printed. (The reads and checks shared with devserver_test.py
+#   are in serverreads.py.) Skips with one line while the CLI takes http:// for a file path.
 #   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
 #   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
 #   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
@@ -123,6 +131,9 @@ echo "== prune_share_test.py: SQLite"
 echo
 echo "== devserver_test.py: langgraph dev's .langgraph_api folder"
 "$python" tests/interop/devserver_test.py || status=1
+echo
+echo "== agentserver_test.py: a running langgraph dev at http://127.0.0.1:PORT"
+"$python" tests/interop/agentserver_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
