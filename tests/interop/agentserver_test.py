@@ -228,17 +228,15 @@ def check_copy(r: Results, url: str, client, rec: dict) -> None:
 
 
 def check_empty_thread(r: Results, url: str, client) -> None:
-    """A thread created and never run: the API lists it (Studio shows it), so does Flashback."""
+    """A thread created and never run has no checkpoint to show: it is not in the thread list
+    (as on a database, and as for a dev folder), and the note says the server lists it."""
     tid = drive.thread_id("created-never-run")
     client.threads.create(thread_id=tid, metadata={"fixture": "created-never-run"}, if_exists="do_nothing")
     code, threads, err = cli("threads", url, "--json")
-    fb = next((t for t in threads or [] if t["thread_id"] == tid), None)
-    r.check("empty thread", "a thread never run is listed, as threads.search lists it", code == 0 and fb is not None,
-            f"exit {code}, {len(threads or [])} threads listed, not {tid}")
-    if fb is not None:
-        r.check("empty thread", "with the server's status idle and no checkpoint",
-                ((fb.get("server") or {}).get("status"), fb.get("checkpoint_count"), fb.get("latest_checkpoint_id")) == ("idle", 0, None),
-                f"{(fb.get('server') or {}).get('status')} {fb.get('checkpoint_count')} {fb.get('latest_checkpoint_id')}")
+    listed = any(t["thread_id"] == tid for t in threads or [])
+    r.check("empty thread", "a thread never run is not listed, and a note says the server lists it",
+            code == 0 and not listed and "1 thread without checkpoints (created, never run)" in (err or ""),
+            f"exit {code}, listed={listed}, stderr {err!r}")
     # The newest thread has no checkpoint: a first page of 2 is still 2 threads (a short page
     # reads as the whole list).
     code, page, err = cli("threads", url, "--limit", "2", "--json")
