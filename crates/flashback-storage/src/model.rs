@@ -11,6 +11,7 @@ pub const NULL_TASK_ID: &str = "00000000-0000-0000-0000-000000000000";
 
 pub use crate::layout::Backend;
 use crate::layout::{Dialect, Layout, SchemaKind};
+pub use crate::server::{Served, ServedTask};
 
 /// What a LangGraph database holds: checkpoints (a saver's tables), LangGraph's memory Store
 /// (`store`, see [`crate::memory`]), or both in the same file or database.
@@ -378,27 +379,6 @@ pub struct CheckpointTuple {
     /// versions to derive them from (the Agent Server, [`crate::agentserver`]); `None` for
     /// stored checkpoints.
     pub served: Option<Arc<Served>>,
-}
-
-/// The tasks of a checkpoint's next step as an Agent Server's API shows them (`tasks` of a
-/// `ThreadState`): their writes, errors and interrupts are the tuple's pending writes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Served {
-    /// The tasks, in the API's order.
-    pub tasks: Vec<ServedTask>,
-}
-
-/// One task of [`Served`].
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServedTask {
-    /// Task id.
-    pub id: String,
-    /// Node name.
-    pub name: String,
-    /// `["__pregel_pull", name]` or `["__pregel_push", …]` (`null` when the server gave none).
-    pub path: serde_json::Value,
-    /// The namespace of the subgraph the task runs, when the server names one.
-    pub checkpoint_ns: Option<String>,
 }
 
 impl CheckpointTuple {

@@ -142,3 +142,24 @@ pub struct ServerAssistant {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
+
+/// The tasks of a checkpoint's next step as an Agent Server's API shows them (`tasks` of a
+/// `ThreadState`): their writes, errors and interrupts are the tuple's pending writes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Served {
+    /// The tasks, in the API's order.
+    pub tasks: Vec<ServedTask>,
+}
+
+/// One task of [`Served`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServedTask {
+    /// Task id.
+    pub id: String,
+    /// Node name.
+    pub name: String,
+    /// `["__pregel_pull", name]` or `["__pregel_push", …]` (`null` when the server gave none).
+    pub path: serde_json::Value,
+    /// The namespace of the subgraph the task runs, when the server names one.
+    pub checkpoint_ns: Option<String>,
+}
