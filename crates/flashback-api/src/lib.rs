@@ -27,6 +27,7 @@ mod commands;
 mod connections;
 mod detail;
 mod error;
+mod forks;
 mod graph;
 mod jobs;
 mod location;

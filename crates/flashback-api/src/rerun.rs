@@ -142,7 +142,7 @@ pub async fn rerun(
         .into_iter()
         .map(|h| (h.checkpoint_ns, h.checkpoint_id))
         .collect();
-    let fork = crate::writes::fork_as(
+    let fork = crate::forks::fork_as(
         saver.as_ref(),
         &spec.thread_id,
         &spec.checkpoint_ns,

@@ -6,8 +6,8 @@
 //! its own graph. A refused write is the server's error, one line.
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::forks::refuse_subgraph;
 use crate::rerun::RerunEvent;
-use crate::writes::refuse_subgraph;
 use flashback_engine::fork::ForkResult;
 use flashback_storage::agentserver::write::{RunEvent, RunRequest, ServerWrites, StateUpdate};
 use flashback_storage::maintenance::CopyReport;

@@ -99,7 +99,7 @@ impl Api {
     /// Store an item as Python's `store.put` does. One transaction.
     pub async fn store_put(&self, req: StorePutRequest) -> ApiResult<StorePutResult> {
         let s = self.store_session(&req.db)?;
-        let writer = flashback_storage::memory::open_writable(&s.connect).await?;
+        let writer = flashback_storage::open_memory_writable(&s.connect).await?;
         let done = writer
             .put(&req.namespace, &req.key, &req.value, req.ttl_minutes)
             .await?;
@@ -125,7 +125,7 @@ impl Api {
                 dry_run: true,
             });
         }
-        let writer = flashback_storage::memory::open_writable(&s.connect).await?;
+        let writer = flashback_storage::open_memory_writable(&s.connect).await?;
         let done = writer
             .delete(&req.namespace, &req.key)
             .await?

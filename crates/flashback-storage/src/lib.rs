@@ -32,7 +32,7 @@
 //! [`StoreError::UnsupportedSchema`]. A database may also (or only) hold LangGraph's memory
 //! Store ([`memory`], [`SchemaInfo::holds`]): a store-only database opens as a checkpoint
 //! store without threads, its items read through [`CheckpointStore::memory`] and written
-//! through [`memory::open_writable`].
+//! through [`open_memory_writable`].
 
 #![deny(missing_docs)]
 
@@ -64,7 +64,7 @@ pub use error::StoreError;
 pub use flashback_codec::Decoded;
 pub use layout::{Dialect, Layout, SchemaKind};
 pub use model::*;
-pub use open::{open, Access, Create, Read, Write};
+pub use open::{open, open_memory_writable, Access, Create, Read, Write};
 pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 pub use sealed::EncryptionProbe;

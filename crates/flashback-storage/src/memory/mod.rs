@@ -16,7 +16,7 @@
 //!
 //! Reading ([`MemoryRead`]) never writes: it goes through the database's read-only checkpoint
 //! connection ([`crate::CheckpointStore::memory`]). Writing ([`MemoryWrite`], from
-//! [`open_writable`]) is explicit, one transaction per call, and writes the rows Python's store
+//! [`crate::open_memory_writable`]) is explicit, one transaction per call, and writes the rows Python's store
 //! writes (timestamps from the database's clock, `expires_at` from the TTL). Python keeps
 //! `created_at` when Postgres updates an item (`ON CONFLICT … DO UPDATE`) but SQLite's
 //! `INSERT OR REPLACE` resets it: each backend here does what Python does on it. Flashback
@@ -219,43 +219,6 @@ pub trait MemoryWrite: MemoryRead {
         namespace: &[String],
         key: &str,
     ) -> Result<Option<DeleteOutcome>, StoreError>;
-}
-
-/// Open the memory Store of a database for writing (explicit actions only). The database must
-/// hold one: nothing is created.
-pub async fn open_writable(location: &str) -> Result<Box<dyn MemoryWrite>, StoreError> {
-    if crate::is_postgres_url(location) {
-        #[cfg(feature = "postgres")]
-        {
-            let store = crate::postgres::PostgresStore::connect(location).await?;
-            let memory = store.memory_reader().cloned();
-            let memory = memory.ok_or_else(|| no_store(&format!("database {}", store.target())))?;
-            return Ok(Box::new(memory));
-        }
-        #[cfg(not(feature = "postgres"))]
-        {
-            return Err(StoreError::InvalidInput(
-                "this build of Flashback has no Postgres support (feature `postgres`)".into(),
-            ));
-        }
-    }
-    if crate::agentserver::is_server_url(location) {
-        let store = crate::agentserver::AgentServerStore::open(location).await?;
-        return Ok(store.into_memory());
-    }
-    // A `langgraph dev` folder's store.pckl is its server's: read, not written (yet).
-    let path = std::path::Path::new(location);
-    if path.is_dir() {
-        let dir = crate::devserver::files::state_dir(path).unwrap_or_else(|| path.to_path_buf());
-        return Err(StoreError::InvalidInput(format!(
-            "the memory Store of {} is the langgraph dev server's (store.pckl): Flashback reads \
-             it but does not write it — change it through the server (client.store.put_item)",
-            dir.display()
-        )));
-    }
-    Ok(Box::new(
-        sqlite::write::SqliteMemoryWriter::open(location).await?,
-    ))
 }
 
 /// The error for a database without a memory Store.

@@ -180,7 +180,7 @@ for_each_backend!(a_store_only_database_opens_without_threads_and_reads_like_pyt
 
 async fn put_and_delete_write_and_take_the_vectors(backend: Backend) {
     let db = store_db(backend).await;
-    let w = memory::open_writable(db.location())
+    let w = flashback_storage::open_memory_writable(db.location())
         .await
         .expect("writable");
 

@@ -283,7 +283,9 @@ async fn put_and_delete_write_the_rows_python_writes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = store_file(dir.path());
     let location = path.to_str().expect("utf-8");
-    let w = memory::open_writable(location).await.expect("writable");
+    let w = flashback_storage::open_memory_writable(location)
+        .await
+        .expect("writable");
     let conn = Connection::open(&path).expect("inspect");
     let row = |prefix: &str, key: &str| {
         conn.query_row(
@@ -399,7 +401,7 @@ async fn put_and_delete_write_the_rows_python_writes() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/langgraph.sqlite");
     let copy = dir.path().join("cps.sqlite");
     std::fs::copy(fixture, &copy).expect("copy");
-    match memory::open_writable(copy.to_str().expect("utf-8")).await {
+    match flashback_storage::open_memory_writable(copy.to_str().expect("utf-8")).await {
         Err(StoreError::UnsupportedSchema { .. }) => {}
         Err(e) => panic!("unexpected {e}"),
         Ok(_) => panic!("a file without a store opened for writing"),
@@ -428,7 +430,9 @@ async fn stores_from_before_the_ttl_migrations_are_read_and_written_without_one(
     let items = m.list(&[], Page::default()).await.expect("list");
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].value, json!({"v": 1}));
-    let w = memory::open_writable(location).await.expect("writable");
+    let w = flashback_storage::open_memory_writable(location)
+        .await
+        .expect("writable");
     w.put(&ns(&["a"]), "k2", &json!({"v": 2}), None)
         .await
         .expect("put");
