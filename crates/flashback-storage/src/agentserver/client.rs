@@ -239,12 +239,7 @@ impl Client {
             .bytes()
             .await
             .map_err(|e| self.transport(e, &method, path))?;
-        serde_json::from_slice(&bytes).map_err(|e| {
-            StoreError::Query(format!(
-                "{} {path} answered something that is not the Agent Server's JSON ({e})",
-                self.base
-            ))
-        })
+        serde_json::from_slice(&bytes).map_err(|e| self.not_json(path, &e))
     }
 
     /// `GET path` as JSON.
@@ -259,6 +254,28 @@ impl Client {
         body: &Json,
     ) -> Result<T, StoreError> {
         self.json(Method::POST, path, Some(body)).await
+    }
+
+    /// [`post`](Self::post), with the size of the answer in bytes.
+    pub async fn post_sized<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Json,
+    ) -> Result<(T, usize), StoreError> {
+        let resp = self.send(Method::POST, path, Some(body)).await?;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| self.transport(e, &Method::POST, path))?;
+        let value = serde_json::from_slice(&bytes).map_err(|e| self.not_json(path, &e))?;
+        Ok((value, bytes.len()))
+    }
+
+    fn not_json(&self, path: &str, e: &serde_json::Error) -> StoreError {
+        StoreError::Query(format!(
+            "{} {path} answered something that is not the Agent Server's JSON ({e})",
+            self.base
+        ))
     }
 
     fn timeout(&self, after: Duration, method: &Method, path: &str) -> StoreError {

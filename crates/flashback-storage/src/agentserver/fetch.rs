@@ -17,8 +17,15 @@ use std::time::{Duration, Instant};
 pub(crate) const FRESH: Duration = Duration::from_secs(1);
 /// The API's largest page (`limit` of `/threads/search` and `/history`).
 const PAGE: usize = 1000;
-/// At most this many pages of one list (a million threads or checkpoints).
+/// At most this many pages of one thread's history (a million checkpoints).
 const MAX_PAGES: usize = 1000;
+/// The whole thread list stops at this many threads, the most recently updated (each
+/// listed thread's history is read: a deployment's hundred thousand threads would take
+/// hours); a note says so.
+pub(crate) const MAX_LISTED: usize = 2 * PAGE;
+/// The histories kept stop at about this many bytes of the server's JSON (the least
+/// recently read go first).
+const KEEP_BYTES: usize = 256 << 20;
 /// Threads read at once.
 const PARALLEL: usize = 4;
 /// Threads whose histories are kept (the least recently read go first).
@@ -47,6 +54,8 @@ pub(crate) struct History {
     pub namespaces: Vec<String>,
     /// The thread's runs as the server lists them, oldest first.
     pub runs: Vec<Json>,
+    /// The bytes of JSON the server sent for it.
+    pub bytes: usize,
 }
 
 impl History {
@@ -86,7 +95,7 @@ struct Entry {
 pub(crate) struct Listing {
     /// Thread objects without their values, in the server's order (`updated_at` newest first).
     pub threads: Vec<Json>,
-    /// Whether the list stopped at [`MAX_PAGES`].
+    /// Whether the list stopped at [`MAX_LISTED`] threads.
     pub truncated: bool,
 }
 
@@ -132,8 +141,8 @@ impl Fetcher {
         let mut threads = Vec::new();
         let mut truncated = false;
         for page in 0.. {
-            if page >= MAX_PAGES {
-                truncated = true;
+            if limit.is_none() && threads.len() >= MAX_LISTED {
+                truncated = page > 0;
                 break;
             }
             let want = limit.map_or(PAGE, |l| (l - threads.len()).min(PAGE));
@@ -203,13 +212,20 @@ impl Fetcher {
 
     fn keep(&self, thread_id: &str, stamp: String, history: Arc<History>) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if entries.len() >= KEEP_THREADS && !entries.contains_key(thread_id) {
-            if let Some(oldest) = entries
+        entries.remove(thread_id);
+        let mut bytes: usize = entries.values().map(|e| e.history.bytes).sum();
+        while !entries.is_empty()
+            && (entries.len() >= KEEP_THREADS || bytes + history.bytes > KEEP_BYTES)
+        {
+            let Some(oldest) = entries
                 .iter()
                 .min_by_key(|(_, e)| e.read)
                 .map(|(k, _)| k.clone())
-            {
-                entries.remove(&oldest);
+            else {
+                break;
+            };
+            if let Some(e) = entries.remove(&oldest) {
+                bytes -= e.history.bytes.min(bytes);
             }
         }
         entries.insert(
@@ -260,7 +276,8 @@ impl Fetcher {
     /// Every checkpoint of a thread: the root namespace, then each subgraph namespace its
     /// states' tasks name (nested ones too), and its runs.
     async fn read_history(&self, thread_id: &str) -> Result<History, StoreError> {
-        let mut states = self.pages(thread_id, "").await?;
+        let mut bytes = 0;
+        let mut states = self.pages(thread_id, "", &mut bytes).await?;
         let mut namespaces = vec![String::new()];
         let mut queue: Vec<String> = Vec::new();
         let mut i = 0;
@@ -274,7 +291,7 @@ impl Fetcher {
             }
             i = states.len();
             let Some(ns) = queue.pop() else { break };
-            let more = self.pages(thread_id, &ns).await?;
+            let more = self.pages(thread_id, &ns, &mut bytes).await?;
             namespaces.push(ns);
             states.extend(more);
         }
@@ -300,11 +317,17 @@ impl Fetcher {
             states,
             namespaces: present,
             runs,
+            bytes,
         })
     }
 
     /// One namespace's states, every page.
-    async fn pages(&self, thread_id: &str, ns: &str) -> Result<Vec<Json>, StoreError> {
+    async fn pages(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        bytes: &mut usize,
+    ) -> Result<Vec<Json>, StoreError> {
         let path = format!("/threads/{}/history", seg(thread_id));
         let mut out: Vec<Json> = Vec::new();
         for _ in 0..MAX_PAGES {
@@ -312,8 +335,11 @@ impl Fetcher {
             if let Some(last) = out.last().and_then(|s| states::checkpoint_id(s)) {
                 body["before"] = json!({"checkpoint_id": last});
             }
-            let page: Vec<Json> = match self.client.post(&path, &body).await {
-                Ok(p) => p,
+            let page: Vec<Json> = match self.client.post_sized(&path, &body).await {
+                Ok((p, n)) => {
+                    *bytes += n;
+                    p
+                }
                 // A thread deleted while it was read, or a subgraph the server cannot load.
                 Err(StoreError::NotFound(_)) => break,
                 Err(e) => return Err(e),

@@ -314,7 +314,8 @@ impl CheckpointStore for AgentServerStore {
         }
         if listing.truncated {
             notes.push(format!(
-                "only the {} most recently updated threads are listed",
+                "only the {} most recently updated threads are listed (open another by its id: \
+                 `flashback history URL THREAD`)",
                 listing.threads.len()
             ));
         }
