@@ -25,8 +25,7 @@ async fn an_agent_server_opens_with_its_key_and_reads_and_forks_the_servers_way(
     let e = api
         .open_database(request(&url, None))
         .await
-        .err()
-        .expect("a key is needed");
+        .expect_err("a key is needed");
     assert_eq!(e.code, ErrorCode::NeedsPassword, "{}", e.message);
     assert!(e.message.contains("API key"), "{}", e.message);
 

@@ -114,7 +114,7 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             };
             let job = api.start_rerun(req).await?;
             // An Agent Server runs its own graph: no runner, no fork of ours to remove.
-            let on_server = flashback_storage::agentserver::is_server_url(&location);
+            let on_server = Location::parse(&location).is_ok_and(|l| l.kind == DbKind::AgentServer);
             // Checkpoints on stdout as they land (JSON lines with --json: the app's events);
             // the runner's own output on stderr.
             let mut fork_id: Option<String> = None;

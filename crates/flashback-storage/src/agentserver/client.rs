@@ -18,8 +18,10 @@ pub const KEY_VARIABLES: [&str; 2] = ["LANGGRAPH_API_KEY", "LANGSMITH_API_KEY"];
 
 /// API keys given for a server in this process (the app's prompt or keyring), by base URL:
 /// every store opened on the URL later (writes, jobs) sends it.
-fn given_keys() -> &'static Mutex<Vec<(String, Arc<str>)>> {
-    static KEYS: OnceLock<Mutex<Vec<(String, Arc<str>)>>> = OnceLock::new();
+type Keys = Mutex<Vec<(String, Arc<str>)>>;
+
+fn given_keys() -> &'static Keys {
+    static KEYS: OnceLock<Keys> = OnceLock::new();
     KEYS.get_or_init(|| Mutex::new(Vec::new()))
 }
 

@@ -105,15 +105,28 @@ impl RunStream {
 
     fn take_event(&mut self) -> Option<RunEvent> {
         loop {
-            let text = String::from_utf8_lossy(&self.buf).replace("\r\n", "\n");
-            let end = text.find("\n\n")?;
-            let block = text[..end].to_owned();
-            let rest = text[end + 2..].as_bytes().to_vec();
-            self.buf = rest;
+            // Blocks end with a blank line (`\n\n` or `\r\n\r\n`); found in the bytes, so a
+            // character split between two chunks is decoded whole.
+            let (end, sep) = block_end(&self.buf)?;
+            let block = String::from_utf8_lossy(&self.buf[..end]).replace("\r\n", "\n");
+            self.buf.drain(..end + sep);
             if let Some(ev) = parse_event(&block) {
                 return Some(ev);
             }
         }
+    }
+}
+
+/// Where the first block of `buf` ends, and the length of the blank line ending it.
+fn block_end(buf: &[u8]) -> Option<(usize, usize)> {
+    let lf = buf.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
+    let crlf = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -313,6 +326,9 @@ mod tests {
         assert_eq!(ev.event, "metadata");
         assert_eq!(ev.data["run_id"], "r1");
         assert!(parse_event(": heartbeat").is_none());
+        assert_eq!(block_end(b"event: a\r\ndata: 1\r\n\r\nrest"), Some((17, 4)));
+        assert_eq!(block_end(b"data: 1\n\n"), Some((7, 2)));
+        assert_eq!(block_end(b"data: 1\n"), None);
         let ev = parse_event("data: not json").unwrap();
         assert_eq!(ev.event, "message");
         assert_eq!(ev.data, Json::String("not json".into()));

@@ -4,7 +4,7 @@
 //! store-only files open, reads match Python's namespace semantics and never write, a bad row
 //! damages only itself, and put/delete write the rows Python writes.
 
-use flashback_storage::memory::{self, Page};
+use flashback_storage::memory::Page;
 use flashback_storage::sqlite::SqliteStore;
 use flashback_storage::{CheckpointStore, Holds, StoreError};
 use rusqlite::{params, Connection};
