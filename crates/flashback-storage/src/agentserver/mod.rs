@@ -86,7 +86,7 @@ impl AgentServerStore {
             fetch,
             schema: SchemaInfo {
                 backend: Backend::AgentServer,
-                has_task_path: false,
+                has_task_path: true,
                 migration_version: None,
                 kind: SchemaKind::AgentServer,
                 description: format!("{server} (its HTTP API)"),

@@ -132,6 +132,25 @@ fn channel_values(
     }
 }
 
+/// A task's path as the savers store it (`~__pregel_pull, model`: Python's `", ".join` of
+/// the path, booleans as `True`/`False`), so its writes name their node.
+fn task_path(path: Option<&Json>) -> String {
+    let Some(Json::Array(parts)) = path else {
+        return String::new();
+    };
+    let parts: Vec<String> = parts
+        .iter()
+        .map(|p| match p {
+            Json::String(s) => s.clone(),
+            Json::Bool(true) => "True".into(),
+            Json::Bool(false) => "False".into(),
+            Json::Null => "None".into(),
+            other => other.to_string(),
+        })
+        .collect();
+    format!("~{}", parts.join(", "))
+}
+
 /// The pending writes the API shows: each task's `result` (its writes by channel; an empty
 /// result is the task's "no writes" mark), `error` and `interrupts`.
 fn pending_writes(state: &Json, budget: DecodeBudget) -> Vec<PendingWrite> {
@@ -140,10 +159,11 @@ fn pending_writes(state: &Json, budget: DecodeBudget) -> Vec<PendingWrite> {
         let Some(task_id) = t.get("id").and_then(Json::as_str) else {
             continue;
         };
+        let path = task_path(t.get("path"));
         let mut write = |idx: i64, channel: &str, value: Decoded| {
             out.push(PendingWrite {
                 task_id: task_id.to_owned(),
-                task_path: String::new(),
+                task_path: path.clone(),
                 idx,
                 channel: channel.to_owned(),
                 type_tag: "json".into(),
@@ -282,14 +302,20 @@ mod tests {
             .collect();
         assert_eq!(
             channels,
+            // The savers' order: by task path (its node), task id, index.
             [
-                ("t1", "__interrupt__"),
                 ("t2", "__error__"),
                 ("t2", "messages"),
-                ("t2", "turns")
+                ("t2", "turns"),
+                ("t1", "__interrupt__"),
             ]
         );
         assert_eq!(write_infos(&state).len(), 4);
+        assert_eq!(t.pending_writes[3].task_path, "~__pregel_pull, review");
+        assert_eq!(
+            task_path(Some(&json!(["__pregel_push", 0, false]))),
+            "~__pregel_push, 0, False"
+        );
         assert!(tuple("t", &json!({"values": {}}), DecodeBudget::DEFAULT, None).is_none());
     }
 
