@@ -94,15 +94,20 @@ export const resume = {
     expect((await page.locator(tid("rerun-server")).textContent()).includes("The server runs its graph from this checkpoint"), "says the server runs it");
     await page.locator(tid("rerun-resume-value")).fill('"approved"');
     await page.locator(tid("rerun-start")).click();
-    // The run ends (the footer's Close comes back), its lines and new checkpoints in the tail.
-    await page.locator(tid("rerun-start")).waitFor({ timeout: 60_000 });
+    // The run ends, its lines and new checkpoints in the tail.
+    await page.waitForFunction(
+      () => ["succeeded", "failed", "cancelled"].includes(document.querySelector('[data-testid="rerun-state"]')?.textContent?.trim() ?? ""),
+      null,
+      { timeout: 60_000 },
+    );
+    const state = (await page.locator(tid("rerun-state")).textContent()).trim();
+    expect(state === "succeeded", `the run's job: ${state}`);
     const err = await page.locator(tid("rerun-error")).count();
     expect(err === 0, `the run failed: ${err ? await page.locator(tid("rerun-error")).textContent() : ""}`);
     const log = await page.locator(tid("rerun-log")).textContent();
     expect(log.includes("+ checkpoint"), `the tail shows the new checkpoints: ${log.slice(0, 400)}`);
     // The DAG has them without a reload.
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) > n, before, { timeout: 20_000 });
-    await shot("agentserver-resume.png");
     await page.locator('[data-testid="rerun-dialog"] button', { hasText: "Close" }).click();
     // The thread is no longer waiting: the server says so, and the head's banner is gone.
     await page.waitForFunction(
@@ -112,5 +117,10 @@ export const resume = {
     );
     const status = (await page.locator(tid("server-thread-status")).textContent()).trim();
     expect(status === "idle", `the server's status after the run: ${status}`);
+    // The new head (the DAG's top row) waits on nothing.
+    await page.locator(tid("dag-row")).first().click();
+    await page.waitForTimeout(500);
+    expect((await page.locator(tid("interrupt-banner")).count()) === 0, "the new head has no interrupt banner");
+    await shot("agentserver-resume.png");
   },
 };
