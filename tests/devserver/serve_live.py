@@ -22,25 +22,25 @@ except ImportError as e:  # the SDK or LangGraph is not installed in this Python
 
 
 def main() -> int:
-    server = drive.start()
-    stopping = False
+    held: dict = {"server": None, "stopped": False}
 
-    def stop(*_):
-        nonlocal stopping
-        if not stopping:
-            stopping = True
-            server.stop(signal.SIGKILL, timeout=10)
-        sys.exit(0)
+    def stop_server() -> None:
+        if held["server"] is not None and not held["stopped"]:
+            held["stopped"] = True
+            held["server"].stop(signal.SIGKILL, timeout=10)
 
-    signal.signal(signal.SIGTERM, stop)
+    def on_term(*_):
+        raise SystemExit(0)  # unwinds through the finally below, which stops the server
+
+    signal.signal(signal.SIGTERM, on_term)
     try:
+        held["server"] = drive.start()
+        server = held["server"]
         scenario = drive.run_scenario(server.client())
         print(json.dumps({"port": server.port, "url": server.url, "threads": scenario["threads"]}), flush=True)
         sys.stdin.read()  # until the test closes stdin
     finally:
-        if not stopping:
-            stopping = True
-            server.stop(signal.SIGKILL, timeout=10)
+        stop_server()
     return 0
 
 
