@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, thread-actions, optional, repair, retention, langgraphjs, …), with the runner and page helpers in
+// thread-detail, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -44,6 +44,7 @@ import * as repair from "./browser/repair.mjs";
 import * as retention from "./browser/retention.mjs";
 import * as langgraphjs from "./browser/langgraphjs.mjs";
 import * as devserver from "./browser/devserver.mjs";
+import * as agentserver from "./browser/agentserver.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -111,6 +112,9 @@ const checks = [
   devserver.memory,
   devserver.stale,
   open.demoAndTheme,
+  // Last: the real `langgraph dev` running (tests/devserver/serve_live.py) and `flashback serve
+  // http://…` on it; Resume with… runs on the server.
+  agentserver.resume,
 ];
 
 let browser;
@@ -155,6 +159,7 @@ try {
   await browser?.close().catch(() => {});
   t.server?.child.kill("SIGTERM");
   t.devServe?.child.kill("SIGTERM");
+  agentserver.stopLive(t);
   rmSync(fixtures.work, { recursive: true, force: true });
 }
 

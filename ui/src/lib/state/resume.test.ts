@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Task, TaskSet, Value } from "../ipc/bindings";
-import { parseResume, resumeTemplate, waitingInterrupts } from "./resume";
+import { parseResume, resumeTemplate, waitingInterrupts, serverRuns } from "./resume";
 
 const task = (over: Partial<Task>): Task => ({
   id: "t1",
@@ -90,5 +90,20 @@ describe("parseResume", () => {
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toContain('"yes please"');
     expect(parseResume("{oops").ok).toBe(false);
+  });
+});
+
+describe("serverRuns", () => {
+  it("is true only for an Agent Server session", () => {
+    expect(serverRuns("agentserver")).toBe(true);
+    expect(serverRuns("sqlite")).toBe(false);
+    expect(serverRuns(undefined)).toBe(false);
+  });
+});
+
+describe("waitingInterrupts on an Agent Server", () => {
+  it("reads the API's {value, id} interrupts", () => {
+    const set = { tasks: [{ name: "approve", status: "interrupted", finished: false, interrupts: [{ value: { question: "ok?" }, id: "i1" }] }] } as unknown as TaskSet;
+    expect(waitingInterrupts(set)).toEqual([{ node: "approve", id: "i1", value: { question: "ok?" }, question: "ok?" }]);
   });
 });

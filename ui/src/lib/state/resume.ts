@@ -44,7 +44,11 @@ export function waitingInterrupts(tasks: TaskSet | null | undefined): Waiting[] 
     for (const raw of t.interrupts as Json[]) {
       // An Interrupt's JSON view: {"$type": "langgraph.types.Interrupt", "value": …, "id": …};
       // older LangGraph also stored `resumable`, `ns`, `when`.
-      const typed = isObject(raw) && typeof raw.$type === "string" && raw.$type.endsWith("Interrupt");
+      // An Agent Server's API gives {"value": …, "id": …} without the marker.
+      const typed =
+        isObject(raw) &&
+        ((typeof raw.$type === "string" && raw.$type.endsWith("Interrupt")) ||
+          (raw.$type === undefined && "value" in raw && typeof raw.id === "string"));
       const value = typed && "value" in raw ? raw.value : raw;
       const id = typed && typeof raw.id === "string" ? raw.id : null;
       out.push({ node: t.name, id, value, question: questionOf(value) });
@@ -78,4 +82,12 @@ export function parseResume(text: string): ParsedResume {
     const hint = /^[A-Za-z_][\w ]*$/.test(t) ? ` (text needs quotes: ${JSON.stringify(t)})` : "";
     return { ok: false, error: `not JSON${hint}: ${(e as Error).message}` };
   }
+}
+
+/**
+ * Whether the session's server runs the graph itself (an Agent Server): a re-run or *Resume
+ * with…* then needs no runner command (the API ignores it) and a thread copy's id is the server's.
+ */
+export function serverRuns(kind: string | null | undefined): boolean {
+  return kind === "agentserver";
 }
