@@ -28,15 +28,7 @@ impl ServerMemory {
     pub(super) fn new(fetch: Arc<Fetcher>) -> ServerMemory {
         ServerMemory {
             fetch,
-            schema: MemorySchema {
-                backend: Backend::AgentServer,
-                has_expires_at: false,
-                has_ttl_minutes: false,
-                has_vectors: false,
-                migration_version: None,
-                vector_migration_version: None,
-                embedding_type: None,
-            },
+            schema: MemorySchema::without_tables(Backend::AgentServer),
             held: Mutex::new(None),
         }
     }

@@ -94,15 +94,7 @@ impl DevMemory {
     pub(super) fn new(shared: Arc<Shared>) -> DevMemory {
         DevMemory {
             shared,
-            schema: MemorySchema {
-                backend: Backend::DevServer,
-                has_expires_at: false,
-                has_ttl_minutes: false,
-                has_vectors: false,
-                migration_version: None,
-                vector_migration_version: None,
-                embedding_type: None,
-            },
+            schema: MemorySchema::without_tables(Backend::DevServer),
         }
     }
 }

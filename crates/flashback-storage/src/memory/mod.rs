@@ -65,6 +65,20 @@ pub struct MemorySchema {
 }
 
 impl MemorySchema {
+    /// A Store that is not a database's tables (a server's, read whole): no TTL columns, no
+    /// vectors, no migrations.
+    pub(crate) fn without_tables(backend: Backend) -> MemorySchema {
+        MemorySchema {
+            backend,
+            has_expires_at: false,
+            has_ttl_minutes: false,
+            has_vectors: false,
+            migration_version: None,
+            vector_migration_version: None,
+            embedding_type: None,
+        }
+    }
+
     /// Whether items can carry a TTL here.
     pub fn has_ttl(&self) -> bool {
         self.has_expires_at && self.has_ttl_minutes
