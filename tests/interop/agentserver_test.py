@@ -225,6 +225,15 @@ def check_copy(r: Results, url: str, client, rec: dict) -> None:
     got = [s["values"] for s in client.threads.get_history(rep["thread_id"], limit=1000)]
     r.check("copy", f"the copy's history: the thread's {len(t['history'])} checkpoints' values",
             got == [s["values"] for s in t["history"]], first_difference(got, [s["values"] for s in t["history"]]))
+    # Deleting it is the server's DELETE /threads/{id}: previewed, then gone from the SDK's view.
+    code, preview, err = cli("delete", url, rep["thread_id"], "--json")
+    r.check("delete", "flashback delete URL T (no --yes): a preview counting the copy's checkpoints",
+            code == 0 and (preview or {}).get("dry_run") is True and (preview or {}).get("checkpoints") == len(t["history"]) + sum(len(v) for v in t["subgraph_history"].values()),
+            err or str(preview))
+    code, done, err = cli("delete", url, rep["thread_id"], "--yes", "--json")
+    gone = not any(x["thread_id"] == rep["thread_id"] for x in client.threads.search(limit=1000))
+    r.check("delete", "flashback delete URL T --yes: the server no longer lists the thread",
+            code == 0 and gone, err or str(done))
 
 
 def check_empty_thread(r: Results, url: str, client) -> None:

@@ -97,6 +97,31 @@ pub(crate) async fn copy(
     })
 }
 
+/// Delete a thread through the server (or, with `dry_run`, count what would go: its
+/// checkpoints and the writes the API shows).
+pub(crate) async fn delete(
+    store: &dyn CheckpointStore,
+    writes: &dyn ServerWrites,
+    thread_id: &str,
+    dry_run: bool,
+) -> ApiResult<crate::types::DeleteReport> {
+    crate::summaries::ensure_thread(store, thread_id).await?;
+    let checkpoints = store
+        .list_headers(&ListQuery::thread(thread_id))
+        .await?
+        .len();
+    let pending = store.thread_writes(thread_id).await?.len();
+    if !dry_run {
+        writes.delete_thread(thread_id).await?;
+    }
+    Ok(crate::types::DeleteReport {
+        thread_id: thread_id.to_owned(),
+        checkpoints: crate::types::count(checkpoints),
+        writes: crate::types::count(pending),
+        dry_run,
+    })
+}
+
 /// What a run streamed, one line: `updates · model`, `error · ValueError: …`.
 fn event_line(ev: &RunEvent) -> String {
     let detail = match (&ev.event[..], &ev.data) {

@@ -124,6 +124,16 @@ impl Api {
     /// Delete a thread (or, with `dry_run`, count what would go). One transaction, which
     /// plans from the rows it locked and reports what it deleted.
     pub async fn delete_thread(&self, req: DeleteRequest) -> ApiResult<DeleteReport> {
+        let s = self.session(&req.db)?;
+        if let Some(writes) = s.store.server_writes() {
+            return crate::serverwrites::delete(
+                s.store.as_ref(),
+                writes,
+                &req.thread_id,
+                req.dry_run,
+            )
+            .await;
+        }
         use flashback_storage::maintenance::PruneStrategy;
         let saver = self.writable(&req.db).await?;
         ensure_thread(saver.as_ref(), &req.thread_id).await?;

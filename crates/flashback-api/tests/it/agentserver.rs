@@ -4,7 +4,9 @@
 //! names them, and a fork made through the server's `POST /threads/{id}/state`.
 
 use crate::common::{api_in, detail};
-use flashback_api::{DbKind, ErrorCode, ForkRequest, Initial, OpenRequest, ThreadsRequest};
+use flashback_api::{
+    DbKind, DeleteRequest, ErrorCode, ForkRequest, Initial, OpenRequest, ThreadsRequest,
+};
 use flashback_testkit::http::{keyed, serve};
 
 fn request(location: &str, password: Option<&str>) -> OpenRequest {
@@ -69,6 +71,25 @@ async fn an_agent_server_opens_with_its_key_and_reads_and_forks_the_servers_way(
         .await
         .expect("fork through the server");
     assert_eq!(forked.checkpoint_id, "c3");
+
+    let preview = api
+        .delete_thread(DeleteRequest {
+            db: db.db.clone(),
+            thread_id: "th".into(),
+            dry_run: true,
+        })
+        .await
+        .expect("a preview");
+    assert_eq!((preview.checkpoints, preview.dry_run), (1, true));
+    let deleted = api
+        .delete_thread(DeleteRequest {
+            db: db.db.clone(),
+            thread_id: "th".into(),
+            dry_run: false,
+        })
+        .await
+        .expect("deleted through the server");
+    assert!(!deleted.dry_run);
 
     let recent = api.recent_connections().await.expect("recent");
     assert_eq!(recent[0].kind, DbKind::AgentServer);

@@ -3,7 +3,8 @@
 //! made as `as_node`; `as_node: "__copy__"` copies the checkpoint as it is), a re-run or a
 //! resume is `POST /threads/{id}/runs/stream` from a checkpoint (with `command.resume` for an
 //! interrupt), read as server-sent events; a run is cancelled with
-//! `POST /threads/{id}/runs/{run_id}/cancel`; a thread copied with `POST /threads/{id}/copy`.
+//! `POST /threads/{id}/runs/{run_id}/cancel`; a thread copied with `POST /threads/{id}/copy`
+//! and deleted with `DELETE /threads/{id}`.
 //! A refused write comes back as the server's own words, one line.
 
 use super::client::{Client, READ_TIMEOUT};
@@ -166,6 +167,8 @@ pub trait ServerWrites: Send + Sync {
     async fn start_run(&self, r: &RunRequest) -> Result<RunStream, StoreError>;
     /// Cancel a run.
     async fn cancel_run(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError>;
+    /// Delete a thread (the server's `DELETE /threads/{id}`: its checkpoints and runs).
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError>;
     /// Forget what was read of a thread, so the next read asks the server.
     fn forget(&self, thread_id: &str);
 }
@@ -183,6 +186,12 @@ impl ServerWrites for AgentServerStore {
     }
     async fn cancel_run(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError> {
         AgentServerStore::cancel_run(self, thread_id, run_id).await
+    }
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
+        let path = format!("/threads/{}", seg(thread_id));
+        let done = self.client().send(Method::DELETE, &path, None).await;
+        self.forget(thread_id);
+        done.map(|_| ())
     }
     fn forget(&self, thread_id: &str) {
         AgentServerStore::forget(self, thread_id)
