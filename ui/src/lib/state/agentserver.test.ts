@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ServerSummary } from "../ipc/bindings";
 import { row } from "../graph/testrows";
 import {
+  canMerge,
   asNodeChoices,
   hasServerPart,
   isPostgresUrl,
@@ -69,6 +70,15 @@ describe("an Agent Server location", () => {
     expect(storeReadOnly({ kind: "agentserver" })).toBe(false);
     expect(storeReadOnly({ kind: "devserver" })).toBe(true);
     expect(storeReadOnly({ kind: "postgres" })).toBe(false);
+  });
+});
+
+describe("actions", () => {
+  it("offers no merge on an Agent Server (its API has none), and does elsewhere", () => {
+    expect(canMerge({ kind: "agentserver" })).toBe(false);
+    expect(canMerge({ kind: "sqlite" })).toBe(true);
+    expect(canMerge({ kind: "devserver" })).toBe(true);
+    expect(canMerge(null)).toBe(true);
   });
 });
 

@@ -66,6 +66,12 @@ export function storeReadOnly(info: Pick<DbInfo, "kind"> | null | undefined): bo
   return info?.kind === "devserver";
 }
 
+/** Whether *Merge from branch…* is offered: a merge writes a checkpoint into a database's
+ * tables, which an Agent Server does not expose (its API refuses it in one line). */
+export function canMerge(info: Pick<DbInfo, "kind"> | null | undefined): boolean {
+  return info?.kind !== "agentserver";
+}
+
 /** The banner's one line for an Agent Server session (null: another kind). */
 export function liveLine(info: Pick<DbInfo, "kind" | "server" | "location"> | null | undefined): string | null {
   if (!info || info.kind !== "agentserver") return null;
