@@ -104,7 +104,12 @@ pub(crate) struct Fetcher {
     pub client: Client,
     entries: Mutex<HashMap<String, Entry>>,
     listing: Mutex<Option<(Instant, Arc<Listing>)>>,
+    assistants: Mutex<Option<(Instant, Arc<Vec<Json>>)>>,
 }
+
+/// How long the assistants read are used (they change when a graph is deployed, not as
+/// runs land).
+const ASSISTANTS_FRESH: Duration = Duration::from_secs(30);
 
 const THREAD_FIELDS: [&str; 6] = [
     "thread_id",
@@ -121,7 +126,32 @@ impl Fetcher {
             client,
             entries: Mutex::new(HashMap::new()),
             listing: Mutex::new(None),
+            assistants: Mutex::new(None),
         }
+    }
+
+    /// The server's assistants (`POST /assistants/search`), read again after
+    /// [`ASSISTANTS_FRESH`]; none when the server does not answer it.
+    pub async fn assistants(&self) -> Arc<Vec<Json>> {
+        let held = self
+            .assistants
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some((at, a)) = held {
+            if at.elapsed() < ASSISTANTS_FRESH {
+                return a;
+            }
+        }
+        let read: Vec<Json> = self
+            .client
+            .post("/assistants/search", &json!({"limit": 1000}))
+            .await
+            .unwrap_or_default();
+        let read = Arc::new(read);
+        *self.assistants.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((Instant::now(), Arc::clone(&read)));
+        read
     }
 
     /// Every thread the server lists (`limit`: only the most recently updated ones).
@@ -238,12 +268,17 @@ impl Fetcher {
         );
     }
 
-    /// Forget what was read of a thread (after a write to it).
+    /// Forget what was read of a thread (after a write to it), and the thread list.
     pub fn forget(&self, thread_id: &str) {
         self.entries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(thread_id);
+        self.forget_listing();
+    }
+
+    /// Forget the thread list (after a thread was made).
+    pub fn forget_listing(&self) {
         *self.listing.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 

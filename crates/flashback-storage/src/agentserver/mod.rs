@@ -124,6 +124,11 @@ impl AgentServerStore {
         self.fetch.forget(thread_id);
     }
 
+    /// Forget the thread list, so the next read asks the server.
+    fn forget_listing(&self) {
+        self.fetch.forget_listing();
+    }
+
     async fn history(&self, thread_id: &str) -> Result<Option<Arc<History>>, StoreError> {
         self.fetch.history(thread_id, None).await
     }
@@ -297,12 +302,7 @@ impl CheckpointStore for AgentServerStore {
             .filter_map(|(t, h)| server_thread(t, h.as_deref()))
             .collect();
         threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
-        let assistants: Vec<Json> = self
-            .fetch
-            .client
-            .post("/assistants/search", &json!({"limit": 1000}))
-            .await
-            .unwrap_or_default();
+        let assistants = self.fetch.assistants().await;
         let mut notes = vec![API_LIMITS.to_owned()];
         let never_run = threads.iter().filter(|t| !t.has_checkpoints).count();
         if never_run > 0 {
@@ -414,31 +414,10 @@ impl CheckpointStore for AgentServerStore {
         let Some(h) = self.history(thread_id).await? else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::new();
-        for s in &h.states {
-            if !s
-                .get("tasks")
-                .is_some_and(|t| t.to_string().contains(needle))
-            {
-                continue;
-            }
-            let Some(t) = self.tuple_of(thread_id, s, None) else {
-                continue;
-            };
-            for w in t.pending_writes {
-                out.push((
-                    WriteInfo {
-                        checkpoint_ns: t.header.checkpoint_ns.clone(),
-                        checkpoint_id: t.header.checkpoint_id.clone(),
-                        task_id: w.task_id,
-                        task_path: w.task_path,
-                        channel: w.channel,
-                    },
-                    w.value,
-                ));
-            }
-        }
-        Ok(out)
+        Ok(h.states
+            .iter()
+            .flat_map(|s| states::writes_mentioning(s, needle, self.budget))
+            .collect())
     }
 
     async fn encryption_probe(&self) -> Result<crate::EncryptionProbe, StoreError> {

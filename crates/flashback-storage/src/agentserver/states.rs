@@ -30,12 +30,40 @@ pub(crate) fn plain(v: &Json) -> Value {
     }
 }
 
-/// A value within the decode budget (measured as its JSON text), else its size and kind.
+/// A `Write` that only counts, and stops the serialiser once past a limit.
+struct Counter {
+    n: u64,
+    limit: u64,
+}
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.n += buf.len() as u64;
+        if self.n > self.limit {
+            return Err(std::io::Error::other("over the limit"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A value within the decode budget (measured as its JSON text, counted without being
+/// written, stopping at the limit), else its size and kind.
 fn decoded(v: &Json, budget: DecodeBudget) -> Decoded {
-    if budget.max_value_bytes > 0 && matches!(v, Json::Array(_) | Json::Object(_) | Json::String(_))
-    {
-        let bytes = serde_json::to_vec(v).map_or(0, |b| b.len() as u64);
-        if bytes > budget.max_value_bytes {
+    let limit = budget.max_value_bytes;
+    if limit > 0 && matches!(v, Json::Array(_) | Json::Object(_) | Json::String(_)) {
+        let mut count = Counter { n: 0, limit };
+        if serde_json::to_writer(&mut count, v).is_err() {
+            // Its whole size, counted to the end (still nothing written).
+            let mut all = Counter {
+                n: 0,
+                limit: u64::MAX,
+            };
+            let _ = serde_json::to_writer(&mut all, v);
+            let bytes = all.n;
             let kind = match v {
                 Json::Array(_) => "list",
                 Json::Object(_) => "dict",
@@ -151,54 +179,62 @@ fn task_path(path: Option<&Json>) -> String {
     format!("~{}", parts.join(", "))
 }
 
-/// The pending writes the API shows: each task's `result` (its writes by channel; an empty
-/// result is the task's "no writes" mark), `error` and `interrupts`.
-fn pending_writes(state: &Json, budget: DecodeBudget) -> Vec<PendingWrite> {
-    let mut out = Vec::new();
+/// Each pending write the API shows, in the API's order: each task's `result` (its writes by
+/// channel; an empty result is the task's "no writes" mark, `None` here), `error` and
+/// `interrupts` (the list as one `__interrupt__` write), with the task's id and path.
+fn each_write(state: &Json, mut f: impl FnMut(&str, &str, i64, &str, Option<&Json>)) {
     for t in tasks(state) {
         let Some(task_id) = t.get("id").and_then(Json::as_str) else {
             continue;
         };
         let path = task_path(t.get("path"));
-        let mut write = |idx: i64, channel: &str, value: Decoded| {
-            out.push(PendingWrite {
-                task_id: task_id.to_owned(),
-                task_path: path.clone(),
-                idx,
-                channel: channel.to_owned(),
-                type_tag: "json".into(),
-                value,
-            })
-        };
         if let Some(e) = t.get("error").filter(|e| !e.is_null()) {
-            write(crate::saver::write_idx(ERROR, 0), ERROR, decoded(e, budget));
+            f(
+                task_id,
+                &path,
+                crate::saver::write_idx(ERROR, 0),
+                ERROR,
+                Some(e),
+            );
         }
-        let interrupts: Vec<&Json> = t
+        if let Some(list) = t
             .get("interrupts")
-            .and_then(Json::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default();
-        if !interrupts.is_empty() {
-            let list = Json::Array(interrupts.into_iter().cloned().collect());
-            write(
+            .filter(|i| i.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            f(
+                task_id,
+                &path,
                 crate::saver::write_idx(INTERRUPT, 0),
                 INTERRUPT,
-                decoded(&list, budget),
+                Some(list),
             );
         }
         match t.get("result") {
-            Some(Json::Object(m)) if m.is_empty() => {
-                write(0, NO_WRITES, Decoded::Msgpack(Value::Nil))
-            }
+            Some(Json::Object(m)) if m.is_empty() => f(task_id, &path, 0, NO_WRITES, None),
             Some(Json::Object(m)) => {
                 for (i, (channel, v)) in m.iter().enumerate() {
-                    write(i as i64, channel, decoded(v, budget));
+                    f(task_id, &path, i as i64, channel, Some(v));
                 }
             }
             None | Some(Json::Null) => {}
-            Some(other) => write(0, "__root__", decoded(other, budget)),
+            Some(other) => f(task_id, &path, 0, "__root__", Some(other)),
         }
     }
+}
+
+/// The pending writes the API shows ([`each_write`]), decoded, in the savers' order.
+fn pending_writes(state: &Json, budget: DecodeBudget) -> Vec<PendingWrite> {
+    let mut out = Vec::new();
+    each_write(state, |task_id, path, idx, channel, value| {
+        out.push(PendingWrite {
+            task_id: task_id.to_owned(),
+            task_path: path.to_owned(),
+            idx,
+            channel: channel.to_owned(),
+            type_tag: "json".into(),
+            value: value.map_or(Decoded::Msgpack(Value::Nil), |v| decoded(v, budget)),
+        })
+    });
     sort_writes(&mut out);
     out
 }
@@ -247,22 +283,51 @@ pub(crate) fn tuple(
     })
 }
 
-/// The writes of a state without their values.
+/// The writes of a state without their values (nothing decoded).
 pub(crate) fn write_infos(state: &Json) -> Vec<WriteInfo> {
     let Some(id) = checkpoint_id(state) else {
         return Vec::new();
     };
     let ns = checkpoint_ns(state);
-    pending_writes(state, DecodeBudget::DEFAULT)
-        .into_iter()
-        .map(|w| WriteInfo {
+    let mut out = Vec::new();
+    each_write(state, |task_id, path, _, channel, _| {
+        out.push(WriteInfo {
             checkpoint_ns: ns.to_owned(),
             checkpoint_id: id.to_owned(),
-            task_id: w.task_id,
-            task_path: w.task_path,
-            channel: w.channel,
+            task_id: task_id.to_owned(),
+            task_path: path.to_owned(),
+            channel: channel.to_owned(),
         })
-        .collect()
+    });
+    out
+}
+
+/// The writes of a state whose value's JSON text holds `needle`, with their values decoded
+/// (what the steps' token usage reads: nothing else of the state is converted).
+pub(crate) fn writes_mentioning(
+    state: &Json,
+    needle: &str,
+    budget: DecodeBudget,
+) -> Vec<(WriteInfo, Decoded)> {
+    let Some(id) = checkpoint_id(state) else {
+        return Vec::new();
+    };
+    let ns = checkpoint_ns(state);
+    let mut out = Vec::new();
+    each_write(state, |task_id, path, _, channel, value| {
+        let Some(v) = value.filter(|v| v.to_string().contains(needle)) else {
+            return;
+        };
+        let info = WriteInfo {
+            checkpoint_ns: ns.to_owned(),
+            checkpoint_id: id.to_owned(),
+            task_id: task_id.to_owned(),
+            task_path: path.to_owned(),
+            channel: channel.to_owned(),
+        };
+        out.push((info, decoded(v, budget)));
+    });
+    out
 }
 
 #[cfg(test)]

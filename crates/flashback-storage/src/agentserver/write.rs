@@ -7,7 +7,7 @@
 //! and deleted with `DELETE /threads/{id}`.
 //! A refused write comes back as the server's own words, one line.
 
-use super::client::{Client, READ_TIMEOUT};
+use super::client::READ_TIMEOUT;
 use super::fetch::seg;
 use super::AgentServerStore;
 use crate::StoreError;
@@ -176,32 +176,6 @@ pub trait ServerWrites: Send + Sync {
 #[async_trait::async_trait]
 impl ServerWrites for AgentServerStore {
     async fn update_state(&self, u: StateUpdate<'_>) -> Result<String, StoreError> {
-        AgentServerStore::update_state(self, u).await
-    }
-    async fn copy_thread(&self, thread_id: &str) -> Result<String, StoreError> {
-        AgentServerStore::copy_thread(self, thread_id).await
-    }
-    async fn start_run(&self, r: &RunRequest) -> Result<RunStream, StoreError> {
-        AgentServerStore::start_run(self, r).await
-    }
-    async fn cancel_run(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError> {
-        AgentServerStore::cancel_run(self, thread_id, run_id).await
-    }
-    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
-        let path = format!("/threads/{}", seg(thread_id));
-        let done = self.client().send(Method::DELETE, &path, None).await;
-        self.forget(thread_id);
-        done.map(|_| ())
-    }
-    fn forget(&self, thread_id: &str) {
-        AgentServerStore::forget(self, thread_id)
-    }
-}
-
-impl AgentServerStore {
-    /// Update a thread's state at a checkpoint (a fork the server writes); returns the new
-    /// checkpoint's id.
-    pub async fn update_state(&self, u: StateUpdate<'_>) -> Result<String, StoreError> {
         let values = if u.values.is_empty() {
             Json::Null
         } else {
@@ -234,10 +208,10 @@ impl AgentServerStore {
     }
 
     /// Copy a thread (the server's `POST /threads/{id}/copy`); returns the new thread id.
-    pub async fn copy_thread(&self, thread_id: &str) -> Result<String, StoreError> {
+    async fn copy_thread(&self, thread_id: &str) -> Result<String, StoreError> {
         let path = format!("/threads/{}/copy", seg(thread_id));
         let answer: Json = self.client().post(&path, &json!({})).await?;
-        self.fetch_forget_listing();
+        self.forget_listing();
         answer
             .get("thread_id")
             .and_then(Json::as_str)
@@ -251,7 +225,7 @@ impl AgentServerStore {
     }
 
     /// Start a run and read its events as they come.
-    pub async fn start_run(&self, r: &RunRequest) -> Result<RunStream, StoreError> {
+    async fn start_run(&self, r: &RunRequest) -> Result<RunStream, StoreError> {
         let assistant = match &r.assistant_id {
             Some(a) => a.clone(),
             None => self.assistant_of(&r.thread_id).await?,
@@ -283,7 +257,7 @@ impl AgentServerStore {
     }
 
     /// Cancel a run (the server stops it; `wait=false`).
-    pub async fn cancel_run(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError> {
+    async fn cancel_run(&self, thread_id: &str, run_id: &str) -> Result<(), StoreError> {
         let path = format!(
             "/threads/{}/runs/{}/cancel?wait=false",
             seg(thread_id),
@@ -296,6 +270,19 @@ impl AgentServerStore {
         Ok(())
     }
 
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StoreError> {
+        let path = format!("/threads/{}", seg(thread_id));
+        let done = self.client().send(Method::DELETE, &path, None).await;
+        self.forget(thread_id);
+        done.map(|_| ())
+    }
+
+    fn forget(&self, thread_id: &str) {
+        AgentServerStore::forget(self, thread_id)
+    }
+}
+
+impl AgentServerStore {
     /// The assistant that last ran a thread (its metadata's `assistant_id`, else `graph_id`).
     async fn assistant_of(&self, thread_id: &str) -> Result<String, StoreError> {
         let t: Json = self
@@ -314,15 +301,6 @@ impl AgentServerStore {
                 ))
             })
     }
-
-    fn fetch_forget_listing(&self) {
-        self.forget("");
-    }
-}
-
-/// The client's base, for messages of callers that hold only a client.
-pub fn server_of(client: &Client) -> &str {
-    client.base()
 }
 
 #[cfg(test)]
