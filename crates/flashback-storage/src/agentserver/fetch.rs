@@ -56,6 +56,15 @@ pub(crate) struct History {
     pub runs: Vec<Json>,
     /// The bytes of JSON the server sent for it.
     pub bytes: usize,
+    /// What could not be read of it (an answer that is not the API's JSON): one thread's bad
+    /// answer damages only that thread.
+    pub problem: Option<String>,
+}
+
+/// An answer that is wrong for this thread alone (not the server's JSON, refused), as
+/// opposed to a server that cannot be reached, a key refused, or a time limit.
+fn only_this_thread(e: &StoreError) -> bool {
+    matches!(e, StoreError::Query(_) | StoreError::InvalidInput(_))
 }
 
 impl History {
@@ -303,7 +312,15 @@ impl Fetcher {
         }
         while let Some(done) = set.join_next().await {
             let (i, h) = done.map_err(|e| StoreError::Query(format!("read task failed: {e}")))?;
-            out[i] = h?;
+            out[i] = match h {
+                Ok(h) => h,
+                // Listed with what went wrong (not kept: read again next time).
+                Err(e) if only_this_thread(&e) => Some(Arc::new(History {
+                    problem: Some(format!("its history cannot be read: {e}")),
+                    ..History::default()
+                })),
+                Err(e) => return Err(e),
+            };
         }
         Ok(out)
     }
@@ -336,6 +353,7 @@ impl Fetcher {
             .collect();
         present.sort();
         states.sort_by(|a, b| states::checkpoint_id(b).cmp(&states::checkpoint_id(a)));
+        let mut problem = None;
         let runs = match self
             .client
             .get::<Vec<Json>>(&format!("/threads/{}/runs?limit=1000", seg(thread_id)))
@@ -346,6 +364,10 @@ impl Fetcher {
                 r
             }
             Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(e) if only_this_thread(&e) => {
+                problem = Some(format!("its runs cannot be read: {e}"));
+                Vec::new()
+            }
             Err(e) => return Err(e),
         };
         Ok(History {
@@ -353,6 +375,7 @@ impl Fetcher {
             namespaces: present,
             runs,
             bytes,
+            problem,
         })
     }
 

@@ -238,9 +238,14 @@ fn thread_info(thread_id: &str, h: &History) -> ThreadInfo {
     ThreadInfo {
         thread_id: thread_id.to_owned(),
         namespaces: h.namespaces.clone(),
-        checkpoint_count: h.states.len() as u64,
+        // A state the API gave without a checkpoint id is not a checkpoint (states.rs).
+        checkpoint_count: h
+            .states
+            .iter()
+            .filter(|s| states::checkpoint_id(s).is_some())
+            .count() as u64,
         latest_checkpoint_id: h.latest_root().map(str::to_owned),
-        problem: None,
+        problem: h.problem.clone(),
     }
 }
 
@@ -344,7 +349,7 @@ impl CheckpointStore for AgentServerStore {
             .all(None)
             .await?
             .iter()
-            .filter(|(_, h)| !h.states.is_empty())
+            .filter(|(_, h)| !h.states.is_empty() || h.problem.is_some())
             .filter_map(|(t, h)| Some(thread_info(t.get("thread_id")?.as_str()?, h)))
             .collect();
         out.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
