@@ -101,3 +101,41 @@ async fn a_key_is_asked_for_refused_in_one_line_and_never_shown() {
         .is_none());
     set_api_key(&url, "");
 }
+
+fn one_bad_thread(line: &str, _key: Option<&str>) -> (u16, &'static str, String) {
+    let state = |id: &str| {
+        serde_json::json!({"values": {"n": 1}, "tasks": [], "metadata": {"step": 0},
+            "checkpoint": {"checkpoint_id": id, "checkpoint_ns": ""}})
+    };
+    let ok = |v: serde_json::Value| (200, "application/json", v.to_string());
+    match line.split_whitespace().nth(1).unwrap_or("") {
+        "/ok" => ok(serde_json::json!({"ok": true})),
+        "/threads/search" => ok(serde_json::json!([
+            {"thread_id": "good", "status": "idle", "updated_at": "2"},
+            {"thread_id": "bad", "status": "idle", "updated_at": "1"}
+        ])),
+        "/threads/good/history" => ok(serde_json::json!([state("g1")])),
+        "/threads/bad/history" => (200, "application/json", "{not json".into()),
+        p if p.ends_with("/runs?limit=1000") => ok(serde_json::json!([])),
+        _ => (404, "application/json", r#"{"detail":"Not Found"}"#.into()),
+    }
+}
+
+#[tokio::test]
+async fn one_threads_bad_answer_damages_only_that_thread() {
+    let url = serve(one_bad_thread).await;
+    let store = AgentServerStore::open(&url).await.expect("opens");
+    let threads = store.list_threads().await.expect("the list is read");
+    let ids: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+    assert_eq!(ids, ["bad", "good"]);
+    let bad = one_line_problem(threads[0].problem.as_deref());
+    assert!(bad.contains("its history cannot be read"), "{bad}");
+    assert_eq!(threads[1].latest_checkpoint_id.as_deref(), Some("g1"));
+    assert!(threads[1].problem.is_none());
+}
+
+fn one_line_problem(p: Option<&str>) -> String {
+    let p = p.expect("a problem").to_owned();
+    assert!(!p.contains('\n'), "{p}");
+    p
+}
