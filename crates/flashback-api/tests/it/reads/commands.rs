@@ -209,6 +209,7 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
 
     let err = api
         .checkpoint_detail(CheckpointRequest {
+            live: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
