@@ -135,7 +135,12 @@ pub fn checkpoint_detail(
             error: error_of(&value),
             control: is_control_channel(channel),
             internal: is_internal_channel(channel),
-            default: applied.defaults.contains(channel),
+            // Not stored: the empty start shown before the first write (by `apply_pending`,
+            // or a DeltaChannel rebuilt from nothing).
+            default: applied.defaults.contains(channel)
+                || rebuilt.get(channel).is_some_and(|r| {
+                    r.from_checkpoint.is_none() && r.writes == 0 && r.error.is_none()
+                }),
         });
         values.insert(channel.clone(), value);
     }

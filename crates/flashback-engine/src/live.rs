@@ -61,6 +61,11 @@ const KNOWN: [(&str, Reducer); 6] = [
     ("thread_tool_call_count", Reducer::LastValue),
 ];
 
+/// The reducer of a state key LangChain's agents declare, by its name.
+pub fn known_reducer(channel: &str) -> Option<Reducer> {
+    KNOWN.iter().find(|(c, _)| *c == channel).map(|(_, r)| *r)
+}
+
 /// `EphemeralValue` channels of LangChain's agents: cleared by a step that does not write them.
 const EPHEMERAL: [&str; 1] = ["jump_to"];
 
@@ -87,8 +92,8 @@ impl Reducers {
         if let Some(r) = self.by_channel.get(channel) {
             return *r;
         }
-        if let Some((_, r)) = KNOWN.iter().find(|(c, _)| *c == channel) {
-            return *r;
+        if let Some(r) = known_reducer(channel) {
+            return r;
         }
         match seen {
             Some(v) if holds_messages(v) => Reducer::AddMessages,
