@@ -133,6 +133,49 @@ export type AppInfo = {
 	settings: Setting[],
 };
 
+/**  Pending writes folded into a checkpoint's `values`. */
+export type AppliedWrites = {
+	/**  The task that wrote them. */
+	task_id: string,
+	/**  Its node (`None`: an input or `update_state`, the null task). */
+	node: string | null,
+	/**  The channels written. */
+	channels: string[],
+};
+
+/**  A `HumanInTheLoopMiddleware` interrupt. */
+export type Approval = {
+	/**  The interrupt's id. */
+	interrupt_id: string | null,
+	/**  The task that raised it. */
+	task_id: string,
+	/**  Its node. */
+	node: string,
+	/**  One interrupt per model turn (`batched`) or per gated tool call (`per_call`). */
+	mode: ApprovalMode,
+	/**  The tool calls to review. */
+	actions: ApprovalAction[],
+	/**  `per_call`: the JSON schema one decision must match (`$defs`/`$ref`, discriminator `type`). */
+	response_schema: Value | null,
+};
+
+/**  One tool call to review. */
+export type ApprovalAction = {
+	/**  The tool. */
+	name: string,
+	/**  Its arguments. */
+	args: Value,
+	/**  The text shown to the reviewer. */
+	description: string | null,
+	/**  Subset of `approve`, `edit`, `reject`, `respond`. */
+	allowed_decisions: string[],
+	/**  The model's tool call id. */
+	tool_call_id: string | null,
+};
+
+/**  How `HumanInTheLoopMiddleware` pauses. */
+export type ApprovalMode = "batched" | "per_call";
+
 /**  One damaged blob row, and how it is (or why it cannot be) rebuilt. */
 export type BlobRepair = {
 	/**  The namespace. */
@@ -232,6 +275,17 @@ export type ChannelInfo = {
 	error: string | null,
 	/**  A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state. */
 	control: boolean,
+	/**
+	 *  Not shown by `get_state`: LangGraph's control channels and agent bookkeeping
+	 *  (`jump_to`, the model/tool call counts, private middleware keys); folded under
+	 *  "internal", shown on demand.
+	 */
+	internal: boolean,
+	/**
+	 *  The value is not stored: it is the channel's empty default (`messages: []`) that Python
+	 *  shows, known from the thread's other checkpoints.
+	 */
+	default: boolean,
 };
 
 /**  What the rebuild check found for one channel. */
@@ -308,8 +362,18 @@ export type CheckpointDetail = {
 	writes: WriteGroup[],
 	/**  Next tasks (as `get_state` shows them). */
 	tasks: TaskSet,
-	/**  Live (latest of its namespace: finished tasks drop out of `next`) or history. */
+	/**
+	 *  The live view (Python's `get_state` without an id: `values` include the writes of the
+	 *  step's finished tasks, `next` omits them, `interrupts` only waiting ones) or the step
+	 *  record (`get_state` with the id: values as the step started, every task, every interrupt).
+	 */
 	live: boolean,
+	/**  Pending writes folded into `values`. */
+	applied: AppliedWrites[],
+	/**  The status of this snapshot. */
+	status: ThreadStatus,
+	/**  `HumanInTheLoopMiddleware` interrupts found in the tasks' interrupts. */
+	approvals: Approval[],
 	/**  The LangGraph config that points at this checkpoint. */
 	config: Value,
 	/**  Subgraph namespaces run from this checkpoint. */
@@ -408,6 +472,11 @@ export type CheckpointRequest = {
 	 *  failing (the app shows them so, beside its Unlock).
 	 */
 	allow_locked?: boolean,
+	/**
+	 *  None: live iff `checkpoint_id` is None. `true`: live when the checkpoint is its
+	 *  namespace's latest. `false`: the step record.
+	 */
+	live?: boolean | null,
 };
 
 /**  How one checkpoint was stored, in an encrypted database. */
