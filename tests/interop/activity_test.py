@@ -239,7 +239,9 @@ def expected_tokens(app_history) -> dict:
         if new:
             u = [m.usage_metadata for m in new]
             out[cid] = {"input": sum(x["input_tokens"] for x in u), "output": sum(x["output_tokens"] for x in u),
-                        "total": sum(x["total_tokens"] for x in u), "messages": len(u)}
+                        "total": sum(x["total_tokens"] for x in u), "messages": len(u),
+                        "cached": sum((x.get("input_token_details") or {}).get("cache_read", 0) for x in u),
+                        "reasoning": sum((x.get("output_token_details") or {}).get("reasoning", 0) for x in u)}
     return out
 
 

@@ -5,6 +5,8 @@
 # from tests/interop/agents_fixture.py).
 #
 #   tests/interop/agents.sh
+#   tests/interop/agents.sh --make-sqlite OUT   only write the threads to a new SQLite file (the
+#                                               browser e2e and the README's screenshots use it)
 #
 # Creates (or updates) a virtualenv from tests/interop/requirements-agents.txt (langchain 1.5
 # needs langchain-core >= 1.8, newer than the pin of tests/fixtures/requirements.txt, so it is a
@@ -44,6 +46,10 @@ if [ "$want" != "$(cat "$stamp" 2>/dev/null || true)" ]; then
     echo "$want" >"$stamp"
 fi
 python="$venv/bin/python"
+if [ "${1:-}" = "--make-sqlite" ]; then
+    [ -n "${2:-}" ] || { echo "usage: $0 --make-sqlite OUT" >&2; exit 2; }
+    exec "$python" tests/interop/agents_fixture.py --sqlite "$2"
+fi
 
 # ---- the CLI ------------------------------------------------------------------------------
 echo "building flashback-cli"

@@ -4,7 +4,7 @@
 // (which never downloads a browser of its own).
 //
 //   node ui/e2e/browser.mjs [--bin target/debug/flashback] [--out .artifacts/screenshots] [--docs]
-//                           [--big DB] [--python PY] [--pg URL]
+//                           [--big DB] [--python PY] [--pg URL] [--agents DB]
 //
 // Besides the fixture, fixtures.mjs makes copies with undecodable writes, 3,000 threads, a
 // checkpoint forked 5,000 times, and one for retention to delete from.

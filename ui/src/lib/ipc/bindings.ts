@@ -133,48 +133,52 @@ export type AppInfo = {
 	settings: Setting[],
 };
 
-/**  Pending writes folded into a checkpoint's `values`. */
+/**  Pending writes folded into the values shown. */
 export type AppliedWrites = {
-	/**  The task that wrote them. */
+	/**  The task that wrote them ([`NULL_TASK_ID`] for input/update writes). */
 	task_id: string,
-	/**  Its node (`None`: an input or `update_state`, the null task). */
+	/**  Its node (`None` for input/update writes). */
 	node: string | null,
-	/**  The channels written. */
+	/**  The channels they changed, in write order. */
 	channels: string[],
 };
 
-/**  A `HumanInTheLoopMiddleware` interrupt. */
+/**  One approval interrupt. */
 export type Approval = {
-	/**  The interrupt's id. */
+	/**  The interrupt's id (what a per-id resume is keyed by). */
 	interrupt_id: string | null,
-	/**  The task that raised it. */
+	/**  The task that waits. */
 	task_id: string,
 	/**  Its node. */
 	node: string,
-	/**  One interrupt per model turn (`batched`) or per gated tool call (`per_call`). */
+	/**  Batched or per call. */
 	mode: ApprovalMode,
-	/**  The tool calls to review. */
+	/**  The calls to review, in order. */
 	actions: ApprovalAction[],
-	/**  `per_call`: the JSON schema one decision must match (`$defs`/`$ref`, discriminator `type`). */
+	/**  Per-call mode: the JSON schema one decision must match. */
 	response_schema: Value | null,
 };
 
-/**  One tool call to review. */
+/**  One tool call waiting for review. */
 export type ApprovalAction = {
 	/**  The tool. */
 	name: string,
-	/**  Its arguments. */
+	/**  Its arguments, as the model asked (JSON view). */
 	args: Value,
 	/**  The text shown to the reviewer. */
 	description: string | null,
-	/**  Subset of `approve`, `edit`, `reject`, `respond`. */
+	/**  What the reviewer may answer (`approve`, `edit`, `reject`, `respond`). */
 	allowed_decisions: string[],
-	/**  The model's tool call id. */
+	/**  The model's tool call id (per-call mode). */
 	tool_call_id: string | null,
 };
 
-/**  How `HumanInTheLoopMiddleware` pauses. */
-export type ApprovalMode = "batched" | "per_call";
+/**  How the middleware asked. */
+export type ApprovalMode = 
+/**  One interrupt for all the gated calls of a model turn. */
+"batched" | 
+/**  One interrupt per gated tool call. */
+"per_call";
 
 /**  One damaged blob row, and how it is (or why it cannot be) rebuilt. */
 export type BlobRepair = {
@@ -276,14 +280,13 @@ export type ChannelInfo = {
 	/**  A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state. */
 	control: boolean,
 	/**
-	 *  Not shown by `get_state`: LangGraph's control channels and agent bookkeeping
-	 *  (`jump_to`, the model/tool call counts, private middleware keys); folded under
-	 *  "internal", shown on demand.
+	 *  Shown folded under "internal": a control channel or an agent's bookkeeping
+	 *  (`jump_to`, call counts, keys named `_…`).
 	 */
 	internal: boolean,
 	/**
-	 *  The value is not stored: it is the channel's empty default (`messages: []`) that Python
-	 *  shows, known from the thread's other checkpoints.
+	 *  Not stored: the channel's empty start (`[]`, `{}`) that Python shows before its first
+	 *  write, its reducer known from the thread.
 	 */
 	default: boolean,
 };
@@ -363,16 +366,26 @@ export type CheckpointDetail = {
 	/**  Next tasks (as `get_state` shows them). */
 	tasks: TaskSet,
 	/**
-	 *  The live view (Python's `get_state` without an id: `values` include the writes of the
-	 *  step's finished tasks, `next` omits them, `interrupts` only waiting ones) or the step
-	 *  record (`get_state` with the id: values as the step started, every task, every interrupt).
+	 *  The live view (Python's `get_state(config)`: values with the writes of the step's
+	 *  finished tasks applied, finished tasks out of `next`, only waiting interrupts) or the
+	 *  step record (`get_state` with a checkpoint id / `get_state_history`: values as the step
+	 *  started, every task, every interrupt raised). See [`CheckpointRequest::live`].
 	 */
 	live: boolean,
-	/**  Pending writes folded into `values`. */
+	/**
+	 *  The pending writes folded into `values`: input/update (null-task) writes in both views,
+	 *  the finished tasks' writes in the live view.
+	 */
 	applied: AppliedWrites[],
-	/**  The status of this snapshot. */
+	/**
+	 *  What this snapshot says of the thread: finished, waiting for a human (interrupted),
+	 *  failed, or pending.
+	 */
 	status: ThreadStatus,
-	/**  `HumanInTheLoopMiddleware` interrupts found in the tasks' interrupts. */
+	/**
+	 *  The human-in-the-loop approvals among the interrupts (LangChain's
+	 *  `HumanInTheLoopMiddleware`, batched or per call), to answer with decisions.
+	 */
 	approvals: Approval[],
 	/**  The LangGraph config that points at this checkpoint. */
 	config: Value,
@@ -473,8 +486,11 @@ export type CheckpointRequest = {
 	 */
 	allow_locked?: boolean,
 	/**
-	 *  None: live iff `checkpoint_id` is None. `true`: live when the checkpoint is its
-	 *  namespace's latest. `false`: the step record.
+	 *  Which view: `None` — live (Python's `get_state(config)`) when no `checkpoint_id` is
+	 *  given, else the step record (`get_state` of a config with that id, as
+	 *  `get_state_history` shows it, even for the latest checkpoint); `Some(true)` — live when
+	 *  the checkpoint is its namespace's latest (the app's head row); `Some(false)` — the step
+	 *  record.
 	 */
 	live?: boolean | null,
 };
@@ -1048,15 +1064,21 @@ export type GraphRow = {
 	merged_from_row: number | null,
 	/**
 	 *  The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
-	 *  that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
-	 *  [`annotate`] from the thread's writes.
+	 *  that wrote at its parent (a `Send` task by its target, `Send` when that is unknown;
+	 *  empty when unknown). Filled in by [`annotate`] from the thread's writes.
 	 */
 	ran: string[],
 	/**
-	 *  How the step after this checkpoint went, from its pending writes: a task failed,
-	 *  recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
+	 *  What the nodes did, on the row of the node: a task of the step that made this row
+	 *  raised and then finished on a retry (`recovered`) or was resumed (`resumed`); a task of
+	 *  the step after it — which has no row yet — failed or waits at an interrupt (also from
+	 *  `annotate`).
 	 */
 	marks: StepMark[],
+	/**  The nodes the marks are about, in mark order (`fetch_bad`). */
+	mark_nodes: string[],
+	/**  `response_metadata.model_name` of the AI messages counted in [`GraphRow::tokens`]. */
+	models: string[],
 	/**
 	 *  Tokens the model calls of the step that made this checkpoint used, from the
 	 *  `usage_metadata` of the messages it wrote (filled in by
@@ -2273,6 +2295,11 @@ export type ThreadActivity = {
 	 *  list stays answerable; a command naming the thread says not found.
 	 */
 	missing?: boolean,
+	/**
+	 *  The thread's token usage (as [`ThreadGraph::tokens`]); `None` when no message carried
+	 *  usage.
+	 */
+	tokens: TokenUsage | null,
 };
 
 /**  Threads whose history to look through (the rows of the list in view). */
@@ -2302,6 +2329,13 @@ export type ThreadGraph = {
 	 *  place with its links; the rest of the thread is unaffected).
 	 */
 	unreadable: CheckpointProblem[],
+	/**
+	 *  The thread's token usage over every namespace, each message counted once where the
+	 *  model produced it (`None`: no message carried usage).
+	 */
+	tokens: TokenUsage | null,
+	/**  The models that answered (`response_metadata.model_name`), first seen first. */
+	models: string[],
 };
 
 /**  The status of a whole thread, from its latest root-namespace checkpoint. */
@@ -2354,6 +2388,11 @@ export type ThreadSummary = {
 	 *  database.
 	 */
 	server?: ServerThread | null,
+	/**
+	 *  The thread's token usage (as [`ThreadGraph::tokens`]): filled in by `flashback threads`;
+	 *  the app reads it per row from `thread_activity`.
+	 */
+	tokens?: TokenUsage | null,
 };
 
 /**  The threads of a database. */
@@ -2385,7 +2424,7 @@ export type ThreeWay = {
 	control: boolean,
 };
 
-/**  Tokens a step's model calls used. */
+/**  Tokens model calls used. */
 export type TokenUsage = {
 	/**  Prompt tokens (`input_tokens`). */
 	input: number,
@@ -2395,6 +2434,10 @@ export type TokenUsage = {
 	total: number,
 	/**  Messages that carried usage. */
 	messages: number,
+	/**  Prompt tokens read from the provider's cache (`input_token_details.cache_read`). */
+	cached: number,
+	/**  Completion tokens spent reasoning (`output_token_details.reasoning`). */
+	reasoning: number,
 };
 
 /**  Unlock an encrypted database with its AES key. */
