@@ -45,6 +45,7 @@ import * as retention from "./browser/retention.mjs";
 import * as langgraphjs from "./browser/langgraphjs.mjs";
 import * as devserver from "./browser/devserver.mjs";
 import * as agentserver from "./browser/agentserver.mjs";
+import * as agents from "./browser/agents.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -111,6 +112,9 @@ const checks = [
   devserver.runs,
   devserver.memory,
   devserver.stale,
+  // A database of today's agents (--agents), opened, then the served database again.
+  agents.approval,
+  agents.deepAgent,
   open.demoAndTheme,
   // Last: the real `langgraph dev` running (tests/devserver/serve_live.py) and `flashback serve
   // http://…` on it; Resume with… runs on the server.
