@@ -52,7 +52,10 @@ pub fn approvals(d: &CheckpointDetail) -> String {
             ));
             if let Some(desc) = &action.description {
                 for l in desc.lines() {
-                    out.push_str(&format!("      {l}\n"));
+                    match l.trim_end() {
+                        "" => out.push('\n'),
+                        l => out.push_str(&format!("      {l}\n")),
+                    }
                 }
             }
             out.push_str(&format!(
@@ -62,7 +65,7 @@ pub fn approvals(d: &CheckpointDetail) -> String {
         }
     }
     out.push_str(&format!(
-        "  resume (approve all): {}\n  each decision: {{\"type\": \"approve\"}} | {{\"type\": \"edit\", \"edited_action\": {{\"name\": …, \"args\": {{…}}}}}} | {{\"type\": \"reject\", \"message\": …}} | {{\"type\": \"respond\", \"message\": …}}\n",
+        "  resume (approve all): {}\n  a decision: {{\"type\": \"approve\"}} | {{\"type\": \"reject\", \"message\": …}}\n    | {{\"type\": \"edit\", \"edited_action\": {{\"name\": …, \"args\": {{…}}}}}} | {{\"type\": \"respond\", \"message\": …}}\n",
         approve_all(&d.approvals)
     ));
     out

@@ -234,6 +234,24 @@ pub fn graph(g: &ThreadGraph) -> String {
     out
 }
 
+/// The hooks LangChain's agent middleware run as graph nodes (`<Middleware>.<hook>`).
+const HOOKS: [&str; 4] = ["before_agent", "before_model", "after_model", "after_agent"];
+
+/// A node as people read it: a middleware hook `SummarizationMiddleware.before_model` as
+/// `Summarization · before model`; any other name as it is.
+fn node_label(name: &str) -> String {
+    match name.rsplit_once('.') {
+        Some((owner, hook)) if !owner.is_empty() && HOOKS.contains(&hook) => {
+            let owner = owner
+                .strip_suffix("Middleware")
+                .filter(|o| !o.is_empty())
+                .unwrap_or(owner);
+            format!("{owner} · {}", hook.replace('_', " "))
+        }
+        _ => name.to_owned(),
+    }
+}
+
 /// The nodes that ran, each once with a count when it ran several times (`tools ×3`).
 fn ran_label(ran: &[String]) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
@@ -247,9 +265,9 @@ fn ran_label(ran: &[String]) -> String {
         .iter()
         .map(|(n, k)| {
             if *k > 1 {
-                format!("{n} ×{k}")
+                format!("{} ×{k}", node_label(n))
             } else {
-                (*n).to_owned()
+                node_label(n)
             }
         })
         .collect::<Vec<_>>()
@@ -496,4 +514,31 @@ pub fn copied(r: &CopyReport, source: &str, target: &str) -> String {
         "copied {source:?} to {target:?}: {} checkpoints, {} writes, {} blobs\n",
         r.checkpoints, r.writes, r.blobs
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middleware_hooks_read_as_what_they_are() {
+        assert_eq!(
+            node_label("SummarizationMiddleware.before_model"),
+            "Summarization · before model"
+        );
+        assert_eq!(
+            node_label("HumanInTheLoopMiddleware.after_model"),
+            "HumanInTheLoop · after model"
+        );
+        assert_eq!(
+            node_label("Middleware.after_agent"),
+            "Middleware · after agent"
+        );
+        assert_eq!(node_label("tools"), "tools");
+        assert_eq!(node_label("a.b"), "a.b");
+        let ran: Vec<String> = ["tools", "tools", "TodoListMiddleware.after_model"]
+            .map(String::from)
+            .into();
+        assert_eq!(ran_label(&ran), "tools ×2, TodoList · after model");
+    }
 }

@@ -133,17 +133,17 @@ pub fn state(d: &CheckpointDetail, internal: bool) -> String {
     out.push_str(&format!("\npending writes ({count}):\n"));
     for g in &d.writes {
         let by = match (&g.node, g.task_id.as_str()) {
-            (Some(node), id) => format!("{node} {}", clip(id, 8)),
+            (Some(node), id) => format!("{} {}", super::node_label(node), clip(id, 8)),
             (None, "00000000-0000-0000-0000-000000000000") => "input/update".to_owned(),
             (None, id) => clip(id, 12),
         };
         for w in &g.writes {
             out.push_str(&format!(
-                "  {:<20} {:>3} {:<20} {}\n",
-                clip(&by, 20),
+                "  {:<28} {:>3} {:<20} {}\n",
+                clip(&by, 28),
                 w.idx,
                 w.channel,
-                clip(&shown(&w.value), WIDTH - 48)
+                clip(&shown(&w.value), WIDTH - 56)
             ));
         }
     }
