@@ -131,12 +131,18 @@ pub struct GraphRow {
     /// On a Flashback merge: the row of the branch-B checkpoint it took channels from.
     pub merged_from_row: Option<usize>,
     /// The nodes whose step made this checkpoint (a `loop` one), in task order: the tasks
-    /// that wrote at its parent (`Send` for a `Send` task; empty when unknown). Filled in by
-    /// [`annotate`] from the thread's writes.
+    /// that wrote at its parent (a `Send` task by its target, `Send` when that is unknown;
+    /// empty when unknown). Filled in by [`annotate`] from the thread's writes.
     pub ran: Vec<String>,
-    /// How the step after this checkpoint went, from its pending writes: a task failed,
-    /// recovered on a retry, waits at an interrupt, or was resumed (also from `annotate`).
+    /// What the nodes did, on the row of the node: a task of the step that made this row
+    /// raised and then finished on a retry (`recovered`) or was resumed (`resumed`); a task of
+    /// the step after it — which has no row yet — failed or waits at an interrupt (also from
+    /// `annotate`).
     pub marks: Vec<StepMark>,
+    /// The nodes the marks are about, in mark order (`fetch_bad`).
+    pub mark_nodes: Vec<String>,
+    /// `response_metadata.model_name` of the AI messages counted in [`GraphRow::tokens`].
+    pub models: Vec<String>,
     /// Tokens the model calls of the step that made this checkpoint used, from the
     /// `usage_metadata` of the messages it wrote (filled in by
     /// [`annotate_usage`]; `None`: none carried usage).
@@ -286,6 +292,8 @@ pub fn layout(dag: &ThreadDag, opts: &LayoutOptions) -> Result<Layout, EngineErr
             merged_from_row: None,
             ran: Vec::new(),
             marks: Vec::new(),
+            mark_nodes: Vec::new(),
+            models: Vec::new(),
             tokens: None,
         });
         if let Some((p, _)) = up[n.index()] {
