@@ -17,7 +17,7 @@ it), a runner that fails (its fork is removed again with `delete-branch`, after 
 history is what it was), `activity` and the `threads` table's ↻ mark for retried errors.
 
 For every checkpoint: `ran` (the nodes whose step made it) equals the names of the parent
-snapshot's tasks (a `Send` task as "Send"), and `marks` equal what its own snapshot's tasks
+snapshot's tasks (a `Send` task by its target), and `marks` equal what its own snapshot's tasks
 say (error with or without a result, interrupts with or without a result). Also: the human
 `threads` and `history` fit 100 columns, `--wide` shows full ids, and `state` shows messages
 as readable lines.
@@ -194,21 +194,34 @@ def flashback(*args: str) -> subprocess.CompletedProcess:
 
 
 def expected(app_history) -> dict:
-    """(ran, marks) per checkpoint id, from Python's snapshots (newest first)."""
+    """(ran, marks) per checkpoint id, from Python's snapshots (newest first). A mark sits on
+    the row of the node it is about: a task that failed or waits on the checkpoint whose next
+    step it is (no later row exists); one that recovered or was resumed on the row its step
+    made."""
     by_id = {s.config["configurable"]["checkpoint_id"]: s for s in app_history}
-    out = {}
-    for cid, s in by_id.items():
-        marks = set()
+    made = {s.parent_config["configurable"]["checkpoint_id"] for s in by_id.values()
+            if s.parent_config and s.metadata.get("source") == "loop"}
+
+    def marks_of(s, done: bool) -> set:
+        out = set()
         for t in s.tasks:
             has_result = t.result is not None
-            if t.error is not None:
-                marks.add("recovered" if has_result else "failed")
-            elif t.interrupts:
-                marks.add("resumed" if has_result else "interrupted")
+            if t.error is not None and has_result == done:
+                out.add("recovered" if done else "failed")
+            elif t.error is None and t.interrupts and has_result == done:
+                out.add("resumed" if done else "interrupted")
+        return out
+
+    out = {}
+    for cid, s in by_id.items():
+        marks = marks_of(s, False)
+        if cid not in made:
+            marks |= marks_of(s, True)
         ran = []
         parent = s.parent_config and by_id.get(s.parent_config["configurable"]["checkpoint_id"])
         if parent and s.metadata.get("source") == "loop":
-            ran = sorted("Send" if t.path[0] == "__pregel_push" else t.name for t in parent.tasks)
+            ran = sorted(t.name for t in parent.tasks)
+            marks |= marks_of(parent, True)
         out[cid] = (ran, sorted(marks))
     return out
 
@@ -226,7 +239,9 @@ def expected_tokens(app_history) -> dict:
         if new:
             u = [m.usage_metadata for m in new]
             out[cid] = {"input": sum(x["input_tokens"] for x in u), "output": sum(x["output_tokens"] for x in u),
-                        "total": sum(x["total_tokens"] for x in u), "messages": len(u)}
+                        "total": sum(x["total_tokens"] for x in u), "messages": len(u),
+                        "cached": sum((x.get("input_token_details") or {}).get("cache_read", 0) for x in u),
+                        "reasoning": sum((x.get("output_token_details") or {}).get("reasoning", 0) for x in u)}
     return out
 
 
@@ -262,10 +277,16 @@ def check_threads(r: Results, where: str, db: str, apps: dict) -> None:
     text = flashback("graph", db, "flaky-1").stdout
     r.check(where, "graph (text) names the nodes and the retry", "flaky" in text and "recovered on retry" in text, text)
     fan = flashback("graph", db, "fanout").stdout
-    r.check(where, "graph (text) shows the fan-out", "Send ×3" in fan and "join" in fan, fan)
+    r.check(where, "graph (text) names the fan-out's Sends by their target",
+            "Send" not in fan and "×3" in fan and "join" in fan, fan)
 
-    # The checkpoint whose next step raised and then recovered: its detail.
-    recovered = next(cid for cid, ms in marks.items() if "recovered" in ms)
+    # The row of the retried node is marked; the checkpoint whose next step raised and then
+    # recovered (its parent): its detail.
+    rows = {row["id"]: row for row in json.loads(flashback("graph", db, "flaky-1", "--json").stdout)["rows"]}
+    marked = next(cid for cid, ms in marks.items() if "recovered" in ms)
+    r.check(where, "flaky-1: the recovered mark names flaky, on the row flaky made",
+            rows[marked]["mark_nodes"] == ["flaky"] and "flaky" in rows[marked]["ran"], json.dumps(rows[marked]))
+    recovered = rows[marked]["parent_id"]
     state = flashback("state", db, "flaky-1", "--checkpoint", recovered)
     r.check(where, "state labels the failed attempt beside its retry",
             "raised, then recovered on retry: RuntimeError" in state.stdout, state.stdout)

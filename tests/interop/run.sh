@@ -39,6 +39,14 @@
 #   server with custom auth (no key, wrong key, LANGGRAPH_API_KEY / LANGSMITH_API_KEY) each one
 #   line within 15 s, the key never printed. (The reads and checks shared with devserver_test.py
 #   are in serverreads.py.) Skips with one line while the CLI takes http:// for a file path.
+#   agents.sh (issue 32, its own venv from tests/interop/requirements-agents.txt: langchain 1.5
+#   needs a newer langchain-core): agents_test.py writes threads of langchain `create_agent` with
+#   middleware (HITL batched and per-call, summarization, call limits, structured output, tool
+#   retry, parallel calls), deepagents (todos, files, a `task` sub-agent, a wait inside one),
+#   langgraph-supervisor and langgraph-swarm (scripted fake models, agents_fixture.py) and checks
+#   every checkpoint and every live state of every namespace against get_state /
+#   get_state_history, tokens, names, HITL approvals and resuming with their payload, on
+#   SQLite and on the Postgres server found here (a fresh database, dropped at exit).
 #   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
 #   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
 #   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
@@ -297,6 +305,12 @@ elif require_pg; then
 else
     echo "skip conformance three-table-postgres: ${pg_reason:-no PostgreSQL}"
 fi
+
+# ---- today's agents (issue 32), in their own venv -----------------------------------------
+echo
+echo "== agents.sh: create_agent middleware, deepagents, supervisor, swarm (SQLite and PostgreSQL)"
+# The server found above; without one agents.sh skips its Postgres part (or fails it on CI).
+FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" bash tests/interop/agents.sh || status=1
 
 # ---- LangGraph.js: forks resumed by the real JS library -------------------------------------
 echo

@@ -4,7 +4,7 @@
 // (which never downloads a browser of its own).
 //
 //   node ui/e2e/browser.mjs [--bin target/debug/flashback] [--out .artifacts/screenshots] [--docs]
-//                           [--big DB] [--python PY] [--pg URL]
+//                           [--big DB] [--python PY] [--pg URL] [--agents DB]
 //
 // Besides the fixture, fixtures.mjs makes copies with undecodable writes, 3,000 threads, a
 // checkpoint forked 5,000 times, and one for retention to delete from.
@@ -45,6 +45,7 @@ import * as retention from "./browser/retention.mjs";
 import * as langgraphjs from "./browser/langgraphjs.mjs";
 import * as devserver from "./browser/devserver.mjs";
 import * as agentserver from "./browser/agentserver.mjs";
+import * as agents from "./browser/agents.mjs";
 import * as topology from "./browser/topology.mjs";
 
 const options = readOptions();
@@ -114,6 +115,9 @@ const checks = [
   devserver.runs,
   devserver.memory,
   devserver.stale,
+  // A database of today's agents (--agents), opened, then the served database again.
+  agents.approval,
+  agents.deepAgent,
   open.demoAndTheme,
   // Last: the real `langgraph dev` running (tests/devserver/serve_live.py) and `flashback serve
   // http://…` on it; Resume with… runs on the server.

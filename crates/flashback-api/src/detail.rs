@@ -6,8 +6,9 @@ use crate::types::{
 };
 use flashback_codec::{reserved, view_decoded, Decoded, ViewOptions};
 use flashback_engine::delta::Rebuilt;
-use flashback_engine::is_control_channel;
+use flashback_engine::live::{apply_pending, Reducers};
 use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
+use flashback_engine::{is_control_channel, is_internal_channel};
 use flashback_storage::{CheckpointTuple, Dialect, PendingWrite, Serde};
 use serde_json::{json, Value as Json};
 use std::collections::{BTreeMap, HashMap};
@@ -82,19 +83,29 @@ fn group_writes(
     groups
 }
 
+/// Which view of a checkpoint to show, and what the thread says of its channels' reducers.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// Python's live `get_state(config)` rather than the step record.
+    pub live: bool,
+    /// The reducers known for the thread's channels.
+    pub reducers: Reducers,
+    /// A value seen in the thread for channels this checkpoint may lack (for their defaults).
+    pub known: BTreeMap<String, flashback_codec::Value>,
+}
+
 /// One checkpoint in full. `namespaces` are the thread's namespaces (for subgraph links of
 /// tasks); the latest checkpoint of its namespace is shown live, any other as history.
 pub fn checkpoint_detail(
-    tuple: &CheckpointTuple,
-    live: bool,
+    tuple: &mut CheckpointTuple,
+    view: &View,
     namespaces: Vec<String>,
     opts: ViewOptions,
     rebuilt: BTreeMap<String, Rebuilt>,
     dialect: Dialect,
 ) -> CheckpointDetail {
-    let cp = &tuple.checkpoint;
-    let h = &tuple.header;
-    let tasks = derive_tasks_with(
+    let live = view.live;
+    let mut tasks = derive_tasks_with(
         tuple,
         &DeriveOptions {
             mode: if live {
@@ -107,6 +118,11 @@ pub fn checkpoint_detail(
             ..Default::default()
         },
     );
+    let applied = apply_pending(tuple, &tasks, live, &view.reducers, &view.known);
+    tasks.warnings.extend(applied.warnings);
+    let tuple = &*tuple;
+    let cp = &tuple.checkpoint;
+    let h = &tuple.header;
     let mut values = serde_json::Map::new();
     let mut channels = Vec::with_capacity(cp.channel_values.len());
     for (channel, v) in &cp.channel_values {
@@ -118,6 +134,13 @@ pub fn checkpoint_detail(
             size: size_of(v, dialect),
             error: error_of(&value),
             control: is_control_channel(channel),
+            internal: is_internal_channel(channel),
+            // Not stored: the empty start shown before the first write (by `apply_pending`,
+            // or a DeltaChannel rebuilt from nothing).
+            default: applied.defaults.contains(channel)
+                || rebuilt.get(channel).is_some_and(|r| {
+                    r.from_checkpoint.is_none() && r.writes == 0 && r.error.is_none()
+                }),
         });
         values.insert(channel.clone(), value);
     }
@@ -167,6 +190,9 @@ pub fn checkpoint_detail(
             "checkpoint_id": h.checkpoint_id,
         }}),
         live,
+        applied: applied.applied,
+        status: tasks.status(),
+        approvals: flashback_engine::hitl::approvals(&tasks),
         subgraphs,
         tasks,
         problem: h.problem.clone(),

@@ -3,7 +3,7 @@
 use crate::error::ApiResult;
 use crate::summaries::ensure_thread;
 use crate::types::{count, CheckpointProblem, NamespaceInfo, ThreadGraph};
-use flashback_engine::{annotate, annotate_usage, layout, step_usage, LayoutOptions, ThreadDag};
+use flashback_engine::{annotate, annotate_usage, layout, thread_usage, LayoutOptions, ThreadDag};
 use flashback_storage::{CheckpointStore, ListQuery};
 
 /// The thread's checkpoint DAG as lanes (newest first), with collapsed namespaces left out.
@@ -30,16 +30,24 @@ pub async fn thread_graph(
             if !store.schema().layout().stores_task_paths() {
                 flashback_engine::activity::name_js_tasks(&mut writes, &headers);
             }
-            annotate(&mut lay.rows, &writes)
+            let sends = send_names(store, thread_id, &writes, &headers).await;
+            annotate(&mut lay.rows, &writes, &sends)
         }
         Err(e) => warnings.push(format!("the steps' tasks cannot be shown: {e}")),
     }
     // Token usage: only the writes whose bytes mention `usage_metadata` are read.
+    let mut tokens = None;
+    let mut models = Vec::new();
     match store
         .thread_writes_mentioning(thread_id, flashback_engine::usage::NEEDLE)
         .await
     {
-        Ok(writes) => annotate_usage(&mut lay.rows, &step_usage(&writes)),
+        Ok(writes) => {
+            let usage = thread_usage(&writes);
+            annotate_usage(&mut lay.rows, &usage);
+            tokens = (usage.total.messages > 0).then_some(usage.total);
+            models = usage.all_models;
+        }
         Err(e) => warnings.push(format!("the steps' token usage cannot be shown: {e}")),
     }
     let namespaces = dag
@@ -70,5 +78,48 @@ pub async fn thread_graph(
         rows: lay.rows,
         namespaces,
         warnings,
+        tokens,
+        models,
     })
+}
+
+/// The targets of the thread's `Send` tasks (named from their ids). The nodes the writes name
+/// come first; only when a `Send` stays unnamed are the namespaces' latest checkpoints read
+/// (without their values) for the nodes in their `versions_seen`.
+pub(crate) async fn send_names(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    writes: &[flashback_storage::WriteInfo],
+    headers: &[flashback_storage::CheckpointHeader],
+) -> flashback_engine::activity::SendNames {
+    use flashback_engine::activity::send_names as names;
+    let found = names(writes, headers, &[]);
+    let pushes = writes
+        .iter()
+        .filter(|w| w.task_path.starts_with("~__pregel_push"))
+        .filter(|w| !found.contains_key(&w.task_id))
+        .count();
+    if pushes == 0 {
+        return found;
+    }
+    let mut spaces: Vec<&str> = headers.iter().map(|h| h.checkpoint_ns.as_str()).collect();
+    spaces.sort_unstable();
+    spaces.dedup();
+    let keys: Vec<(&str, &str, Option<&str>)> =
+        spaces.iter().map(|ns| (thread_id, *ns, None)).collect();
+    let Ok(heads) = store
+        .get_tuples_selecting(&keys, std::sync::Arc::new(|_: &str| false))
+        .await
+    else {
+        return found;
+    };
+    let mut extra: Vec<String> = Vec::new();
+    for t in heads.iter().flatten() {
+        for (node, _) in &t.checkpoint.versions_seen {
+            if !extra.contains(node) {
+                extra.push(node.clone());
+            }
+        }
+    }
+    names(writes, headers, &extra)
 }

@@ -52,15 +52,27 @@ impl Api {
                     (Vec::new(), problem)
                 }
                 Ok(mut writes) => {
-                    let mut recovered = flashback_engine::recovered_tasks(&writes);
-                    // LangGraph.js stores no task path: the rare thread with a retried task
-                    // has its names found from the task ids (its headers read once).
+                    let none = flashback_engine::activity::SendNames::new();
+                    let mut recovered = flashback_engine::recovered_tasks(&writes, &none);
+                    // LangGraph.js stores no task path, and a `Send`'s path names no node:
+                    // the rare thread with such a retried task has its names found from the
+                    // task ids (its headers read once).
                     let by_id = !s.store.schema().layout().stores_task_paths();
-                    if by_id && !recovered.is_empty() {
+                    let unnamed = recovered.iter().any(|n| n == "Send" || n == "?");
+                    if unnamed || (by_id && !recovered.is_empty()) {
                         let query = ListQuery::thread(&thread_id);
                         if let Ok(headers) = s.store.list_headers(&query).await {
-                            flashback_engine::activity::name_js_tasks(&mut writes, &headers);
-                            recovered = flashback_engine::recovered_tasks(&writes);
+                            if by_id {
+                                flashback_engine::activity::name_js_tasks(&mut writes, &headers);
+                            }
+                            let sends = crate::graph::send_names(
+                                s.store.as_ref(),
+                                &thread_id,
+                                &writes,
+                                &headers,
+                            )
+                            .await;
+                            recovered = flashback_engine::recovered_tasks(&writes, &sends);
                         }
                     }
                     (recovered, None)
@@ -69,11 +81,16 @@ impl Api {
                 Err(e) if e.is_timeout() => return Err(e.into()),
                 Err(e) => (Vec::new(), Some(e.to_string())),
             };
+            let tokens = match missing {
+                true => None,
+                false => thread_tokens(s.store.as_ref(), &thread_id).await?,
+            };
             out.push(ThreadActivity {
                 thread_id,
                 recovered,
                 problem,
                 missing,
+                tokens,
             });
         }
         Ok(out)
@@ -116,8 +133,8 @@ impl Api {
     }
 
     /// One checkpoint: values, writes, tasks, metadata. Without an id, the namespace's latest.
-    /// The latest checkpoint of its namespace is shown live (finished tasks drop out of
-    /// `next`, as Python's `get_state(thread config)`); any other as history.
+    /// Shown as Python's `get_state` shows it: live without an id (or with `live` for the
+    /// namespace's latest), else as the record of its step (see [`CheckpointRequest::live`]).
     pub async fn checkpoint_detail(&self, req: CheckpointRequest) -> ApiResult<CheckpointDetail> {
         let s = self.session(&req.db)?;
         let store = s.store.as_ref();
@@ -153,19 +170,6 @@ impl Api {
                 },
             });
         };
-        let live = match &req.checkpoint_id {
-            None => true,
-            Some(id) => {
-                let latest = store
-                    .list_headers(&ListQuery {
-                        checkpoint_ns: Some(ns.clone()),
-                        limit: Some(1),
-                        ..ListQuery::thread(&req.thread_id)
-                    })
-                    .await?;
-                latest.first().is_some_and(|h| &h.checkpoint_id == id)
-            }
-        };
         let cached = s
             .namespaces
             .lock()
@@ -188,9 +192,10 @@ impl Api {
         } else {
             flashback_engine::delta::materialize(store, &mut tuple, &delta).await?
         };
+        let view = crate::liveview::view_for(store, &req, &tuple, store.schema().dialect).await?;
         let mut detail = crate::detail::checkpoint_detail(
-            &tuple,
-            live,
+            &mut tuple,
+            &view,
             namespaces,
             ViewOptions {
                 reveal_secrets: req.reveal_secrets,
@@ -360,6 +365,25 @@ async fn branch_checked<T>(
         ensure_namespace(store, thread, ns).await?;
     }
     Ok(found)
+}
+
+/// A thread's token usage (each message once, where the model produced it); `None` when no
+/// message carried usage or the writes cannot be read (the list stays answerable).
+pub(crate) async fn thread_tokens(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+) -> ApiResult<Option<flashback_engine::TokenUsage>> {
+    match store
+        .thread_writes_mentioning(thread_id, flashback_engine::usage::NEEDLE)
+        .await
+    {
+        Ok(writes) => {
+            let usage = flashback_engine::thread_usage(&writes);
+            Ok((usage.total.messages > 0).then_some(usage.total))
+        }
+        Err(e) if e.is_timeout() => Err(e.into()),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The namespaces of a thread, sorted (`""` first).

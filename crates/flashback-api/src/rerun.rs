@@ -1,11 +1,18 @@
 //! Re-run from a checkpoint: copy-fork it, run the user's program on the fork, and report every
 //! checkpoint it writes as it lands (the GUI's live tail and `flashback rerun`).
 //!
+//! Resuming the thread's waiting head (*Resume with…* on the latest root checkpoint) does not
+//! fork: the program resumes the thread where it waits, as `graph.invoke(Command(resume=…))`
+//! does in Python — so the writes of the tasks that already finished in that step (an approval
+//! already answered) are kept, and a resume value keyed by interrupt id finds its interrupts
+//! (a copy fork has a new id, so its tasks, and their interrupts, get new ids).
+//!
 //! The runner is a shell command run with `sh -c` in its own process group (so stopping it
 //! stops everything it started). It gets in its environment:
 //! * `FLASHBACK_DB` — the database (path or URL),
 //! * `FLASHBACK_THREAD_ID` — the thread,
-//! * `FLASHBACK_CHECKPOINT_ID` — the fork it should resume from (the thread's head),
+//! * `FLASHBACK_CHECKPOINT_ID` — the fork it should resume from (the thread's head; the head
+//!   itself when it resumes in place),
 //! * `FLASHBACK_CONFIG` — the LangGraph config JSON to resume with:
 //!   `{"configurable": {"thread_id": …}}` (the fork is the head, so
 //!   `graph.invoke(None, config)` continues from it),
@@ -142,16 +149,42 @@ pub async fn rerun(
         .into_iter()
         .map(|h| (h.checkpoint_ns, h.checkpoint_id))
         .collect();
-    let fork = crate::forks::fork_as(
-        saver.as_ref(),
-        &spec.thread_id,
-        &spec.checkpoint_ns,
-        &spec.checkpoint_id,
-        &[],
-        flashback_engine::Action::Rerun,
-        &spec.delta,
-    )
-    .await?;
+    let head = match (&spec.resume, spec.checkpoint_ns.as_str()) {
+        (Some(_), "") => saver
+            .list_headers(&ListQuery {
+                checkpoint_ns: Some(String::new()),
+                limit: Some(1),
+                ..ListQuery::thread(&spec.thread_id)
+            })
+            .await?
+            .into_iter()
+            .next()
+            .filter(|h| h.checkpoint_id == spec.checkpoint_id),
+        _ => None,
+    };
+    let fork = match head {
+        // Resuming the waiting head: in place.
+        Some(h) => ForkResult {
+            step: h.step().unwrap_or(-1),
+            thread_id: h.thread_id,
+            checkpoint_ns: h.checkpoint_ns,
+            parent_checkpoint_id: h.parent_checkpoint_id.unwrap_or_default(),
+            checkpoint_id: h.checkpoint_id,
+        },
+        None => {
+            crate::forks::fork_as(
+                saver.as_ref(),
+                &spec.thread_id,
+                &spec.checkpoint_ns,
+                &spec.checkpoint_id,
+                &[],
+                flashback_engine::Action::Rerun,
+                &spec.delta,
+            )
+            .await?
+        }
+    };
+    let forked = fork.checkpoint_id != spec.checkpoint_id;
     drop(saver);
     let store = flashback_storage::open(&spec.location, flashback_storage::Read::default()).await?;
     poll_new(store.as_ref(), &spec.thread_id, &mut seen, sink).await?;
@@ -181,11 +214,12 @@ pub async fn rerun(
     pipe_lines(child.stdout.take(), "stdout", tx.clone());
     pipe_lines(child.stderr.take(), "stderr", tx);
 
-    let kept = |what: &str| {
-        format!(
+    let kept = |what: &str| match forked {
+        true => format!(
             "{what}; the fork {} and any checkpoints it wrote are kept",
             fork.checkpoint_id
-        )
+        ),
+        false => format!("{what}; any checkpoints it wrote are kept"),
     };
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);

@@ -120,6 +120,7 @@ fn summarize(
         problem: None,
         locked: false,
         server: None,
+        tokens: None,
     };
     match latest {
         Ok(Some(tuple)) => {

@@ -114,6 +114,10 @@ enum Command {
         /// last (default: inferred from the values). Repeatable.
         #[arg(long, value_name = "CHANNEL=REDUCER")]
         reducer: Vec<String>,
+        /// Also list the internal channels (LangGraph's control channels, an agent's
+        /// bookkeeping such as `jump_to` or call counts), folded by default.
+        #[arg(long)]
+        internal: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,

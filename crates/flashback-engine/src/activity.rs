@@ -9,7 +9,7 @@
 //! database written before that column existed has no names, only marks. LangGraph.js stores
 //! no path either; [`name_js_tasks`] finds its PULL tasks' names from their ids.
 
-use crate::taskid::js_task_id;
+use crate::taskid::{js_task_id, push_task_id};
 use crate::tasks::{task_status, write_kind, TaskStatus, WriteKind};
 use flashback_codec::reserved::{BRANCH_TO, PULL, PUSH, START};
 use flashback_storage::{CheckpointHeader, WriteInfo, NULL_TASK_ID};
@@ -47,17 +47,109 @@ pub struct StepActivity {
     pub tasks: Vec<String>,
     /// How they went (sorted, each once).
     pub marks: Vec<StepMark>,
+    /// Each task with a mark: the mark and the task's node (sorted, each once).
+    pub marked: Vec<(StepMark, String)>,
 }
 
-/// The node a task path names: `~__pregel_pull, NAME` → `NAME`; a `Send` task → `Send`.
-fn task_name(path: &str) -> Option<String> {
+/// The nodes of `Send` tasks, by task id: a `Send`'s path holds no name, its id does
+/// ([`send_names`]).
+pub type SendNames = HashMap<String, String>;
+
+/// The node a task runs: `~__pregel_pull, NAME` → `NAME`; a `Send` task → its target when
+/// [`send_names`] found it, else `Send`.
+fn task_name(path: &str, task_id: &str, sends: &SendNames) -> Option<String> {
     let path = path.strip_prefix('~').unwrap_or(path);
     let mut parts = path.split(", ");
     match parts.next()? {
         PULL => parts.next().map(str::to_owned),
-        PUSH => Some("Send".to_owned()),
+        PUSH => Some(
+            sends
+                .get(task_id)
+                .cloned()
+                .unwrap_or_else(|| "Send".to_owned()),
+        ),
         _ => None,
     }
+}
+
+/// The targets of a thread's `Send` tasks. A PUSH task's id is LangGraph's hash of the
+/// checkpoint id and `[task_ns, step, node, "__pregel_push", idx]`, the index being in its path
+/// (`~__pregel_push, IDX, …`): each candidate node is tried — the nodes the thread's tasks and
+/// writes name (`~__pregel_pull, NAME`, `branch:to:NAME`), `tools` (where `create_agent` and
+/// `ToolNode` send tool calls) and `extra` (e.g. the nodes in the checkpoints' `versions_seen`).
+pub fn send_names(
+    writes: &[WriteInfo],
+    headers: &[CheckpointHeader],
+    extra: &[String],
+) -> SendNames {
+    let steps: HashMap<(&str, &str), i64> = headers
+        .iter()
+        .filter_map(|h| {
+            Some((
+                (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
+                h.step()?,
+            ))
+        })
+        .collect();
+    let mut nodes: Vec<String> = vec!["tools".to_owned()];
+    let mut add = |n: &str| {
+        if !n.is_empty() && !nodes.iter().any(|x| x == n) {
+            nodes.push(n.to_owned());
+        }
+    };
+    for w in writes {
+        if let Some(n) = w.channel.strip_prefix(BRANCH_TO) {
+            add(n);
+        }
+        if let Some(n) = w
+            .task_path
+            .strip_prefix('~')
+            .and_then(|p| p.strip_prefix(PULL))
+        {
+            add(n
+                .trim_start_matches(", ")
+                .split(", ")
+                .next()
+                .unwrap_or_default());
+        }
+    }
+    extra.iter().for_each(|n| add(n));
+    let mut out = SendNames::new();
+    for w in writes {
+        if out.contains_key(&w.task_id) {
+            continue;
+        }
+        let Some(rest) = w
+            .task_path
+            .strip_prefix('~')
+            .and_then(|p| p.strip_prefix(PUSH))
+        else {
+            continue;
+        };
+        let Some(idx) = rest
+            .trim_start_matches(", ")
+            .split(", ")
+            .next()
+            .and_then(|i| i.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let Some(step) = steps.get(&(w.checkpoint_ns.as_str(), w.checkpoint_id.as_str())) else {
+            continue;
+        };
+        let found = nodes.iter().find(|node| {
+            let task_ns = match w.checkpoint_ns.as_str() {
+                "" => (*node).clone(),
+                ns => format!("{ns}|{node}"),
+            };
+            push_task_id(4, &w.checkpoint_id, &task_ns, step + 1, node, idx).as_deref()
+                == Some(w.task_id.as_str())
+        });
+        if let Some(node) = found {
+            out.insert(w.task_id.clone(), node.clone());
+        }
+    }
+    out
 }
 
 type TasksAt<'a> = HashMap<(&'a str, &'a str), Vec<(&'a str, TaskWrites<'a>)>>;
@@ -94,27 +186,40 @@ fn tasks_at(writes: &[WriteInfo]) -> TasksAt<'_> {
 }
 
 /// The activity of every checkpoint that has pending writes, by `(namespace, checkpoint id)`.
-pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActivity> {
+pub fn step_activity(
+    writes: &[WriteInfo],
+    sends: &SendNames,
+) -> HashMap<(String, String), StepActivity> {
     tasks_at(writes)
         .into_iter()
         .map(|((ns, id), mut at)| {
             at.sort_by(|a, b| (a.1.path, a.0).cmp(&(b.1.path, b.0)));
-            let mut marks: Vec<StepMark> = at
+            let mut marked: Vec<(StepMark, String)> = at
                 .iter()
-                .filter_map(|(_, t)| match task_status(t.error, t.output, t.interrupt) {
-                    TaskStatus::Failed => Some(StepMark::Failed),
-                    TaskStatus::Recovered => Some(StepMark::Recovered),
-                    TaskStatus::Interrupted => Some(StepMark::Interrupted),
-                    // Finished after an interrupt: it was resumed.
-                    TaskStatus::Done if t.interrupt => Some(StepMark::Resumed),
-                    TaskStatus::Done | TaskStatus::Pending => None,
+                .filter_map(|(id, t)| {
+                    let mark = match task_status(t.error, t.output, t.interrupt) {
+                        TaskStatus::Failed => StepMark::Failed,
+                        TaskStatus::Recovered => StepMark::Recovered,
+                        TaskStatus::Interrupted => StepMark::Interrupted,
+                        // Finished after an interrupt: it was resumed.
+                        TaskStatus::Done if t.interrupt => StepMark::Resumed,
+                        TaskStatus::Done | TaskStatus::Pending => return None,
+                    };
+                    let node = task_name(t.path, id, sends).unwrap_or_else(|| "?".to_owned());
+                    Some((mark, node))
                 })
                 .collect();
-            marks.sort();
+            marked.sort();
+            marked.dedup();
+            let mut marks: Vec<StepMark> = marked.iter().map(|(m, _)| *m).collect();
             marks.dedup();
             let activity = StepActivity {
-                tasks: at.iter().filter_map(|(_, t)| task_name(t.path)).collect(),
+                tasks: at
+                    .iter()
+                    .filter_map(|(id, t)| task_name(t.path, id, sends))
+                    .collect(),
                 marks,
+                marked,
             };
             ((ns.to_owned(), id.to_owned()), activity)
         })
@@ -123,12 +228,12 @@ pub fn step_activity(writes: &[WriteInfo]) -> HashMap<(String, String), StepActi
 
 /// The tasks anywhere in a thread's history that raised and then finished on a retry: their
 /// node names (`Send`, or `?` when the path names none), one entry per task, sorted.
-pub fn recovered_tasks(writes: &[WriteInfo]) -> Vec<String> {
+pub fn recovered_tasks(writes: &[WriteInfo], sends: &SendNames) -> Vec<String> {
     let mut out: Vec<String> = tasks_at(writes)
         .into_values()
         .flatten()
         .filter(|(_, t)| task_status(t.error, t.output, t.interrupt) == TaskStatus::Recovered)
-        .map(|(_, t)| task_name(t.path).unwrap_or_else(|| "?".to_owned()))
+        .map(|(id, t)| task_name(t.path, id, sends).unwrap_or_else(|| "?".to_owned()))
         .collect();
     out.sort();
     out
@@ -233,7 +338,7 @@ mod tests {
             // Before task_path existed: marks, no names.
             w("c7", "t-old", "", ERROR),
         ];
-        let a = step_activity(&writes);
+        let a = step_activity(&writes, &SendNames::new());
         let get = |id: &str| a.get(&(String::new(), id.to_owned())).cloned();
         assert_eq!(get("c1").unwrap().tasks, ["alpha", "beta"]);
         assert!(get("c1").unwrap().marks.is_empty());
@@ -246,8 +351,8 @@ mod tests {
         assert_eq!(get("c7").unwrap().tasks, Vec::<String>::new());
         assert_eq!(get("c7").unwrap().marks, [StepMark::Failed]);
         // One task in the whole history raised and then recovered: flaky.
-        assert_eq!(recovered_tasks(&writes), ["flaky"]);
-        assert!(recovered_tasks(&writes[..3]).is_empty());
+        assert_eq!(recovered_tasks(&writes, &SendNames::new()), ["flaky"]);
+        assert!(recovered_tasks(&writes[..3], &SendNames::new()).is_empty());
     }
 
     #[test]
@@ -271,13 +376,13 @@ mod tests {
             w(cid, &flaky, "", "x"),
             w(cid, "00000000-0000-0000-0000-00000000beef", "", "y"),
         ];
-        assert_eq!(recovered_tasks(&writes), ["?"]);
+        assert_eq!(recovered_tasks(&writes, &SendNames::new()), ["?"]);
         name_js_tasks(&mut writes, &[header]);
         assert_eq!(writes[1].task_path, "~__pregel_pull, flaky");
         assert_eq!(writes[3].task_path, "", "an id no node gives keeps no name");
-        assert_eq!(recovered_tasks(&writes), ["flaky"]);
+        assert_eq!(recovered_tasks(&writes, &SendNames::new()), ["flaky"]);
         assert_eq!(
-            step_activity(&writes)[&(String::new(), cid.to_owned())].tasks,
+            step_activity(&writes, &SendNames::new())[&(String::new(), cid.to_owned())].tasks,
             ["flaky"]
         );
     }

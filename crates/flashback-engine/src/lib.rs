@@ -111,7 +111,9 @@ pub mod edit;
 mod error;
 pub mod export;
 pub mod fork;
+pub mod hitl;
 pub mod layout;
+pub mod live;
 pub mod merge;
 pub mod ns;
 mod query;
@@ -128,7 +130,7 @@ pub mod watch;
 
 pub use action::Action;
 pub use activity::{recovered_tasks, StepMark};
-pub use channels::is_control_channel;
+pub use channels::{is_control_channel, is_internal_channel};
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;
 pub use layout::{annotate, annotate_usage, layout, render_text, GraphRow, Layout, LayoutOptions};
@@ -136,4 +138,4 @@ pub use tasks::{
     derive_tasks, derive_tasks_with, thread_status, DeriveOptions, SnapshotMode, Task, TaskKind,
     TaskSet, TaskStatus, TaskWrite, ThreadStatus,
 };
-pub use usage::{step_usage, TokenUsage};
+pub use usage::{thread_usage, ThreadUsage, TokenUsage};

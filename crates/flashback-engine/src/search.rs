@@ -311,6 +311,8 @@ impl Walk<'_> {
             return;
         }
         let is_dict = o.get("$type").and_then(Json::as_str) == Some("builtins.dict");
+        // A plain dict's keys are all data (`$defs` included); a typed value's are markers.
+        let marked = flashback_codec::view::is_marked(o);
         for (k, v) in o {
             if self.full() {
                 return;
@@ -325,7 +327,7 @@ impl Walk<'_> {
                     let name = &k[1..];
                     self.child(Some(Segment::Key(name.to_owned())), Some(name), v, depth);
                 }
-                (k, _) if k.starts_with('$') => {}
+                (k, _) if marked && k.starts_with('$') => {}
                 (k, v) => self.child(Some(Segment::Key(k.to_owned())), Some(k), v, depth),
             }
         }

@@ -44,7 +44,10 @@ export const resumeWith = {
     await page.locator(tid("rerun-resume-value")).fill("yes please");
     expect((await page.locator(tid("rerun-resume-error")).textContent()).includes('"yes please"'), "text must be quoted");
     expect(await page.locator(tid("rerun-start")).isDisabled(), "no start with a value that is not JSON");
-    await page.locator(tid("rerun-resume-value")).fill('"yes"');
+    // Without a value it is a plain re-run: a fork of the head (resuming the head with a value
+    // runs in place, below).
+    await page.locator(tid("rerun-resume-value")).fill("");
+    expect((await page.locator(tid("rerun-start")).textContent()).includes("Fork & run"), "a plain re-run forks");
     await page.locator(tid("rerun-start")).click();
     await page.locator(tid("rerun-error")).waitFor();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
@@ -59,12 +62,13 @@ export const resumeWith = {
     await page.locator(tid("resume-with")).click();
     await page.locator(tid("rerun-command")).fill(`${python} ${join(repo, "tests", "interop", "activity_test.py")} --resume-runner`);
     await page.locator(tid("rerun-resume-value")).fill('{"approved": true}');
-    expect((await page.locator(tid("rerun-start")).textContent()).includes("Fork & resume"), "the button says it resumes");
+    expect((await page.locator(tid("rerun-start")).textContent()).trim() === "Resume", "the waiting head resumes in place");
+    expect((await page.locator(tid("rerun-how")).textContent()).includes("no fork"), "and says so");
     await page.locator(tid("rerun-start")).click();
     await page.locator(tid("rerun-log")).getByText("resumed with").waitFor({ timeout: 60_000 });
     for (let i = 0; i < 600 && (await page.locator(tid("rerun-stop")).count()); i++) await page.waitForTimeout(100);
     await page.locator(tid("modal-close")).click();
-    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) >= n, before + 3);
+    await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) >= n, before + 1);
     await head(page).click();
     await page.locator(tid("tab-state")).click();
     await page.locator(tid("detail-pane")).getByText("answer: {'approved': True}").first().waitFor();

@@ -21,6 +21,7 @@ export function readOptions(argv = process.argv.slice(2)) {
     bigDb: opt("--big", null),
     python: opt("--python", null),
     pgUrl: opt("--pg", null),
+    agentsDb: opt("--agents", null),
     only: opt("--only", null),
     ci: ["1", "true"].includes((process.env.CI || "").toLowerCase()),
   };

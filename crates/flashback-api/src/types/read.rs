@@ -43,6 +43,10 @@ pub struct ThreadSummary {
     /// database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<flashback_storage::server::ServerThread>,
+    /// The thread's token usage (as [`ThreadGraph::tokens`]): filled in by `flashback threads`;
+    /// the app reads it per row from `thread_activity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<flashback_engine::TokenUsage>,
 }
 
 /// Threads whose history to look through (the rows of the list in view).
@@ -68,6 +72,9 @@ pub struct ThreadActivity {
     /// list stays answerable; a command naming the thread says not found.
     #[serde(default)]
     pub missing: bool,
+    /// The thread's token usage (as [`ThreadGraph::tokens`]); `None` when no message carried
+    /// usage.
+    pub tokens: Option<flashback_engine::TokenUsage>,
 }
 
 /// A thread of a database.
@@ -190,6 +197,11 @@ pub struct ThreadGraph {
     /// The checkpoints that could not be read in full, to mark in the graph (each stays in
     /// place with its links; the rest of the thread is unaffected).
     pub unreadable: Vec<CheckpointProblem>,
+    /// The thread's token usage over every namespace, each message counted once where the
+    /// model produced it (`None`: no message carried usage).
+    pub tokens: Option<flashback_engine::TokenUsage>,
+    /// The models that answered (`response_metadata.model_name`), first seen first.
+    pub models: Vec<String>,
 }
 
 /// A checkpoint that could not be read in full, and why.
@@ -235,6 +247,13 @@ pub struct CheckpointRequest {
     /// failing (the app shows them so, beside its Unlock).
     #[serde(default)]
     pub allow_locked: bool,
+    /// Which view: `None` — live (Python's `get_state(config)`) when no `checkpoint_id` is
+    /// given, else the step record (`get_state` of a config with that id, as
+    /// `get_state_history` shows it, even for the latest checkpoint); `Some(true)` — live when
+    /// the checkpoint is its namespace's latest (the app's head row); `Some(false)` — the step
+    /// record.
+    #[serde(default)]
+    pub live: Option<bool>,
 }
 
 /// What a checkpoint holds in one channel, beside its value.
@@ -252,6 +271,12 @@ pub struct ChannelInfo {
     pub error: Option<String>,
     /// A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state.
     pub control: bool,
+    /// Shown folded under "internal": a control channel or an agent's bookkeeping
+    /// (`jump_to`, call counts, keys named `_…`).
+    pub internal: bool,
+    /// Not stored: the channel's empty start (`[]`, `{}`) that Python shows before its first
+    /// write, its reducer known from the thread.
+    pub default: bool,
 }
 
 /// What a pending write is.
@@ -343,8 +368,20 @@ pub struct CheckpointDetail {
     pub writes: Vec<WriteGroup>,
     /// Next tasks (as `get_state` shows them).
     pub tasks: TaskSet,
-    /// Live (latest of its namespace: finished tasks drop out of `next`) or history.
+    /// The live view (Python's `get_state(config)`: values with the writes of the step's
+    /// finished tasks applied, finished tasks out of `next`, only waiting interrupts) or the
+    /// step record (`get_state` with a checkpoint id / `get_state_history`: values as the step
+    /// started, every task, every interrupt raised). See [`CheckpointRequest::live`].
     pub live: bool,
+    /// The pending writes folded into `values`: input/update (null-task) writes in both views,
+    /// the finished tasks' writes in the live view.
+    pub applied: Vec<flashback_engine::live::AppliedWrites>,
+    /// What this snapshot says of the thread: finished, waiting for a human (interrupted),
+    /// failed, or pending.
+    pub status: ThreadStatus,
+    /// The human-in-the-loop approvals among the interrupts (LangChain's
+    /// `HumanInTheLoopMiddleware`, batched or per call), to answer with decisions.
+    pub approvals: Vec<flashback_engine::hitl::Approval>,
     /// The LangGraph config that points at this checkpoint.
     pub config: Json,
     /// Subgraph namespaces run from this checkpoint.

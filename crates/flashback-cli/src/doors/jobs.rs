@@ -156,6 +156,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                     "the run finished on the server; its first checkpoint is {} (from {checkpoint})\n",
                     fork.checkpoint_id
                 )
+            } else if fork.checkpoint_id == checkpoint {
+                format!("runner finished; it resumed the thread where it waited ({checkpoint})\n")
             } else {
                 format!(
                     "runner finished; forked at {} from {checkpoint}\n",

@@ -76,21 +76,26 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 db: info.db.clone(),
                 limit,
             };
-            let threads = api.list_threads(req).await?;
-            // A person's table also says which threads failed on the way and recovered (their
-            // whole history: one indexed read each, so only for lists a person reads).
+            let mut threads = api.list_threads(req).await?;
+            // Which threads failed on the way and recovered, and their token usage (their
+            // whole history: indexed reads per thread, so only for lists of a bounded size).
             let mut recovered = HashMap::new();
             let mut activity_note = String::new();
-            if !json && info.holds != DbHolds::Store {
+            if info.holds != DbHolds::Store {
                 if threads.len() <= ACTIVITY_MAX {
                     let ids: Vec<String> = threads.iter().map(|t| t.thread_id.clone()).collect();
+                    let mut tokens = HashMap::new();
                     for a in activity(&api, &info.db, ids).await? {
+                        tokens.insert(a.thread_id.clone(), a.tokens);
                         recovered.insert(a.thread_id, a.recovered);
+                    }
+                    for t in &mut threads {
+                        t.tokens = tokens.remove(&t.thread_id).flatten();
                     }
                 } else {
                     activity_note = format!(
-                        "(retried errors are looked up for lists of up to {ACTIVITY_MAX} threads: \
-                         `flashback activity DB THREAD…` for others)\n"
+                        "(retried errors and token usage are looked up for lists of up to \
+                         {ACTIVITY_MAX} threads: `flashback activity DB THREAD…` for others)\n"
                     );
                 }
             }
@@ -143,7 +148,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             let filter = parse_filters(&filter)?;
             let (api, db) = open(&db).await?;
             let req = HistoryRequest {
-                db,
+                db: db.clone(),
                 thread_id: thread,
                 checkpoint_ns: if all_ns {
                     None
@@ -154,9 +159,26 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 before,
                 filter,
             };
+            let thread_id = req.thread_id.clone();
             let items = api.thread_history(req).await?;
+            // The node column: what ran to make each checkpoint (from the thread's writes).
+            let mut nodes = HashMap::new();
+            if !json && !items.is_empty() {
+                let graph = api
+                    .thread_graph(GraphRequest {
+                        db: db.clone(),
+                        thread_id,
+                        collapsed: Vec::new(),
+                    })
+                    .await;
+                if let Ok(g) = graph {
+                    for r in g.rows {
+                        nodes.insert((r.ns, r.id), r.ran);
+                    }
+                }
+            }
             done(render(json, &items, |i| {
-                human::history(i, human::width(wide))
+                human::history(i, &nodes, human::width(wide))
             }))
         }
         Command::State {
@@ -168,6 +190,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             full,
             raw,
             reducer,
+            internal,
             json,
         } => {
             let reducers = parse_reducers(&reducer)?;
@@ -182,9 +205,10 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 raw,
                 reducers,
                 allow_locked: false,
+                live: None,
             };
             let detail = api.checkpoint_detail(req).await?;
-            done(render(json, &detail, human::state))
+            done(render(json, &detail, |d| human::state(d, internal)))
         }
         Command::Graph { db, thread, json } => {
             let (api, db) = open(&db).await?;

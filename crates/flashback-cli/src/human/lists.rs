@@ -70,6 +70,8 @@ pub fn threads(
     let wide = width == Width::Wide;
     // A server's folder: the server's own status, graph and runs too (as Studio lists them).
     let served = rows.iter().any(|r| r.server.is_some());
+    // Token usage, when any thread's model calls carried it.
+    let tokens = rows.iter().any(|r| r.tokens.is_some());
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -109,6 +111,12 @@ pub fn threads(
                     short_id(latest)
                 },
             ];
+            if tokens {
+                row.push(
+                    r.tokens
+                        .map_or_else(|| "-".into(), |t| token_count(t.total)),
+                );
+            }
             if served {
                 row.extend(server_columns(r, wide));
             }
@@ -128,7 +136,11 @@ pub fn threads(
         (true, false) => &["RUNS"][..],
         (false, _) => &[][..],
     };
-    let mut out = table(&[&headers[..], &last[..], server].concat(), &body);
+    let tokens_header: &[&str] = if tokens { &["TOKENS"] } else { &[] };
+    let mut out = table(
+        &[&headers[..], &last[..], tokens_header, server].concat(),
+        &body,
+    );
     out.push_str(&problems(
         rows.iter()
             .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
@@ -155,6 +167,15 @@ pub fn threads(
     fitted(out, width)
 }
 
+/// A token count as people read it: `950`, `12.3k`, `4.1M`.
+pub(super) fn token_count(n: u32) -> String {
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1}k", f64::from(n) / 1e3),
+        _ => format!("{:.1}M", f64::from(n) / 1e6),
+    }
+}
+
 /// The server's status (`wide`), graph and runs of a thread (`3 (1 error)`).
 fn server_columns(r: &ThreadSummary, wide: bool) -> Vec<String> {
     let Some(s) = &r.server else {
@@ -178,7 +199,12 @@ fn server_columns(r: &ThreadSummary, wide: bool) -> Vec<String> {
 }
 
 /// `flashback history`.
-pub fn history(items: &[HistoryEntry], width: Width) -> String {
+/// `nodes`: what ran to make each checkpoint, by `(namespace, id)` (the graph's rows).
+pub fn history(
+    items: &[HistoryEntry],
+    nodes: &std::collections::HashMap<(String, String), Vec<String>>,
+    width: Width,
+) -> String {
     if items.is_empty() {
         return "no checkpoints\n".into();
     }
@@ -195,10 +221,15 @@ pub fn history(items: &[HistoryEntry], width: Width) -> String {
         .iter()
         .map(|i| {
             let ns = ns_label(&i.checkpoint_ns);
+            let ran = nodes
+                .get(&(i.checkpoint_ns.clone(), i.checkpoint_id.clone()))
+                .filter(|r| !r.is_empty())
+                .map_or_else(|| "-".into(), |r| super::ran_label(r));
             vec![
                 id(&i.checkpoint_id),
                 opt(&i.step),
                 opt(&i.source),
+                if wide { ran } else { clip(&ran, KEY_WIDTH) },
                 if wide { i.ts.clone() } else { ago(&i.ts, now) },
                 if wide { ns } else { clip(&ns, KEY_WIDTH) },
                 i.parent_checkpoint_id
@@ -212,6 +243,7 @@ pub fn history(items: &[HistoryEntry], width: Width) -> String {
             "CHECKPOINT",
             "STEP",
             "SOURCE",
+            "NODE",
             "TIME",
             "NAMESPACE",
             "PARENT",

@@ -5,6 +5,7 @@ use flashback_api::*;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+mod approvals;
 mod lists;
 mod repair;
 mod retention;
@@ -181,16 +182,49 @@ pub fn graph(g: &ThreadGraph) -> String {
                 t.total, t.input, t.output
             ));
         }
+        if !row.models.is_empty() {
+            label.push_str(&format!(" · {}", row.models.join(", ")));
+        }
+        // Each mark on the row of the node it is about: a task of the step after this row
+        // failed or waits; one of the step that made it recovered or was resumed.
+        let nodes = if row.mark_nodes.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", row.mark_nodes.join(", "))
+        };
         for m in &row.marks {
-            label.push_str(match m {
-                StepMark::Failed => " ✕ next step raised",
-                StepMark::Recovered => " ↻ next step raised, then recovered on retry",
-                StepMark::Interrupted => " ⏸ waits at an interrupt",
-                StepMark::Resumed => " ▶ interrupted, then resumed",
+            label.push_str(&match m {
+                StepMark::Failed => format!(" ✕{nodes} raised (next step)"),
+                StepMark::Recovered => format!(" ↻{nodes} raised, then recovered on retry"),
+                StepMark::Interrupted => format!(" ⏸{nodes} waits at an interrupt"),
+                StepMark::Resumed => format!(" ▶{nodes} interrupted, then resumed"),
             });
         }
         label
     });
+    if let Some(t) = &g.tokens {
+        out.push_str(&format!(
+            "tokens: {} ({} in, {} out{}{}){}\n",
+            t.total,
+            t.input,
+            t.output,
+            if t.cached > 0 {
+                format!(", {} cached", t.cached)
+            } else {
+                String::new()
+            },
+            if t.reasoning > 0 {
+                format!(", {} reasoning", t.reasoning)
+            } else {
+                String::new()
+            },
+            if g.models.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", g.models.join(", "))
+            }
+        ));
+    }
     for w in &g.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
@@ -202,7 +236,7 @@ pub fn graph(g: &ThreadGraph) -> String {
     out
 }
 
-/// The nodes that ran, each once with a count when it ran several times (`Send ×3`).
+/// The nodes that ran, each once with a count when it ran several times (`tools ×3`).
 fn ran_label(ran: &[String]) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for n in ran {

@@ -1,12 +1,45 @@
-//! `flashback state`: a checkpoint's values (a message list as one readable line per
-//! message), its pending writes and its next tasks (interrupts in full).
+//! `flashback state`: the thread's status and which view this is, a checkpoint's values (a
+//! message list as one readable line per message; internal channels folded), its pending writes
+//! by node and its next tasks (approvals as cards, other interrupts in full).
 
 use super::{clip, one_line, opt, shown, WIDTH};
-use flashback_api::{CheckpointDetail, TaskStatus};
+use flashback_api::{CheckpointDetail, TaskStatus, ThreadStatus};
 use serde_json::Value as Json;
 
-/// `flashback state`.
-pub fn state(d: &CheckpointDetail) -> String {
+/// The status line: what the snapshot says of the thread, and which view it is.
+fn status_line(d: &CheckpointDetail) -> String {
+    let waiting: usize = d.tasks.tasks.iter().map(|t| t.interrupts.len()).sum();
+    let status = match d.status {
+        ThreadStatus::Finished => "finished".to_owned(),
+        ThreadStatus::Failed => "failed".to_owned(),
+        ThreadStatus::Pending => format!("pending (next: {})", d.tasks.next.join(", ")),
+        ThreadStatus::Interrupted => format!(
+            "waiting for a human ({waiting} interrupt{})",
+            if waiting == 1 { "" } else { "s" }
+        ),
+    };
+    let view = if d.live {
+        let nodes: Vec<&str> = d.applied.iter().filter_map(|a| a.node.as_deref()).collect();
+        if nodes.is_empty() {
+            "live (get_state)".to_owned()
+        } else {
+            format!(
+                "live (get_state: with the writes of finished {})",
+                nodes.join(", ")
+            )
+        }
+    } else {
+        "step record (get_state with this checkpoint id: values as the step started)".to_owned()
+    };
+    format!(
+        "status     {status}
+view       {view}
+"
+    )
+}
+
+/// `flashback state`; `internal`: list the internal channels too (else folded into one line).
+pub fn state(d: &CheckpointDetail, internal: bool) -> String {
     let mut out = format!(
         "checkpoint {}  step {}  source {}  {}\n",
         d.checkpoint_id,
@@ -21,9 +54,34 @@ pub fn state(d: &CheckpointDetail) -> String {
     if let Some(problem) = &d.problem {
         out.push_str(&format!("unreadable {problem}\n"));
     }
+    out.push_str(&status_line(d));
     out.push_str("\nvalues:\n");
-    let w = d.values.keys().map(String::len).max().unwrap_or(0);
-    for (channel, value) in &d.values {
+    let folded: Vec<&str> = d
+        .channels
+        .iter()
+        .filter(|c| c.internal && !internal)
+        .map(|c| c.channel.as_str())
+        .collect();
+    let shown_values: Vec<(&String, &Json)> = d
+        .values
+        .iter()
+        .filter(|(c, _)| !folded.contains(&c.as_str()))
+        .collect();
+    let defaults: Vec<&str> = d
+        .channels
+        .iter()
+        .filter(|c| c.default)
+        .map(|c| c.channel.as_str())
+        .collect();
+    let w = shown_values.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    for (channel, value) in shown_values {
+        if defaults.contains(&channel.as_str()) {
+            out.push_str(&format!(
+                "  {channel:<w$}  {}  (empty start, not stored)\n",
+                shown(value)
+            ));
+            continue;
+        }
         match messages(value) {
             Some(lines) => {
                 let n = lines.len();
@@ -40,6 +98,12 @@ pub fn state(d: &CheckpointDetail) -> String {
                 clip(&shown(value), WIDTH)
             )),
         }
+    }
+    if !folded.is_empty() {
+        out.push_str(&format!(
+            "  internal: {} (--internal lists them)\n",
+            clip(&folded.join(", "), WIDTH - 40)
+        ));
     }
     if !d.rebuilt.is_empty() {
         out.push_str(
@@ -68,13 +132,18 @@ pub fn state(d: &CheckpointDetail) -> String {
     let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
     out.push_str(&format!("\npending writes ({count}):\n"));
     for g in &d.writes {
+        let by = match (&g.node, g.task_id.as_str()) {
+            (Some(node), id) => format!("{node} {}", clip(id, 8)),
+            (None, "00000000-0000-0000-0000-000000000000") => "input/update".to_owned(),
+            (None, id) => clip(id, 12),
+        };
         for w in &g.writes {
             out.push_str(&format!(
-                "  {} {:>3} {:<20} {}\n",
-                clip(&g.task_id, 12),
+                "  {:<20} {:>3} {:<20} {}\n",
+                clip(&by, 20),
                 w.idx,
                 w.channel,
-                clip(&shown(&w.value), WIDTH - 40)
+                clip(&shown(&w.value), WIDTH - 48)
             ));
         }
     }
@@ -87,8 +156,12 @@ pub fn state(d: &CheckpointDetail) -> String {
             next.join(", ")
         }
     ));
+    let approved_tasks: Vec<&str> = d.approvals.iter().map(|a| a.task_id.as_str()).collect();
     for t in &d.tasks.tasks {
         let mut line = format!("  task {} {}", t.name, t.id);
+        if let Some(ns) = &t.state {
+            line.push_str(&format!("  (its sub-graph: --ns '{ns}')"));
+        }
         if let Some(e) = &t.error {
             let what = if t.status == TaskStatus::Recovered {
                 "raised, then recovered on retry"
@@ -99,14 +172,38 @@ pub fn state(d: &CheckpointDetail) -> String {
         }
         out.push_str(&line);
         out.push('\n');
+        if approved_tasks.contains(&t.id.as_str()) {
+            continue;
+        }
         // Interrupts in full: the question the program waits on is the point.
         for i in &t.interrupts {
-            out.push_str("    interrupt:\n");
-            let text = serde_json::to_string_pretty(i).unwrap_or_default();
-            for l in text.lines() {
-                out.push_str(&format!("      {l}\n"));
-            }
+            out.push_str(&interrupt_text(i));
         }
+    }
+    out.push_str(&super::approvals::approvals(d));
+    out
+}
+
+/// One interrupt, readably: its id, then its value — a string as text (its newlines kept),
+/// anything else as indented JSON.
+fn interrupt_text(i: &Json) -> String {
+    let (value, id) = match i.as_object() {
+        Some(o) if o.contains_key("$type") && o.contains_key("value") => (
+            o.get("value").unwrap_or(&Json::Null),
+            o.get("id").and_then(Json::as_str),
+        ),
+        _ => (i, None),
+    };
+    let mut out = match id {
+        Some(id) => format!("    interrupt {id}:\n"),
+        None => "    interrupt:\n".to_owned(),
+    };
+    let text = match value {
+        Json::String(s) => s.clone(),
+        v => serde_json::to_string_pretty(v).unwrap_or_default(),
+    };
+    for l in text.lines() {
+        out.push_str(&format!("      {l}\n"));
     }
     out
 }

@@ -234,8 +234,35 @@ async fn cli_json_equals_the_apps_json_for_every_read() {
         let mut full = vec![args[0], db.as_str()];
         full.extend(&args[1..]);
         full.push("--json");
-        let cli = cli_json(&full);
+        let mut cli = cli_json(&full);
         let app = app_json(&api, &h, command, req).await;
+        if command == "list_threads" {
+            // `threads --json` adds each thread's token usage, as `thread_activity` (the app's
+            // list asks it per row in view) answers it.
+            let ids: Vec<Json> = app
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| t["thread_id"].clone())
+                .collect();
+            let activity = app_json(&api, &h, "thread_activity", json!({"thread_ids": ids})).await;
+            for (t, a) in cli
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .zip(activity.as_array().into_iter().flatten())
+            {
+                let tokens = t.as_object_mut().and_then(|o| o.remove("tokens"));
+                assert_eq!(tokens.unwrap_or(Json::Null), a["tokens"], "{t}");
+            }
+            if args.len() == 1 {
+                let used = activity.as_array().into_iter().flatten();
+                assert!(
+                    used.filter(|a| !a["tokens"].is_null()).count() > 0,
+                    "chat-tools used tokens"
+                );
+            }
+        }
         assert_eq!(cli, app, "flashback {args:?} --json vs {command}");
     }
     let verify_cli = cli_json(&["verify", &export, "--json"]);

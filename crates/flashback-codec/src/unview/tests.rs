@@ -43,13 +43,17 @@ fn scalars_and_containers() {
     );
     assert_eq!(
         from_view(
-            &json!({"$type": "builtins.dict", "$items": [[1, "a"], [null, {"$k": 1}], ["$x", 2]]}),
+            &json!({"$type": "builtins.dict", "$items": [[1, "a"], [null, {"$value": 1}], ["$x", 2]]}),
             None
         )
         .unwrap_err()
         .to_string(),
-        "$items[1][1]: unexpected key \"$k\": a dict with keys starting with \"$\" is written as {\"$type\": \"builtins.dict\", \"$items\": [[key, value], …]}"
+        "$items[1][1]: unexpected key \"$value\": a dict with this key is written as {\"$type\": \"builtins.dict\", \"$items\": [[key, value], …]}"
     );
+    // A JSON schema's `$defs`/`$ref` are plain keys: the dict reads back as it is shown.
+    let schema = json!({"$defs": {"A": {"type": "string"}}, "$ref": "#/$defs/A"});
+    let back = from_view(&schema, None).unwrap();
+    assert_eq!(crate::view::view(&back, Default::default()), schema);
     assert_eq!(
         from_view(
             &json!({"$type": "builtins.dict", "$items": [[1, "a"], [null, 2], ["$x", [3]]]}),

@@ -120,9 +120,9 @@ impl Unview {
     ) -> Result<Value, UnviewError> {
         let mut out = Vec::with_capacity(obj.len());
         for (k, v) in obj {
-            if k.starts_with('$') {
+            if !crate::view::plain_key(k) {
                 return self.err(format!(
-                    "unexpected key {k:?}: a dict with keys starting with \"$\" is written as {{\"$type\": \"builtins.dict\", \"$items\": [[key, value], …]}}"
+                    "unexpected key {k:?}: a dict with this key is written as {{\"$type\": \"builtins.dict\", \"$items\": [[key, value], …]}}"
                 ));
             }
             let t = template.and_then(|t| t.get(k));

@@ -26,6 +26,37 @@ pub const NUMBER_TYPE: &str = "json.number";
 const TOO_DEEP: &str =
     "nested deeper than 256 levels: not decoded (raw_base64 holds its JSON text)";
 
+/// The keys the view itself gives meaning to. A dict with one of them (or a key starting with
+/// `$$`, the escape of a typed object's `$` field) is shown as `$items`; any other string-keyed
+/// dict is a plain object, JSON schemas' `$defs`/`$ref` included.
+pub const VIEW_KEYS: [&str; 14] = [
+    "$type",
+    "$error",
+    "$too_large",
+    "$message",
+    "$encrypted",
+    "$locked",
+    "$opaque",
+    "$items",
+    "$value",
+    "$args",
+    "$kwargs",
+    "$secret",
+    "$method",
+    "$ext",
+];
+
+/// Whether `key` can be a key of a dict shown as a plain JSON object.
+pub fn plain_key(key: &str) -> bool {
+    !key.starts_with("$$") && !VIEW_KEYS.contains(&key)
+}
+
+/// Whether a JSON object of the view is a typed value (`$type`) or an error, whose keys starting
+/// with `$` are markers, rather than a dict whose keys are all data.
+pub fn is_marked(o: &Map<String, Json>) -> bool {
+    o.contains_key("$type") || o.contains_key("$error")
+}
+
 /// The masked form of a secret, as pydantic prints it.
 pub const SECRET_MASK: &str = "**********";
 

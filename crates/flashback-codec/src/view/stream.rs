@@ -130,11 +130,12 @@ fn unique_keys(entries: &[(Value, Value)]) -> bool {
     })
 }
 
-/// A dict shown as a JSON object: string keys, none starting with `$`, no duplicates.
+/// A dict shown as a JSON object: string keys, none the view's own (`super::plain_key`), no
+/// duplicates.
 fn plain_keys(entries: &[(Value, Value)]) -> bool {
     entries
         .iter()
-        .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with('$')))
+        .all(|(k, _)| matches!(k, Value::Str(s) if super::plain_key(s)))
         && unique_keys(entries)
 }
 

@@ -27,6 +27,7 @@
 
 mod rebuild;
 mod reduce;
+pub(crate) use reduce::{empty, replay};
 
 use crate::error::EngineError;
 use crate::reducer::Reducer;

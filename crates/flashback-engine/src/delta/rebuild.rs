@@ -101,7 +101,12 @@ fn choose_reducers(
                             }
                         }
                     }
-                    (infer(seen), true)
+                    // Nothing seen: a state key LangChain's agents declare is known by name (a
+                    // deep agent's `files` is a dict even before its first write).
+                    match crate::live::known_reducer(ch).filter(|_| seen.is_empty()) {
+                        Some(r) => (r, true),
+                        None => (infer(seen), true),
+                    }
                 }
             };
             (ch.clone(), chosen)

@@ -74,11 +74,14 @@ impl Redactor {
                         }
                     }
                 }
+                // A plain dict's keys are all data (`$defs` included); a typed value's `$` keys
+                // are markers.
+                let marked = view && flashback_codec::view::is_marked(m);
                 for (k, val) in m.iter_mut() {
                     let key = if view {
                         if let Some(rest) = k.strip_prefix("$$") {
                             Some(format!("${rest}"))
-                        } else if k.starts_with('$') {
+                        } else if marked && k.starts_with('$') {
                             None
                         } else {
                             Some(k.clone())

@@ -135,6 +135,53 @@ export type AppInfo = {
 	settings: Setting[],
 };
 
+/**  Pending writes folded into the values shown. */
+export type AppliedWrites = {
+	/**  The task that wrote them ([`NULL_TASK_ID`] for input/update writes). */
+	task_id: string,
+	/**  Its node (`None` for input/update writes). */
+	node: string | null,
+	/**  The channels they changed, in write order. */
+	channels: string[],
+};
+
+/**  One approval interrupt. */
+export type Approval = {
+	/**  The interrupt's id (what a per-id resume is keyed by). */
+	interrupt_id: string | null,
+	/**  The task that waits. */
+	task_id: string,
+	/**  Its node. */
+	node: string,
+	/**  Batched or per call. */
+	mode: ApprovalMode,
+	/**  The calls to review, in order. */
+	actions: ApprovalAction[],
+	/**  Per-call mode: the JSON schema one decision must match. */
+	response_schema: Value | null,
+};
+
+/**  One tool call waiting for review. */
+export type ApprovalAction = {
+	/**  The tool. */
+	name: string,
+	/**  Its arguments, as the model asked (JSON view). */
+	args: Value,
+	/**  The text shown to the reviewer. */
+	description: string | null,
+	/**  What the reviewer may answer (`approve`, `edit`, `reject`, `respond`). */
+	allowed_decisions: string[],
+	/**  The model's tool call id (per-call mode). */
+	tool_call_id: string | null,
+};
+
+/**  How the middleware asked. */
+export type ApprovalMode = 
+/**  One interrupt for all the gated calls of a model turn. */
+"batched" | 
+/**  One interrupt per gated tool call. */
+"per_call";
+
 /**  One damaged blob row, and how it is (or why it cannot be) rebuilt. */
 export type BlobRepair = {
 	/**  The namespace. */
@@ -234,6 +281,16 @@ export type ChannelInfo = {
 	error: string | null,
 	/**  A LangGraph control channel (`__…__`, `branch:…`, `join:…`) rather than graph state. */
 	control: boolean,
+	/**
+	 *  Shown folded under "internal": a control channel or an agent's bookkeeping
+	 *  (`jump_to`, call counts, keys named `_…`).
+	 */
+	internal: boolean,
+	/**
+	 *  Not stored: the channel's empty start (`[]`, `{}`) that Python shows before its first
+	 *  write, its reducer known from the thread.
+	 */
+	default: boolean,
 };
 
 /**  What the rebuild check found for one channel. */
@@ -310,8 +367,28 @@ export type CheckpointDetail = {
 	writes: WriteGroup[],
 	/**  Next tasks (as `get_state` shows them). */
 	tasks: TaskSet,
-	/**  Live (latest of its namespace: finished tasks drop out of `next`) or history. */
+	/**
+	 *  The live view (Python's `get_state(config)`: values with the writes of the step's
+	 *  finished tasks applied, finished tasks out of `next`, only waiting interrupts) or the
+	 *  step record (`get_state` with a checkpoint id / `get_state_history`: values as the step
+	 *  started, every task, every interrupt raised). See [`CheckpointRequest::live`].
+	 */
 	live: boolean,
+	/**
+	 *  The pending writes folded into `values`: input/update (null-task) writes in both views,
+	 *  the finished tasks' writes in the live view.
+	 */
+	applied: AppliedWrites[],
+	/**
+	 *  What this snapshot says of the thread: finished, waiting for a human (interrupted),
+	 *  failed, or pending.
+	 */
+	status: ThreadStatus,
+	/**
+	 *  The human-in-the-loop approvals among the interrupts (LangChain's
+	 *  `HumanInTheLoopMiddleware`, batched or per call), to answer with decisions.
+	 */
+	approvals: Approval[],
 	/**  The LangGraph config that points at this checkpoint. */
 	config: Value,
 	/**  Subgraph namespaces run from this checkpoint. */
@@ -410,6 +487,14 @@ export type CheckpointRequest = {
 	 *  failing (the app shows them so, beside its Unlock).
 	 */
 	allow_locked?: boolean,
+	/**
+	 *  Which view: `None` — live (Python's `get_state(config)`) when no `checkpoint_id` is
+	 *  given, else the step record (`get_state` of a config with that id, as
+	 *  `get_state_history` shows it, even for the latest checkpoint); `Some(true)` — live when
+	 *  the checkpoint is its namespace's latest (the app's head row); `Some(false)` — the step
+	 *  record.
+	 */
+	live?: boolean | null,
 };
 
 /**  How one checkpoint was stored, in an encrypted database. */
@@ -2212,6 +2297,11 @@ export type ThreadActivity = {
 	 *  list stays answerable; a command naming the thread says not found.
 	 */
 	missing?: boolean,
+	/**
+	 *  The thread's token usage (as [`ThreadGraph::tokens`]); `None` when no message carried
+	 *  usage.
+	 */
+	tokens: TokenUsage | null,
 };
 
 /**  Threads whose history to look through (the rows of the list in view). */
@@ -2241,6 +2331,13 @@ export type ThreadGraph = {
 	 *  place with its links; the rest of the thread is unaffected).
 	 */
 	unreadable: CheckpointProblem[],
+	/**
+	 *  The thread's token usage over every namespace, each message counted once where the
+	 *  model produced it (`None`: no message carried usage).
+	 */
+	tokens: TokenUsage | null,
+	/**  The models that answered (`response_metadata.model_name`), first seen first. */
+	models: string[],
 };
 
 /**  The status of a whole thread, from its latest root-namespace checkpoint. */
@@ -2293,6 +2390,11 @@ export type ThreadSummary = {
 	 *  database.
 	 */
 	server?: ServerThread | null,
+	/**
+	 *  The thread's token usage (as [`ThreadGraph::tokens`]): filled in by `flashback threads`;
+	 *  the app reads it per row from `thread_activity`.
+	 */
+	tokens?: TokenUsage | null,
 };
 
 /**  The graphs that ran, their nodes and the transitions between them, counted. */
@@ -2334,7 +2436,7 @@ export type ThreeWay = {
 	control: boolean,
 };
 
-/**  Tokens a step's model calls used. */
+/**  Tokens model calls used. */
 export type TokenUsage = {
 	/**  Prompt tokens (`input_tokens`). */
 	input: number,
@@ -2344,6 +2446,10 @@ export type TokenUsage = {
 	total: number,
 	/**  Messages that carried usage. */
 	messages: number,
+	/**  Prompt tokens read from the provider's cache (`input_token_details.cache_read`). */
+	cached: number,
+	/**  Completion tokens spent reasoning (`output_token_details.reasoning`). */
+	reasoning: number,
 };
 
 /**  A checkpoint a node ran at. */

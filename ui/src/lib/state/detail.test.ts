@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { changedChannels, channelValues, rebuiltLabel, reducerName } from "./detail";
+import { changedChannels, channelValues, rebuiltLabel, reducerName, splitChannels } from "./detail";
 
-const info = (channel: string, control = false) => ({ channel, version: "1", type_name: "list", size: 3, error: null, control });
+const info = (channel: string, control = false, internal = control) => ({
+  channel,
+  version: "1",
+  type_name: "list",
+  size: 3,
+  error: null,
+  control,
+  internal,
+  default: false,
+});
 
 describe("channelValues", () => {
   it("joins each channel with its value, in the channels' stored order", () => {
@@ -43,5 +52,23 @@ describe("changed channels", () => {
     expect([...changedChannels({ updated_channels: ["messages", "branch:to:tools"] }, new Set())]).toEqual(["messages", "branch:to:tools"]);
     expect([...changedChannels({ updated_channels: null }, new Set(["log"]))]).toEqual(["log"]);
     expect([...changedChannels({ updated_channels: ["log"] }, new Set(["log"]))]).toEqual(["log"]);
+  });
+});
+
+describe("splitChannels", () => {
+  it("folds control channels and agent bookkeeping under internal, in stored order", () => {
+    const all = [info("messages"), info("__pregel_tasks", true), info("jump_to", false, true), info("todos"), info("branch:to:tools", true)];
+    const { shown, internal } = splitChannels(all);
+    expect(shown.map((c) => c.channel)).toEqual(["messages", "todos"]);
+    expect(internal.map((c) => c.channel)).toEqual(["__pregel_tasks", "jump_to", "branch:to:tools"]);
+  });
+
+  it("takes the control channels as internal when the backend does not say (before issue 32)", () => {
+    const old = [
+      { channel: "messages", control: false },
+      { channel: "branch:to:agent", control: true },
+    ];
+    expect(splitChannels(old).internal.map((c) => c.channel)).toEqual(["branch:to:agent"]);
+    expect(splitChannels(old).shown.map((c) => c.channel)).toEqual(["messages"]);
   });
 });

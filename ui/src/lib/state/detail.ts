@@ -62,3 +62,15 @@ export function deltaControls(view: {
 export function changedChannels(detail: Pick<CheckpointDetail, "updated_channels">, fromReplay: ReadonlySet<string>): Set<string> {
   return new Set([...(detail.updated_channels ?? []), ...fromReplay]);
 }
+
+/**
+ * The state panel's two groups: the channels `get_state` shows, and the internal ones folded
+ * under "internal" (LangGraph's control channels and agent bookkeeping such as `jump_to`). A
+ * backend older than issue 32 sends no `internal`: its control channels are the internal ones.
+ */
+export function splitChannels<T extends Pick<ChannelInfo, "control"> & Partial<Pick<ChannelInfo, "internal">>>(
+  all: T[],
+): { shown: T[]; internal: T[] } {
+  const internal = (c: T) => c.internal ?? c.control;
+  return { shown: all.filter((c) => !internal(c)), internal: all.filter(internal) };
+}

@@ -34,7 +34,7 @@ const interrupt = (value: Value, id = "i1"): Value => ({ $type: "langgraph.types
 describe("waitingInterrupts", () => {
   it("reads the question of an interrupted task, unwrapping the Interrupt", () => {
     const w = waitingInterrupts(set([task({ status: "interrupted", interrupts: [interrupt("Approve the plan?")] })]));
-    expect(w).toEqual([{ node: "ask", id: "i1", value: "Approve the plan?", question: "Approve the plan?" }]);
+    expect(w).toEqual([{ node: "ask", task: "t1", id: "i1", value: "Approve the plan?", question: "Approve the plan?" }]);
   });
 
   it("takes a text field of a structured value, else its JSON (clipped)", () => {

@@ -8,6 +8,8 @@ import type { Json } from "./tree";
 export interface Waiting {
   /** The node that raised it. */
   node: string;
+  /** The task that raised it. */
+  task: string;
   /** The interrupt's id (LangGraph ≥ 0.6), for resuming several at once. */
   id: string | null;
   /** What the node passed to `interrupt(…)`. */
@@ -51,7 +53,7 @@ export function waitingInterrupts(tasks: TaskSet | null | undefined): Waiting[] 
           (raw.$type === undefined && "value" in raw && typeof raw.id === "string"));
       const value = typed && "value" in raw ? raw.value : raw;
       const id = typed && typeof raw.id === "string" ? raw.id : null;
-      out.push({ node: t.name, id, value, question: questionOf(value) });
+      out.push({ node: t.name, task: t.id, id, value, question: questionOf(value) });
     }
   }
   return out;

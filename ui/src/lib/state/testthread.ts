@@ -110,7 +110,7 @@ export async function openThread(overrides: Partial<ThreadApi> = {}) {
 /** A checkpoint key. */
 export const key = (id: string, ns = "") => ({ ns, id });
 /** The detail request of a checkpoint, as sent. */
-export const detailReq = (id: string, reveal = false, ns = "", full = false, raw = false) => ({
+export const detailReq = (id: string, reveal = false, ns = "", full = false, raw = false, live = true) => ({
   db: "db1",
   thread_id: "t",
   checkpoint_ns: ns,
@@ -120,4 +120,5 @@ export const detailReq = (id: string, reveal = false, ns = "", full = false, raw
   raw,
   reducers: {},
   allow_locked: true,
+  live,
 });

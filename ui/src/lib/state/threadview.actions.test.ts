@@ -81,7 +81,7 @@ describe("ThreadView: graph reloads and actions", () => {
   it("keeps the selection across a reload and drops a comparison whose checkpoint is gone", async () => {
     let graphs = 0;
     const { view, calls } = await openThread({
-      graph: async () => (++graphs === 1 ? chain([row("x", 1, { parent_row: 1 })]) : chain()),
+      graph: async () => (++graphs === 1 ? chain([row("x", 1, { parent_row: 1, head: true })]) : chain()),
     });
     view.step("older"); // x → c3
     view.select(0, true); // compare with x

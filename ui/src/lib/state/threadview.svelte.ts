@@ -6,21 +6,8 @@
 // through a `latest()` gate, so a slow stale answer never overwrites a newer one. A selection
 // asked for by a superseded DAG reload is carried over to the one that lands.
 
-import type {
-  CheckpointDetail,
-  CheckpointDiff,
-  CheckpointRequest,
-  Dialect,
-  DiffRequest,
-  ForkRequest,
-  ForkResult,
-  GraphRequest,
-  ReplayRequest,
-  ReplayStep,
-  ThreadGraph,
-} from "../ipc/bindings";
-import { commands } from "../ipc/bindings";
-import { call, toFailure, type Failure } from "../ipc/api";
+import type { CheckpointDetail, CheckpointDiff, Dialect, ForkResult, ReplayStep, ThreadGraph } from "../ipc/bindings";
+import { toFailure, type Failure } from "../ipc/api";
 import { branchOf, childIndex, move, type Step } from "../graph/stepping";
 import { forkedText } from "./forkhint";
 import { app, type Toast } from "./app.svelte";
@@ -29,6 +16,10 @@ import { latest } from "./latest";
 import { Action } from "./action.svelte";
 import { Replay } from "./replay.svelte";
 import { deltaControls, type DeltaControls } from "./detail";
+import { openingRow } from "./liveview";
+import { backendApi, type ThreadApi } from "./threadapi";
+
+export type { ThreadApi } from "./threadapi";
 
 /** The dialogs the thread screen opens (one at a time). */
 export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help" | "repair";
@@ -38,23 +29,6 @@ export type DetailTab = "state" | "writes" | "tasks" | "meta" | "storage" | "top
 
 /** A checkpoint: its namespace and id. */
 export type CheckpointKey = { ns: string; id: string };
-
-/** The commands the thread screen calls. */
-export interface ThreadApi {
-  graph(req: GraphRequest): Promise<ThreadGraph>;
-  detail(req: CheckpointRequest): Promise<CheckpointDetail>;
-  diff(req: DiffRequest): Promise<CheckpointDiff>;
-  replay(req: ReplayRequest): Promise<ReplayStep[]>;
-  fork(req: ForkRequest): Promise<ForkResult>;
-}
-
-export const backendApi: ThreadApi = {
-  graph: (req) => call(commands.threadGraph(req)),
-  detail: (req) => call(commands.checkpointDetail(req)),
-  diff: (req) => call(commands.diffCheckpoints(req)),
-  replay: (req) => call(commands.replaySteps(req)),
-  fork: (req) => call(commands.forkCheckpoint(req)),
-};
 
 /** What the view needs from the rest of the app (tests pass fakes). */
 export interface ThreadDeps {
@@ -102,6 +76,8 @@ export class ThreadView {
   full = false;
   /** DeltaChannels as the saver stores them, instead of rebuilt as the graph sees them. */
   rawDelta = $state(false);
+  /** A latest checkpoint as its step record rather than live (as `get_state` shows it now). */
+  stepRecord = $state(false);
   /** The state panel's DeltaChannel switches. */
   readonly delta: DeltaControls = deltaControls(this);
 
@@ -149,6 +125,7 @@ export class ThreadView {
         void this.selectedKey;
         void this.reveal;
         void this.rawDelta;
+        void this.stepRecord;
         this.loadDetail();
       });
       $effect(() => {
@@ -184,7 +161,8 @@ export class ThreadView {
         this.graphError = null;
         if (this.pendingSelect) this.selectedKey = this.pendingSelect;
         this.pendingSelect = null;
-        if (this.indexOf(this.selectedKey) < 0 && g.rows.length) this.selectedKey = this.keyOf(0);
+        // A thread waiting inside a sub-agent opens on its head, the root checkpoint it resumes from.
+        if (this.indexOf(this.selectedKey) < 0 && g.rows.length) this.selectedKey = this.keyOf(openingRow(g.rows));
         if (this.compareKey && this.indexOf(this.compareKey) < 0) this.compareKey = null;
       },
       (e) => {
@@ -226,6 +204,7 @@ export class ThreadView {
         raw: this.rawDelta,
         reducers: {},
         allow_locked: true, // shown locked, beside the Unlock banner
+        live: !this.stepRecord, // the latest of its namespace live, as get_state shows it now
       }),
       (d) => {
         this.detail = d;

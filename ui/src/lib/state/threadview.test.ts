@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CheckpointDetail, CheckpointDiff } from "../ipc/bindings";
-import { deferred, detailOf, detailReq, diffOf, key, openThread, settle, stopAll } from "./testthread";
+import { row } from "../graph/testrows";
+import { chain, deferred, detailOf, detailReq, diffOf, key, openThread, settle, stopAll } from "./testthread";
 
 afterEach(stopAll);
 
@@ -65,6 +66,24 @@ describe("ThreadView: selection, detail and diff", () => {
     pending.get("c2")!.resolve(detailOf(detailReq("c2")));
     await settle();
     expect(view.detail?.checkpoint_id).toBe("c1");
+  });
+
+  it("opens a thread waiting inside a sub-agent on its head, not the newer sub-agent checkpoint", async () => {
+    const { view, calls } = await openThread({
+      graph: async () => chain([row("s9", 1, { ns: "tools:9", ns_head: true, parent_row: 4 })]),
+    });
+    expect(view.rows[0].id).toBe("s9");
+    expect(view.selectedKey).toEqual(key("c3"));
+    expect(calls.detail).toEqual([detailReq("c3")]);
+  });
+
+  it("asks the latest checkpoint live, or as its step record when asked", async () => {
+    const { view, calls } = await openThread();
+    view.stepRecord = true;
+    await settle();
+    view.stepRecord = false;
+    await settle();
+    expect(calls.detail).toEqual([detailReq("c3"), detailReq("c3", false, "", false, false, false), detailReq("c3")]);
   });
 
   it("reloads the detail with secrets shown when reveal is on", async () => {

@@ -41,6 +41,7 @@ pub(super) struct Spliced {
 /// A checkpoint of `thread` (its head without `id`), whole when `full`.
 pub(super) fn req(db: &DbInfo, thread: &str, id: Option<&str>, full: bool) -> CheckpointRequest {
     CheckpointRequest {
+        live: None,
         db: db.db.clone(),
         thread_id: thread.into(),
         checkpoint_ns: String::new(),

@@ -126,8 +126,10 @@ pub async fn root_history(api: &Api, db: &DbInfo, t: &str) -> Vec<flashback_api:
     .expect("history")
 }
 
+/// One checkpoint as the app asks for it: live when it is its namespace's latest.
 pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> CheckpointDetail {
     api.checkpoint_detail(CheckpointRequest {
+        live: Some(true),
         db: db.db.clone(),
         thread_id: t.into(),
         checkpoint_ns: ns.into(),

@@ -43,6 +43,7 @@ async fn browse_fork_and_export_on_postgres() {
         .expect("graph");
     let d = api
         .checkpoint_detail(CheckpointRequest {
+            live: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

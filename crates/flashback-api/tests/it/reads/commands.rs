@@ -181,8 +181,14 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
         let messages = d.channels.iter().find(|v| v.channel == "messages");
         if let Some(m) = messages {
             assert_eq!(m.type_name, "list");
-            assert!(m.size > 0);
-            assert!(m.version.is_some());
+            if m.default {
+                // Before its first write: the empty start Python shows, not stored.
+                assert!(m.version.is_none());
+                assert_eq!(d.values["messages"], json!([]));
+            } else {
+                assert!(m.size > 0);
+                assert!(m.version.is_some());
+            }
         }
     }
     assert!(saw_group, "writes are attributed to their node");
@@ -209,6 +215,7 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
 
     let err = api
         .checkpoint_detail(CheckpointRequest {
+            live: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
@@ -325,4 +332,49 @@ async fn undecodable_blobs_are_shown_in_place_and_the_rest_stays_readable() {
         );
     }
     assert!(broken > 0);
+}
+
+/// `state THREAD` is Python's `get_state(config)` (live); `state --checkpoint ID` is `get_state`
+/// of a config with that id — the step record — even for the latest checkpoint; the app asks
+/// for the live view of its head row with `live: true`.
+#[tokio::test]
+async fn the_view_follows_get_state_with_and_without_a_checkpoint_id() {
+    let OpenedFixture {
+        dir: _dir, api, db, ..
+    } = opened_fixture().await;
+    let ask = |id: Option<String>, live: Option<bool>| CheckpointRequest {
+        live,
+        db: db.db.clone(),
+        thread_id: "interrupt-waiting".into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: id,
+        reveal_secrets: false,
+        full: false,
+        raw: false,
+        reducers: Default::default(),
+        allow_locked: false,
+    };
+    let live = api.checkpoint_detail(ask(None, None)).await.expect("live");
+    assert!(live.live);
+    assert_eq!(live.status, ThreadStatus::Interrupted);
+    let head = Some(live.checkpoint_id.clone());
+    let record = api
+        .checkpoint_detail(ask(head.clone(), None))
+        .await
+        .expect("record");
+    assert!(
+        !record.live,
+        "an explicit id is the step record, even for the latest"
+    );
+    let app = api
+        .checkpoint_detail(ask(head, Some(true)))
+        .await
+        .expect("app");
+    assert!(app.live);
+    let parent = Some(live.parent_checkpoint_id.clone().expect("a parent"));
+    let older = api
+        .checkpoint_detail(ask(parent, Some(true)))
+        .await
+        .expect("older");
+    assert!(!older.live, "only the latest can be shown live");
 }

@@ -69,6 +69,7 @@ async fn thread(path: &str) {
 
 fn req(db: &str, raw: bool, reducers: &[(&str, &str)]) -> CheckpointRequest {
     CheckpointRequest {
+        live: None,
         db: db.into(),
         thread_id: "t".into(),
         checkpoint_ns: String::new(),
