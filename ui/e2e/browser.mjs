@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, …), with the runner and page helpers in
+// thread-detail, topology, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -46,6 +46,7 @@ import * as langgraphjs from "./browser/langgraphjs.mjs";
 import * as devserver from "./browser/devserver.mjs";
 import * as agentserver from "./browser/agentserver.mjs";
 import * as agents from "./browser/agents.mjs";
+import * as topology from "./browser/topology.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -66,6 +67,7 @@ const checks = [
   threadDetail.keyboardStepping,
   threadDetail.dialogFocus,
   threadDetail.chatBubble,
+  topology.chatFollows,
   threadDetail.writeTrace,
   threadDetail.diffWithParent,
   threadActions.forkHere,
@@ -88,6 +90,7 @@ const checks = [
   repair.repairFromWrites,
   optional.postgres,
   threadDetail.subgraphs,
+  topology.topology,
   routes.routes,
   threadDetail.sendFanout,
   threadActions.deleteThread,

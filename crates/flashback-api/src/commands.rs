@@ -45,6 +45,8 @@ macro_rules! for_each_command {
             thread_history($crate::HistoryRequest) -> Vec<$crate::HistoryEntry>;
             /// A thread's checkpoints as branch lanes.
             thread_graph($crate::GraphRequest) -> $crate::ThreadGraph;
+            /// The nodes and transitions a thread shows by what ran, sub-agents nested.
+            thread_topology($crate::TopologyRequest) -> $crate::ThreadTopology;
             /// One checkpoint: values, writes, next tasks, metadata.
             checkpoint_detail($crate::CheckpointRequest) -> $crate::CheckpointDetail;
             /// Two checkpoints side by side.

@@ -528,6 +528,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The thread's topology from what ran: each node with how often it ran, failed or
+    /// waited, the transitions between them (`A → B ×n`), sub-agents indented under the node
+    /// that ran them.
+    Topology {
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
+        db: String,
+        /// The thread id.
+        thread: String,
+        /// Other threads of the same graph to add up (at most 99).
+        more: Vec<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 // Decoding allocates many small values; mimalloc is markedly faster than glibc malloc here.

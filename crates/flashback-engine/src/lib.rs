@@ -80,6 +80,8 @@
 //! * [`diff`]: any two checkpoints channel by channel, list items matched (messages by id).
 //! * [`watch`]: the checkpoints where the value at a path (`messages[2].content`) changed,
 //!   across branches, with the writes that produced each value.
+//! * [`topology`]: the nodes and transitions a thread (or several) shows by what ran, counted,
+//!   sub-agents nested under the node that ran them; failures and interrupts on their nodes.
 //! * [`search`]: where a text occurs in a checkpoint's state (keys and scalars, any case), with
 //!   each match's path and a snippet.
 //!
@@ -121,6 +123,7 @@ pub mod replay;
 pub mod search;
 pub mod taskid;
 pub mod tasks;
+pub mod topology;
 mod triggers;
 pub mod usage;
 pub mod watch;

@@ -8,6 +8,7 @@ mod read;
 mod sealed;
 mod session;
 mod store;
+mod topology;
 mod write;
 
 pub use job::*;
@@ -15,6 +16,7 @@ pub use read::*;
 pub use sealed::*;
 pub use session::*;
 pub use store::*;
+pub use topology::*;
 pub use write::*;
 
 use serde_json::Value as Json;

@@ -8,6 +8,7 @@ use crate::human;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;
+mod topology;
 mod writes;
 
 pub use outcome::Outcome;
@@ -270,6 +271,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         | Command::Rerun { .. }
         | Command::Search { .. }) => jobs::run(cmd).await,
         cmd @ Command::Storage { .. } => storage::run(cmd).await,
+        cmd @ Command::Topology { .. } => topology::run(cmd).await,
         Command::Rebuild {
             db,
             thread,

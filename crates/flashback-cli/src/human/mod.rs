@@ -12,6 +12,7 @@ mod retention;
 mod search;
 mod state;
 mod storage;
+mod topology;
 mod watch;
 pub use lists::{history, threads, Width};
 pub use repair::repaired;
@@ -19,6 +20,7 @@ pub use retention::{retention, vacuum_failed};
 pub use search::{search_header, search_hit, searched};
 pub use state::state;
 pub use storage::storage;
+pub use topology::topology;
 pub use watch::watch;
 
 /// What a line of human output fits in (unless `--wide`).

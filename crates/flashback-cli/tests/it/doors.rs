@@ -165,6 +165,16 @@ async fn cli_json_equals_the_apps_json_for_every_read() {
             json!({"thread_id": "subgraph"}),
         ),
         (
+            vec!["topology", "subgraph"],
+            "thread_topology",
+            json!({"thread_id": "subgraph"}),
+        ),
+        (
+            vec!["topology", "chat-tools", "forked"],
+            "thread_topology",
+            json!({"thread_id": "chat-tools", "thread_ids": ["forked"]}),
+        ),
+        (
             vec!["diff", "forked", oldest, newest],
             "diff_checkpoints",
             json!({"thread_id": "forked", "a": {"checkpoint_id": oldest}, "b": {"checkpoint_id": newest}}),
@@ -453,6 +463,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("list_threads", "threads"),
         ("thread_history", "history"),
         ("thread_graph", "graph"),
+        ("thread_topology", "topology"),
         ("checkpoint_detail", "state"),
         ("diff_checkpoints", "diff"),
         ("replay_steps", "replay"),

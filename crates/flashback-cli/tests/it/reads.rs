@@ -198,6 +198,44 @@ fn graph_draws_branch_lanes() {
 }
 
 #[test]
+fn topology_nests_subgraphs_under_the_node_that_ran_them() {
+    let out = flashback(&["topology", &sqlite(), "subgraph"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The root graph's nodes, `mid`'s graph under `mid`, `inner`'s under `inner`, each graph's
+    // transitions after its nodes.
+    let want = "\
+thread subgraph
+__start__  ×1
+prep       ×1
+mid        ×1
+  ↳ mid (1 call)
+    __start__  ×1
+    mid_pre    ×1
+    inner      ×1
+      ↳ mid|inner (1 call)
+        __start__   ×1
+        inner_step  ×1
+        __end__     ×1
+        __start__ → inner_step ×1
+        inner_step → __end__ ×1
+    mid_post   ×1
+    __end__    ×1
+    __start__ → mid_pre ×1
+    mid_pre → inner ×1
+    inner → mid_post ×1
+    mid_post → __end__ ×1
+post       ×1
+__end__    ×1
+__start__ → prep ×1
+prep → mid ×1
+mid → post ×1
+post → __end__ ×1
+";
+    assert_eq!(text, want);
+}
+
+#[test]
 fn bad_input_gives_one_clear_line_and_an_exit_code() {
     fails(
         &["state", &sqlite(), "no-such-thread"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { duration, MARKS, ranLabel, sinceParent, tokenCount, tokensLabel, tokensTitle } from "./rowinfo";
+import { duration, MARKS, modelsLabel, ranLabel, sinceParent, tokenCount, tokensLabel, tokensTitle } from "./rowinfo";
 import { row as graphRow } from "./testrows";
 
 const row = (id: string, ts: string, parent_row: number | null) => graphRow(id, 0, { ts, parent_row });
@@ -38,8 +38,22 @@ describe("rowinfo", () => {
     expect(tokenCount(1234)).toBe("1.2k");
     expect(tokenCount(12_345)).toBe("12k");
     expect(tokenCount(2_500_000)).toBe("2.5M");
-    const t = { input: 1000, output: 234, total: 1234, messages: 2 };
+    const t = { input: 1000, output: 234, total: 1234, messages: 2, cached: 0, reasoning: 0 };
     expect(tokensLabel(t)).toBe("1.2k tok");
     expect(tokensTitle(t)).toBe("Tokens used by this step (usage_metadata of 2 messages): 1,000 in, 234 out, 1,234 total");
+    // Cached and reasoning tokens when the provider reports them.
+    expect(tokensTitle({ ...t, cached: 800, reasoning: 100, messages: 1 })).toBe(
+      "Tokens used by this step (usage_metadata of 1 message): 1,000 in (800 cached), 234 out (100 reasoning), 1,234 total",
+    );
+  });
+
+  it("names the models that answered", () => {
+    expect(modelsLabel([])).toBe("");
+    expect(modelsLabel(["gpt-4o"])).toBe("gpt-4o");
+    expect(modelsLabel(["gpt-4o", "claude-sonnet-4"])).toBe("gpt-4o +1");
+  });
+
+  it("names two Sends to one node once, counted", () => {
+    expect(ranLabel(["tools", "tools"])).toBe("tools ×2");
   });
 });

@@ -3,7 +3,8 @@
 
 import type { GraphRow, StepMark, TokenUsage } from "../ipc/bindings";
 
-/** The nodes that ran, each once with a count when it ran several times ("Send ×3"). */
+/** The nodes that ran, each once with a count when it ran several times ("tools ×2": two
+ * `Send`s to `tools`). */
 export function ranLabel(ran: string[]): string {
   const counts = new Map<string, number>();
   for (const n of ran) counts.set(n, (counts.get(n) ?? 0) + 1);
@@ -53,9 +54,23 @@ export function tokensLabel(t: TokenUsage): string {
   return `${tokenCount(t.total)} tok`;
 }
 
+/** "1,000 in (200 cached), 234 out (20 reasoning), 1,234 total": cached and reasoning tokens
+ * only when the provider said so. */
+export function tokensBreakdown(t: TokenUsage): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const input = `${n(t.input)} in${t.cached ? ` (${n(t.cached)} cached)` : ""}`;
+  const output = `${n(t.output)} out${t.reasoning ? ` (${n(t.reasoning)} reasoning)` : ""}`;
+  return `${input}, ${output}, ${n(t.total)} total`;
+}
+
 /** The breakdown behind the label. */
 export function tokensTitle(t: TokenUsage): string {
   const calls = t.messages === 1 ? "1 message" : `${t.messages} messages`;
-  const n = (x: number) => x.toLocaleString("en-US");
-  return `Tokens used by this step (usage_metadata of ${calls}): ${n(t.input)} in, ${n(t.output)} out, ${n(t.total)} total`;
+  return `Tokens used by this step (usage_metadata of ${calls}): ${tokensBreakdown(t)}`;
+}
+
+/** The models that answered ("gpt-4o", "gpt-4o +1" when several), "" when none is known. */
+export function modelsLabel(models: string[]): string {
+  if (models.length === 0) return "";
+  return models.length === 1 ? models[0] : `${models[0]} +${models.length - 1}`;
 }

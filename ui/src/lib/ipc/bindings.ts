@@ -34,6 +34,8 @@ export const commands = {
 	threadHistory: (req: HistoryRequest) => typedError<HistoryEntry[], ApiError>(__TAURI_INVOKE("thread_history", { req })),
 	/**  A thread's checkpoints as branch lanes. */
 	threadGraph: (req: GraphRequest) => typedError<ThreadGraph, ApiError>(__TAURI_INVOKE("thread_graph", { req })),
+	/**  The nodes and transitions a thread shows by what ran, sub-agents nested. */
+	threadTopology: (req: TopologyRequest) => typedError<ThreadTopology, ApiError>(__TAURI_INVOKE("thread_topology", { req })),
 	/**  One checkpoint: values, writes, next tasks, metadata. */
 	checkpointDetail: (req: CheckpointRequest) => typedError<CheckpointDetail, ApiError>(__TAURI_INVOKE("checkpoint_detail", { req })),
 	/**  Two checkpoints side by side. */
@@ -2395,6 +2397,16 @@ export type ThreadSummary = {
 	tokens?: TokenUsage | null,
 };
 
+/**  The graphs that ran, their nodes and the transitions between them, counted. */
+export type ThreadTopology = {
+	/**  The threads counted (the one asked for first). */
+	thread_ids: string[],
+	/**  The root graph first, then each sub-agent's graph after the graph whose node ran it. */
+	graphs: TopoGraph[],
+	/**  What could not be read or told (the topology stands without it). */
+	warnings: string[],
+};
+
 /**  The threads of a database. */
 export type ThreadsRequest = {
 	/**  Database handle. */
@@ -2438,6 +2450,85 @@ export type TokenUsage = {
 	cached: number,
 	/**  Completion tokens spent reasoning (`output_token_details.reasoning`). */
 	reasoning: number,
+};
+
+/**  A checkpoint a node ran at. */
+export type TopoCheckpoint = {
+	/**  Its thread. */
+	thread_id: string,
+	/**  Its namespace. */
+	ns: string,
+	/**  Its id. */
+	id: string,
+	/**  `metadata.step`. */
+	step: number | null,
+	/**  How the node's task went there, when not simply finished. */
+	mark: StepMark | null,
+};
+
+/**  A transition between two nodes of one graph. */
+export type TopoEdge = {
+	/**  The node that ran first. */
+	from: string,
+	/**  The node that ran in the next step (or `__end__`). */
+	to: string,
+	/**  How many steps went this way. */
+	count: number,
+};
+
+/**  One graph: a namespace path, every call of it counted together. */
+export type TopoGraph = {
+	/**  The namespace path without task ids: `""` for the root graph, `tools`, `tools|tools`. */
+	path: string,
+	/**  The path of the graph whose node ran this one (`None` for the root graph). */
+	parent: string | null,
+	/**  That node (the last segment of `path`). */
+	node: string | null,
+	/**
+	 *  How many times it was invoked: its `__start__` runs (each turn of a chat, each call of
+	 *  a sub-agent, also of one with its own checkpointer, whose calls share a namespace), or
+	 *  its namespaces when they are more (steps without names).
+	 */
+	calls: number,
+	/**  Its nodes, in the order they first ran. */
+	nodes: TopoNode[],
+	/**  The transitions seen, in the order first seen. */
+	edges: TopoEdge[],
+};
+
+/**  A node of a graph and what became of its runs. */
+export type TopoNode = {
+	/**  The node's name (`__start__` the entry, `__end__` where runs finished). */
+	name: string,
+	/**  Tasks of it that finished (one per task: two `Send`s to it in a step are two). */
+	runs: number,
+	/**  Tasks of it that raised and have no output. */
+	failed: number,
+	/**  Tasks of it that raised, then finished on a retry. */
+	recovered: number,
+	/**  Tasks of it that wait at an interrupt. */
+	interrupted: number,
+	/**  Tasks of it that were interrupted, then resumed and finished. */
+	resumed: number,
+	/**
+	 *  Where it ran: the checkpoints its steps made (`mark` none, `recovered` or `resumed`)
+	 *  and those whose next step it failed or waits in (`failed`, `interrupted`); for
+	 *  `__end__`, where the runs finished. Oldest first.
+	 */
+	checkpoints: TopoCheckpoint[],
+};
+
+/**  A thread's topology (and optionally other threads' of the same graph, added up). */
+export type TopologyRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**
+	 *  Other threads of the same graph whose runs add to the counts (at most 100); each
+	 *  checkpoint says its thread.
+	 */
+	thread_ids?: string[],
 };
 
 /**  Unlock an encrypted database with its AES key. */

@@ -2,11 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { ThreadActivity } from "../ipc/bindings";
 import { ACTIVITY_BATCH, retriedTitle, ThreadActivities } from "./activity.svelte";
 
+const used = { input: 900, output: 100, total: 1000, messages: 2, cached: 0, reasoning: 0 };
+
 function fake(recovered: Record<string, string[]> = {}) {
   const calls: string[][] = [];
   const load = async (ids: string[]): Promise<ThreadActivity[]> => {
     calls.push(ids);
-    return ids.map((thread_id) => ({ thread_id, recovered: recovered[thread_id] ?? [], problem: null }));
+    return ids.map((thread_id) => ({ thread_id, recovered: recovered[thread_id] ?? [], problem: null, tokens: thread_id === "ok" ? used : null }));
   };
   return { calls, load };
 }
@@ -21,6 +23,10 @@ describe("ThreadActivities", () => {
     expect(f.calls).toEqual([["flaky-1", "ok", "other"]]);
     expect(a.recovered.get("flaky-1")).toEqual(["flaky"]);
     expect(a.recovered.get("ok")).toEqual([]);
+    // The tokens column's numbers come with it.
+    expect(a.tokens.get("ok")).toEqual(used);
+    expect(a.tokens.get("flaky-1")).toBeNull();
+    expect(a.tokens.has("unseen")).toBe(false);
     a.want(["flaky-1", "ok"]);
     await a.flush();
     expect(f.calls.length).toBe(1);
@@ -38,7 +44,7 @@ describe("ThreadActivities", () => {
     let fail = true;
     const a = new ThreadActivities(async (ids) => {
       if (fail) throw new Error("offline");
-      return ids.map((thread_id) => ({ thread_id, recovered: ["n"], problem: null }));
+      return ids.map((thread_id) => ({ thread_id, recovered: ["n"], problem: null, tokens: null }));
     }, 0);
     a.want(["x"]);
     await a.flush();

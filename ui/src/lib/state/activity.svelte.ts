@@ -1,8 +1,8 @@
 // What the threads' whole histories say beyond their latest checkpoints (thread_activity: the
-// tasks that raised, then recovered on a retry), looked up only for the rows in view: a batch
-// per pause in scrolling, each thread once.
+// tasks that raised, then recovered on a retry, and the tokens the thread used), looked up only
+// for the rows in view: a batch per pause in scrolling, each thread once.
 
-import type { ThreadActivity } from "../ipc/bindings";
+import type { ThreadActivity, TokenUsage } from "../ipc/bindings";
 
 export type ActivityLoad = (threadIds: string[]) => Promise<ThreadActivity[]>;
 
@@ -12,6 +12,8 @@ export const ACTIVITY_BATCH = 500;
 export class ThreadActivities {
   /** Each looked-up thread's recovered nodes (absent: not looked up yet). Replaced whole. */
   recovered = $state.raw(new Map<string, string[]>());
+  /** Each looked-up thread's tokens (null: no message carried usage). Replaced whole. */
+  tokens = $state.raw(new Map<string, TokenUsage | null>());
 
   private readonly asked = new Set<string>();
   private wanted: string[] = [];
@@ -50,8 +52,13 @@ export class ThreadActivities {
     }
     if (generation !== this.generation) return;
     const next = new Map(this.recovered);
-    for (const a of found) next.set(a.thread_id, a.recovered);
+    const tokens = new Map(this.tokens);
+    for (const a of found) {
+      next.set(a.thread_id, a.recovered);
+      tokens.set(a.thread_id, a.tokens ?? null);
+    }
     this.recovered = next;
+    this.tokens = tokens;
   }
 
   /** A reloaded list: everything is looked up again. */
@@ -62,6 +69,7 @@ export class ThreadActivities {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.recovered = new Map();
+    this.tokens = new Map();
   }
 }
 

@@ -25,7 +25,7 @@ export interface Route {
   tab?: string;
 }
 
-const TABS = new Set(["state", "writes", "tasks", "meta", "storage"]);
+const TABS = new Set(["state", "writes", "tasks", "meta", "storage", "topology"]);
 
 /** The route in a URL fragment (`#/…`); null when the fragment is not one (empty, `#token=…`). */
 export function parseRoute(hash: string): Route | null {

@@ -25,7 +25,7 @@ export type { ThreadApi } from "./threadapi";
 export type ThreadDialog = "edit" | "merge" | "rerun" | "export" | "delete" | "help" | "repair";
 
 /** The tabs of the selected checkpoint's detail. */
-export type DetailTab = "state" | "writes" | "tasks" | "meta" | "storage";
+export type DetailTab = "state" | "writes" | "tasks" | "meta" | "storage" | "topology";
 
 /** A checkpoint: its namespace and id. */
 export type CheckpointKey = { ns: string; id: string };
