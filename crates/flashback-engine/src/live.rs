@@ -202,10 +202,10 @@ fn value_of<'a>(t: &'a CheckpointTuple, channel: &str) -> Option<&'a Value> {
 
 /// The writes `keep` accepts that change state, in Python's order: by task path, then as
 /// stored within a task.
-fn sorted_writes<'a>(
-    writes: &'a [PendingWrite],
+fn sorted_writes(
+    writes: &[PendingWrite],
     keep: impl Fn(&PendingWrite) -> bool,
-) -> Vec<&'a PendingWrite> {
+) -> Vec<&PendingWrite> {
     let mut out: Vec<&PendingWrite> = writes
         .iter()
         .filter(|w| keep(w))

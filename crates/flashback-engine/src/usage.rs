@@ -88,16 +88,16 @@ pub struct ThreadUsage {
     pub all_models: Vec<String>,
 }
 
+/// A message's usage as found: its id, its `usage_metadata`, its model name.
+type Found<'a> = (
+    Option<&'a str>,
+    &'a serde_json::Map<String, Json>,
+    Option<&'a str>,
+);
+
 /// Every object in `v` carrying a `usage_metadata` object (messages, at any depth), with its
 /// `id` and model name when it has them.
-fn usages<'a>(
-    v: &'a Json,
-    out: &mut Vec<(
-        Option<&'a str>,
-        &'a serde_json::Map<String, Json>,
-        Option<&'a str>,
-    )>,
-) {
+fn usages<'a>(v: &'a Json, out: &mut Vec<Found<'a>>) {
     match v {
         Json::Object(m) => {
             if let Some(Json::Object(u)) = m.get(NEEDLE) {
@@ -131,15 +131,15 @@ fn depth(ns: &str) -> usize {
 
 /// The thread's token usage from its writes that mention [`NEEDLE`] (see the module docs).
 pub fn thread_usage(writes: &[(WriteInfo, Decoded)]) -> ThreadUsage {
-    type Found = (
+    type Counted = (
         String,
         String,
         serde_json::Map<String, Json>,
         Option<String>,
     );
     // By message id: the write that counts (deepest namespace, then earliest checkpoint).
-    let mut by_id: BTreeMap<String, ((usize, String), Found)> = BTreeMap::new();
-    let mut anonymous: Vec<Found> = Vec::new();
+    let mut by_id: BTreeMap<String, ((usize, String), Counted)> = BTreeMap::new();
+    let mut anonymous: Vec<Counted> = Vec::new();
     for (w, value) in writes {
         if carries_only(w) {
             continue;
@@ -150,7 +150,7 @@ pub fn thread_usage(writes: &[(WriteInfo, Decoded)]) -> ThreadUsage {
         let mut found = Vec::new();
         usages(&view, &mut found);
         for (id, usage, model) in found {
-            let entry: Found = (
+            let entry: Counted = (
                 w.checkpoint_ns.clone(),
                 w.checkpoint_id.clone(),
                 usage.clone(),

@@ -156,6 +156,12 @@ export const fork = {
       const prev = await selectedId();
       await page.keyboard.press("j");
       await page.waitForFunction((p) => document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() !== p, prev);
+      // The detail of the newly selected checkpoint (not the one before) is what the chat shows.
+      await page.waitForFunction(() => {
+        const pane = document.querySelector('[data-testid="detail-pane"]');
+        const id = document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() ?? "";
+        return !!pane && !!id && (pane.getAttribute("data-checkpoint") ?? "").endsWith(id.slice(-4));
+      });
       await page.locator(tid("chat")).first().waitFor();
     }
     const source = await selectedId();

@@ -223,14 +223,20 @@ export const stepActivity = {
     expect(ran.includes("flaky") && ran.includes("first"), `nodes that ran: ${JSON.stringify(ran)}`);
     const mark = page.locator(`${tid("dag-mark")}[data-mark="recovered"]`);
     expect((await mark.count()) === 1, "one row marked as retried");
-    await mark.click();
+    expect((await mark.textContent()).includes("flaky"), "on the row flaky made, naming it");
+    // The retried task and its failed attempt are on the checkpoint before (its step's start):
+    // the next row down in this straight thread.
+    const rows = page.locator(tid("dag-row"));
+    const ids = await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-id")));
+    const markedId = await mark.evaluate((e) => e.closest('[data-testid="dag-row"]')?.getAttribute("data-id"));
+    await rows.nth(ids.indexOf(markedId) + 1).click();
     await page.locator(tid("tab-tasks")).click();
     await page.locator(tid("failed-attempt")).waitFor();
     expect((await page.locator(tid("task-status")).first().textContent()).includes("recovered on retry"), "the task says it recovered");
     await shot("dag-retried.png");
-    // A Send fan-out: three Send tasks, then the join.
+    // A Send fan-out: three Sends to `work`, named by their target, then the join.
     await openThread("fanout");
-    await page.locator(tid("dag-ran")).getByText("Send ×3").waitFor();
+    await page.locator(tid("dag-ran")).getByText("work ×3").waitFor();
     await page.locator(tid("tab-state")).click();
     await openDb(db);
   },

@@ -57,3 +57,16 @@ describe("rowinfo", () => {
     expect(ranLabel(["tools", "tools"])).toBe("tools ×2");
   });
 });
+
+describe("node and mark labels", () => {
+  it("reads a middleware hook as what it is, and names the node a mark is about", async () => {
+    const { nodeLabel, markText, ranLabel } = await import("./rowinfo");
+    expect(nodeLabel("SummarizationMiddleware.before_model")).toBe("Summarization · before model");
+    expect(nodeLabel("TodoListMiddleware.after_model")).toBe("TodoList · after model");
+    expect(nodeLabel("tools")).toBe("tools");
+    expect(nodeLabel("a.b")).toBe("a.b");
+    expect(ranLabel(["tools", "tools", "HumanInTheLoopMiddleware.after_model"])).toBe("tools ×2, HumanInTheLoop · after model");
+    expect(markText("recovered", ["flaky"])).toBe("↻ flaky retried");
+    expect(markText("failed", [])).toBe("✕ raised");
+  });
+});

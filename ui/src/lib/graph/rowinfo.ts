@@ -8,7 +8,19 @@ import type { GraphRow, StepMark, TokenUsage } from "../ipc/bindings";
 export function ranLabel(ran: string[]): string {
   const counts = new Map<string, number>();
   for (const n of ran) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts].map(([n, k]) => (k > 1 ? `${n} ×${k}` : n)).join(", ");
+  return [...counts].map(([n, k]) => (k > 1 ? `${nodeLabel(n)} ×${k}` : nodeLabel(n))).join(", ");
+}
+
+/** The hooks LangChain's agent middleware run as graph nodes (`<Middleware>.<hook>`). */
+const HOOKS = ["before_agent", "before_model", "after_model", "after_agent"];
+
+/** A node as people read it: `SummarizationMiddleware.before_model` → "Summarization · before model". */
+export function nodeLabel(name: string): string {
+  const i = name.lastIndexOf(".");
+  const hook = name.slice(i + 1);
+  if (i <= 0 || !HOOKS.includes(hook)) return name;
+  const owner = name.slice(0, i);
+  return `${owner.replace(/Middleware$/, "") || owner} · ${hook.replace("_", " ")}`;
 }
 
 /** A duration in ms as the DAG shows it: "820 ms", "4.2 s", "3 min", "2 h", "5 d". */
@@ -36,11 +48,17 @@ export const MARKS: Record<StepMark, { text: string; cls: string; title: string 
   recovered: {
     text: "↻ retried",
     cls: "recovered",
-    title: "A task of the next step raised, then finished on a retry (its error is kept beside its output)",
+    title: "A node of the step that made this checkpoint raised, then finished on a retry (its error is kept beside its output, on the checkpoint before)",
   },
   interrupted: { text: "⏸ interrupt", cls: "interrupted", title: "A task of the next step waits at an interrupt" },
-  resumed: { text: "▶ resumed", cls: "resumed", title: "A task of the next step was interrupted, then resumed" },
+  resumed: { text: "▶ resumed", cls: "resumed", title: "A node of the step that made this checkpoint was interrupted, then resumed" },
 };
+
+/** A row's mark with the nodes it is about: "↻ flaky retried", "✕ fetch_bad raised". */
+export function markText(mark: StepMark, nodes: string[]): string {
+  const [glyph, ...rest] = MARKS[mark].text.split(" ");
+  return nodes.length ? `${glyph} ${nodes.map(nodeLabel).join(", ")} ${rest.join(" ")}` : MARKS[mark].text;
+}
 
 /** A token count as a row shows it: "950", "12.3k", "1.2M". */
 export function tokenCount(n: number): string {
