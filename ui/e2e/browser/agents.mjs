@@ -79,7 +79,17 @@ export const deepAgent = {
     await page.locator(tid("open-inside")).click();
     await page.waitForFunction((b) => document.querySelector('[data-testid="selected-id"]')?.textContent?.trim() !== b, before);
 
-    // A supervisor's steps: no model ran at its sub-agents' input rows, so they carry no tokens.
+    // The deep agent that finished: its topology, the sub-agent nested in the tools node.
+    await openThread("deep");
+    await page.locator(tid("tab-topology")).click();
+    await page.locator(tid("topology-svg")).waitFor({ timeout: 20_000 });
+    const drawn = await page.locator(tid("topology-node")).evaluateAll((ns) => ns.map((n) => `${n.dataset.graph}/${n.dataset.node}`));
+    expect(drawn.includes("/tools") && drawn.some((n) => n.startsWith("tools/")), `the sub-agent inside tools: ${drawn.join(" ")}`);
+    const label = await page.locator(`${tid("topology-node")}[data-node="TodoListMiddleware.after_model"]`).first().textContent();
+    expect(label.includes("TodoList · after model"), `a middleware hook as what it is: ${label}`);
+    await shot("agents-topology.png");
+
+    // A supervisor's steps are named by their nodes.
     await openThread("supervisor");
     const ran = await page.locator(tid("dag-ran")).allTextContents();
     expect(!ran.some((r) => r.includes("Send")), `steps named by their nodes: ${JSON.stringify(ran)}`);

@@ -26,11 +26,11 @@ fn graph(t: &ThreadTopology, g: &TopoGraph, depth: usize, out: &mut String) {
     let width = g
         .nodes
         .iter()
-        .map(|n| n.name.chars().count())
+        .map(|n| super::node_label(&n.name).chars().count())
         .max()
         .unwrap_or(0);
     for n in &g.nodes {
-        let name = format!("{:<width$}", n.name);
+        let name = format!("{:<width$}", super::node_label(&n.name));
         out.push_str(&format!("{pad}{name}  {}\n", counts(n)));
         for sub in t
             .graphs
@@ -44,7 +44,12 @@ fn graph(t: &ThreadTopology, g: &TopoGraph, depth: usize, out: &mut String) {
         }
     }
     for e in &g.edges {
-        out.push_str(&format!("{pad}{} → {} ×{}\n", e.from, e.to, e.count));
+        out.push_str(&format!(
+            "{pad}{} → {} ×{}\n",
+            super::node_label(&e.from),
+            super::node_label(&e.to),
+            e.count
+        ));
     }
 }
 

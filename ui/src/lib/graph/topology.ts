@@ -4,6 +4,7 @@
 // layer, or round the right-hand side back up (a loop: model → tools → model).
 
 import type { ThreadTopology, TopoGraph, TopoNode } from "../ipc/bindings";
+import { nodeLabel as hookLabel } from "./rowinfo";
 
 export const START = "__start__";
 export const END = "__end__";
@@ -65,9 +66,9 @@ export function graphPath(ns: string): string {
     .join("|");
 }
 
-/** What the box says of a node: `START`, `END` or its name. */
+/** What the box says of a node: `START`, `END`, a middleware hook as "Summarization · before model", or its name. */
 export function nodeLabel(name: string): string {
-  return name === START ? "START" : name === END ? "END" : name;
+  return name === START ? "START" : name === END ? "END" : hookLabel(name);
 }
 
 /** "×4 · ✕ 1 · ⏸ 2": runs, then failures, retries and interrupts when there were any. */
