@@ -27,6 +27,8 @@ export function row(id: string, lane: number, extra: Partial<GraphRow> = {}): Gr
     merged_from_row: null,
     ran: [],
     marks: [],
+    mark_nodes: [],
+    models: [],
     tokens: null,
     ...extra,
   };

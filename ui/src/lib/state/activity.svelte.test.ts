@@ -60,7 +60,7 @@ describe("ThreadActivities", () => {
   it("drops an answer to a list that was reloaded meanwhile", async () => {
     let release!: () => void;
     const a = new ThreadActivities(
-      (ids) => new Promise((res) => (release = () => res(ids.map((thread_id) => ({ thread_id, recovered: ["n"], problem: null }))))),
+      (ids) => new Promise((res) => (release = () => res(ids.map((thread_id) => ({ thread_id, recovered: ["n"], problem: null, tokens: null }))))),
       0,
     );
     a.want(["x"]);

@@ -27,7 +27,7 @@ export const chain = (extra: GraphRow[] = []): ThreadGraph => {
     row("c1", 0, { parent_row: extra.length + 4 }),
     row("c0", 0, {}),
   ];
-  return { thread_id: "t", width: 2, head: rows[0].id, rows, namespaces: [], warnings: [], unreadable: [] };
+  return { thread_id: "t", width: 2, head: rows[0].id, rows, namespaces: [], warnings: [], unreadable: [], tokens: null, models: [] };
 };
 
 export function deferred<T>() {
