@@ -303,7 +303,11 @@ impl TopologyBuilder {
         // Graphs were made after their parents: siblings keep the order they were first called in.
         let mut graphs = self.graphs;
         for g in &mut graphs {
-            let starts = g.nodes.iter().find(|n| n.name == START).map_or(0, |n| n.runs);
+            let starts = g
+                .nodes
+                .iter()
+                .find(|n| n.name == START)
+                .map_or(0, |n| n.runs);
             g.calls = g.calls.max(starts);
         }
         let mut out: Vec<TopoGraph> = Vec::with_capacity(graphs.len());
