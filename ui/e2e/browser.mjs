@@ -118,6 +118,7 @@ const checks = [
   // A database of today's agents (--agents), opened, then the served database again.
   agents.approval,
   agents.deepAgent,
+  topology.deepAgent,
   open.demoAndTheme,
   // Last: the real `langgraph dev` running (tests/devserver/serve_live.py) and `flashback serve
   // http://…` on it; Resume with… runs on the server.

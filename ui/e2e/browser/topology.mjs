@@ -58,5 +58,31 @@ export const topology = {
     await page.locator(`${tid("detail-pane")}[data-checkpoint="${id}"]`).waitFor();
     expect((await page.locator(`${tid("dag-row")}[data-id="${id}"]`).count()) === 1, "its row is in the DAG");
     expect((await page.locator(tid("topology-node")).count()) === nodes.length, "the tab stays on the topology");
+    await page.locator(tid("tab-state")).click();
+  },
+};
+
+export const deepAgent = {
+  name: "a deep agent's topology: its task sub-agent inside tools, middleware hooks named as such, a wait marked",
+  why: "no --agents database (tests/interop/agents.sh --make-sqlite)",
+  available: (t) => t.agentsDb,
+  run: async ({ page, shot, openDb, openThread, db, agentsDb }) => {
+    await openDb(agentsDb);
+    await openThread("deep");
+    await page.locator(tid("tab-topology")).click();
+    await page.locator(tid("topology-svg")).waitFor({ timeout: 20_000 });
+    const inside = await page.locator(`${tid("topology-node")}[data-graph="tools"]`).count();
+    expect(inside > 2, `the sub-agent's nodes are drawn inside tools (${inside})`);
+    const names = await page.locator(`${tid("topology-node")} text`).allTextContents();
+    expect(names.includes("TodoList · after model"), `a middleware hook reads as one: ${names.join(" | ")}`);
+    await shot("topology-deep-agent.png");
+    // Waiting inside the sub-agent: the node that waits, there and in the root graph.
+    await openThread("deep-waiting");
+    await page.locator(tid("tab-topology")).click();
+    await page.locator(`${tid("topology-node")}.interrupted`).first().waitFor({ timeout: 20_000 });
+    const waiting = await page.locator(`${tid("topology-node")}.interrupted`).evaluateAll((ns) => ns.map((n) => `${n.dataset.graph}/${n.dataset.node}`));
+    expect(waiting.includes("/tools") && waiting.some((w) => w.startsWith("tools/")), `the waits are marked: ${waiting}`);
+    await page.locator(tid("tab-state")).click();
+    await openDb(db);
   },
 };

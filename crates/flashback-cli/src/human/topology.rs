@@ -1,6 +1,7 @@
 //! `flashback topology`: each graph's nodes with how often they ran and how their runs went,
 //! then its transitions `A → B ×n`; a sub-agent's graph indented under the node that ran it.
 
+use super::node_label;
 use flashback_api::{ThreadTopology, TopoGraph, TopoNode};
 
 /// What became of a node's runs: `×4`, then `✕ 1 failed` and the like.
@@ -26,11 +27,11 @@ fn graph(t: &ThreadTopology, g: &TopoGraph, depth: usize, out: &mut String) {
     let width = g
         .nodes
         .iter()
-        .map(|n| super::node_label(&n.name).chars().count())
+        .map(|n| node_label(&n.name).chars().count())
         .max()
         .unwrap_or(0);
     for n in &g.nodes {
-        let name = format!("{:<width$}", super::node_label(&n.name));
+        let name = format!("{:<width$}", node_label(&n.name));
         out.push_str(&format!("{pad}{name}  {}\n", counts(n)));
         for sub in t
             .graphs
@@ -44,12 +45,8 @@ fn graph(t: &ThreadTopology, g: &TopoGraph, depth: usize, out: &mut String) {
         }
     }
     for e in &g.edges {
-        out.push_str(&format!(
-            "{pad}{} → {} ×{}\n",
-            super::node_label(&e.from),
-            super::node_label(&e.to),
-            e.count
-        ));
+        let (from, to) = (node_label(&e.from), node_label(&e.to));
+        out.push_str(&format!("{pad}{from} → {to} ×{}\n", e.count));
     }
 }
 

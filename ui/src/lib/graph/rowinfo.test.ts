@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { duration, MARKS, modelsLabel, ranLabel, sinceParent, tokenCount, tokensLabel, tokensTitle } from "./rowinfo";
+import { duration, MARKS, modelsLabel, nodeName, ranLabel, sinceParent, tokenCount, tokensLabel, tokensTitle } from "./rowinfo";
 import { row as graphRow } from "./testrows";
 
 const row = (id: string, ts: string, parent_row: number | null) => graphRow(id, 0, { ts, parent_row });
@@ -56,15 +56,27 @@ describe("rowinfo", () => {
   it("names two Sends to one node once, counted", () => {
     expect(ranLabel(["tools", "tools"])).toBe("tools ×2");
   });
+
+  it("reads a middleware hook as what it is", () => {
+    expect(nodeName("SummarizationMiddleware.before_model")).toBe("Summarization · before model");
+    expect(nodeName("TodoListMiddleware.after_model")).toBe("TodoList · after model");
+    expect(nodeName("_ParentNotifierMiddleware.after_agent")).toBe("_ParentNotifier · after agent");
+    expect(nodeName("Middleware.before_agent")).toBe("Middleware · before agent");
+    // Not a hook: as it is.
+    expect(nodeName("tools")).toBe("tools");
+    expect(nodeName("pkg.module.fn")).toBe("pkg.module.fn");
+    expect(nodeName(".before_model")).toBe(".before_model");
+    expect(ranLabel(["model", "TodoListMiddleware.after_model"])).toBe("model, TodoList · after model");
+  });
 });
 
 describe("node and mark labels", () => {
   it("reads a middleware hook as what it is, and names the node a mark is about", async () => {
-    const { nodeLabel, markText, ranLabel } = await import("./rowinfo");
-    expect(nodeLabel("SummarizationMiddleware.before_model")).toBe("Summarization · before model");
-    expect(nodeLabel("TodoListMiddleware.after_model")).toBe("TodoList · after model");
-    expect(nodeLabel("tools")).toBe("tools");
-    expect(nodeLabel("a.b")).toBe("a.b");
+    const { nodeName, markText, ranLabel } = await import("./rowinfo");
+    expect(nodeName("SummarizationMiddleware.before_model")).toBe("Summarization · before model");
+    expect(nodeName("TodoListMiddleware.after_model")).toBe("TodoList · after model");
+    expect(nodeName("tools")).toBe("tools");
+    expect(nodeName("a.b")).toBe("a.b");
     expect(ranLabel(["tools", "tools", "HumanInTheLoopMiddleware.after_model"])).toBe("tools ×2, HumanInTheLoop · after model");
     expect(markText("recovered", ["flaky"])).toBe("↻ flaky retried");
     expect(markText("failed", [])).toBe("✕ raised");

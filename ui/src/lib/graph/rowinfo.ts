@@ -3,24 +3,26 @@
 
 import type { GraphRow, StepMark, TokenUsage } from "../ipc/bindings";
 
+/** The hooks LangChain's agent middleware run as graph nodes (`<Middleware>.<hook>`). */
+const HOOKS = new Set(["before_agent", "before_model", "after_model", "after_agent"]);
+
+/** A node as people read it: a middleware hook `SummarizationMiddleware.before_model` as
+ * `Summarization · before model` (as the CLI says it); any other name as it is. */
+export function nodeName(name: string): string {
+  const dot = name.lastIndexOf(".");
+  const owner = name.slice(0, dot);
+  const hook = name.slice(dot + 1);
+  if (dot <= 0 || !HOOKS.has(hook)) return name;
+  const short = owner.endsWith("Middleware") && owner !== "Middleware" ? owner.slice(0, -"Middleware".length) : owner;
+  return `${short} · ${hook.replace(/_/g, " ")}`;
+}
+
 /** The nodes that ran, each once with a count when it ran several times ("tools ×2": two
  * `Send`s to `tools`). */
 export function ranLabel(ran: string[]): string {
   const counts = new Map<string, number>();
   for (const n of ran) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return [...counts].map(([n, k]) => (k > 1 ? `${nodeLabel(n)} ×${k}` : nodeLabel(n))).join(", ");
-}
-
-/** The hooks LangChain's agent middleware run as graph nodes (`<Middleware>.<hook>`). */
-const HOOKS = ["before_agent", "before_model", "after_model", "after_agent"];
-
-/** A node as people read it: `SummarizationMiddleware.before_model` → "Summarization · before model". */
-export function nodeLabel(name: string): string {
-  const i = name.lastIndexOf(".");
-  const hook = name.slice(i + 1);
-  if (i <= 0 || !HOOKS.includes(hook)) return name;
-  const owner = name.slice(0, i);
-  return `${owner.replace(/Middleware$/, "") || owner} · ${hook.replace("_", " ")}`;
+  return [...counts].map(([n, k]) => (k > 1 ? `${nodeName(n)} ×${k}` : nodeName(n))).join(", ");
 }
 
 /** A duration in ms as the DAG shows it: "820 ms", "4.2 s", "3 min", "2 h", "5 d". */
@@ -57,7 +59,7 @@ export const MARKS: Record<StepMark, { text: string; cls: string; title: string 
 /** A row's mark with the nodes it is about: "↻ flaky retried", "✕ fetch_bad raised". */
 export function markText(mark: StepMark, nodes: string[]): string {
   const [glyph, ...rest] = MARKS[mark].text.split(" ");
-  return nodes.length ? `${glyph} ${nodes.map(nodeLabel).join(", ")} ${rest.join(" ")}` : MARKS[mark].text;
+  return nodes.length ? `${glyph} ${nodes.map(nodeName).join(", ")} ${rest.join(" ")}` : MARKS[mark].text;
 }
 
 /** A token count as a row shows it: "950", "12.3k", "1.2M". */

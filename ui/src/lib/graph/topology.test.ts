@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadTopology, TopoGraph, TopoNode } from "../ipc/bindings";
-import { boxKey, countsLabel, graphPath, labelAt, layers, layoutTopology, linePath, nodeClass, nodeLabel } from "./topology";
+import { boxKey, boxText, countsLabel, graphPath, labelAt, layers, layoutTopology, linePath, nodeClass, nodeLabel } from "./topology";
 
 function node(name: string, extra: Partial<TopoNode> = {}): TopoNode {
   return { name, runs: 1, failed: 0, recovered: 0, interrupted: 0, resumed: 0, checkpoints: [], ...extra };
@@ -86,9 +86,24 @@ describe("topology layout", () => {
     expect(down.down).toBe(true);
     expect(back.down).toBe(false);
     expect(linePath(down)).toMatch(/^M [\d.]+ [\d.]+ C /);
-    expect(labelAt(back).x).toBeGreaterThan(Math.max(back.x1, back.x2));
+    // Back up round the right of every box, through the gaps between the layers.
     const widest = Math.max(...l.boxes.map((b) => b.x + b.w));
-    expect(l.width).toBeGreaterThan(widest);
+    const side = back.points[2].x;
+    expect(side).toBeGreaterThan(widest);
+    expect(back.points[3].x).toBe(side);
+    expect(labelAt(back).x).toBeGreaterThan(side);
+    expect(l.width).toBeGreaterThan(labelAt(back).x);
+    const box = (n: string) => l.boxes.find((b) => b.node.name === n)!;
+    const [tools, model] = [box("tools"), box("model")];
+    expect(back.points[1].y).toBeGreaterThan(tools.y + tools.h);
+    expect(back.points[4].y).toBeLessThan(model.y);
+    expect(back.points[5].y).toBe(model.y);
+    expect(linePath(back)).toMatch(/^M [\d.]+ [\d.]+( L [\d.]+ [\d.]+){5}$/);
+    // A line back from the last layer still fits.
+    const open = layoutTopology(topo(graph("", ["__start__ > a", "a > b", "b > a"])));
+    const last = open.lines.find((x) => !x.down)!;
+    expect(open.height).toBeGreaterThan(last.points[1].y);
+    expect(last.points[1].y).toBeGreaterThan(Math.max(...open.boxes.map((x) => x.y + x.h)));
   });
 
   it("draws a sub-agent's graph inside the box of the node that ran it", () => {
@@ -111,7 +126,7 @@ describe("topology layout", () => {
     expect(step.y).toBeGreaterThan(innerHost.y);
     // Lines move with their graph.
     const line = l.lines.find((x) => x.graph === "tools" && x.to === "model")!;
-    expect(line.y2).toBe(innerHost.y);
+    expect(line.points[1].y).toBe(innerHost.y);
   });
 
   it("lays out nothing without a root graph", () => {
@@ -131,7 +146,11 @@ describe("topology labels", () => {
     expect(nodeLabel("__start__")).toBe("START");
     expect(nodeLabel("__end__")).toBe("END");
     expect(nodeLabel("tools")).toBe("tools");
+    expect(nodeLabel("HumanInTheLoopMiddleware.after_model")).toBe("HumanInTheLoop · after model");
     expect(countsLabel(node("a", { runs: 4 }))).toBe("×4");
+    expect(boxText(node("a", { runs: 4 }))).toEqual({ name: "a", counts: "×4" });
+    expect(boxText(node("__start__", { runs: 1 }))).toEqual({ name: "START", counts: null });
+    expect(boxText(node("__end__", { runs: 3 }))).toEqual({ name: "END ×3", counts: null });
     expect(countsLabel(node("a", { runs: 2, failed: 1, recovered: 1, interrupted: 1, resumed: 1 }))).toBe("×2 · ✕ 1 · ↻ 1 · ⏸ 2");
     expect(nodeClass(node("a"))).toBe("");
     expect(nodeClass(node("a", { failed: 1, interrupted: 1 }))).toBe("failed");

@@ -1,10 +1,11 @@
 // The topology view's layout, pure: each graph's nodes in layers by the step they are first
 // reached at from `__start__` (`__end__` last), boxes centred per layer, a sub-agent's graph
 // drawn inside the box of the node that ran it, and each transition as a line — down to a later
-// layer, or round the right-hand side back up (a loop: model → tools → model).
+// layer, or (a loop: model → tools → model) out through the gap below its box, up the graph's
+// right-hand side and in through the gap above the target, so that it crosses no box.
 
 import type { ThreadTopology, TopoGraph, TopoNode } from "../ipc/bindings";
-import { nodeLabel as hookLabel } from "./rowinfo";
+import { nodeName } from "./rowinfo";
 
 export const START = "__start__";
 export const END = "__end__";
@@ -12,14 +13,19 @@ export const END = "__end__";
 /** Sizes (px). */
 const CHAR_W = 7.2;
 const NODE_H = 40;
+/** START and END: one line. */
+const TERM_H = 28;
 const MIN_W = 76;
 const PAD = 12;
 /** The name and counts line at the top of a box that holds a sub-agent's graph. */
 const HEAD_H = 40;
 const GAP_X = 28;
 const GAP_Y = 46;
-/** Room on the right for lines going back up. */
-const LOOP_W = 44;
+/** Between the boxes and the first line going back up, between such lines, and after them
+ * (for their counts). */
+const LOOP_IN = 16;
+const LOOP_STEP = 10;
+const LOOP_LABEL = 30;
 
 export interface TopoBox {
   /** The graph's path and the node's name (unique). */
@@ -34,6 +40,11 @@ export interface TopoBox {
   sub: string | null;
 }
 
+export interface Pt {
+  x: number;
+  y: number;
+}
+
 export interface TopoLine {
   graph: string;
   from: string;
@@ -41,10 +52,8 @@ export interface TopoLine {
   count: number;
   /** Down to a later layer (false: round the side, back up or across). */
   down: boolean;
-  x1: number;
-  y1: number;
-  x2: number;
-  y2: number;
+  /** Down: the two ends (a curve between them); else the corners of the way round. */
+  points: Pt[];
 }
 
 export interface TopoLayout {
@@ -66,9 +75,10 @@ export function graphPath(ns: string): string {
     .join("|");
 }
 
-/** What the box says of a node: `START`, `END`, a middleware hook as "Summarization · before model", or its name. */
+/** What the box says of a node: `START`, `END` or its name (a middleware hook as
+ * `Summarization · before model`). */
 export function nodeLabel(name: string): string {
-  return name === START ? "START" : name === END ? "END" : hookLabel(name);
+  return name === START ? "START" : name === END ? "END" : nodeName(name);
 }
 
 /** "×4 · ✕ 1 · ⏸ 2": runs, then failures, retries and interrupts when there were any. */
@@ -78,6 +88,13 @@ export function countsLabel(n: TopoNode): string {
   if (n.recovered) parts.push(`↻ ${n.recovered}`);
   if (n.interrupted + n.resumed) parts.push(`⏸ ${n.interrupted + n.resumed}`);
   return parts.join(" · ");
+}
+
+/** What a box says: its name and the counts line; START and END one line ("START ×2" after
+ * several runs, END with how many finished). */
+export function boxText(n: TopoNode): { name: string; counts: string | null } {
+  if (n.name !== START && n.name !== END) return { name: nodeLabel(n.name), counts: countsLabel(n) };
+  return { name: n.runs > 1 ? `${nodeLabel(n.name)} ×${n.runs}` : nodeLabel(n.name), counts: null };
 }
 
 /** The box's colour class: failed over waiting over recovered. */
@@ -123,7 +140,7 @@ function shift(p: Placed, dx: number, dy: number): Placed {
   return {
     ...p,
     boxes: p.boxes.map((b) => ({ ...b, x: b.x + dx, y: b.y + dy })),
-    lines: p.lines.map((l) => ({ ...l, x1: l.x1 + dx, y1: l.y1 + dy, x2: l.x2 + dx, y2: l.y2 + dy })),
+    lines: p.lines.map((l) => ({ ...l, points: l.points.map((q) => ({ x: q.x + dx, y: q.y + dy })) })),
   };
 }
 
@@ -138,21 +155,25 @@ function place(t: ThreadTopology, g: TopoGraph, depth: number): Placed {
   const rows: TopoNode[][] = [];
   for (const n of g.nodes) (rows[layer.get(n.name) ?? 0] ??= []).push(n);
   const size = (n: TopoNode) => {
-    const text = Math.max(nodeLabel(n.name).length, countsLabel(n).length) * CHAR_W + 2 * PAD;
+    const t = boxText(n);
+    const text = Math.max(t.name.length, t.counts?.length ?? 0) * CHAR_W + 2 * PAD;
     const sub = inner.get(n.name);
     const w = Math.max(MIN_W, Math.ceil(text), sub ? sub.w + 2 * PAD : 0);
-    return { w, h: sub ? HEAD_H + sub.h + PAD : NODE_H };
+    return { w, h: sub ? HEAD_H + sub.h + PAD : t.counts === null ? TERM_H : NODE_H };
   };
   const sizes = new Map(g.nodes.map((n) => [n.name, size(n)]));
   const rowW = (r: TopoNode[] = []) => r.reduce((s, n) => s + (sizes.get(n.name)?.w ?? 0), 0) + GAP_X * Math.max(0, r.length - 1);
   const inside = Math.max(0, ...rows.map(rowW));
   const boxes: TopoBox[] = [];
   const nested: Placed[] = [];
+  // Each layer's top and bottom.
+  const band = new Map<number, [number, number]>();
   let y = 0;
-  for (const r of rows) {
+  for (const [i, r] of rows.entries()) {
     if (!r) continue;
     let x = (inside - rowW(r)) / 2;
     const h = Math.max(...r.map((n) => sizes.get(n.name)?.h ?? NODE_H));
+    band.set(i, [y, y + h]);
     for (const n of r) {
       const s = sizes.get(n.name) ?? { w: MIN_W, h: NODE_H };
       const sub = inner.get(n.name);
@@ -165,24 +186,42 @@ function place(t: ThreadTopology, g: TopoGraph, depth: number): Placed {
   }
   const at = new Map(boxes.map((b) => [b.node.name, b]));
   const lines: TopoLine[] = [];
-  let loops = false;
+  let loops = 0;
+  let bottom = Math.max(0, y - GAP_Y);
   for (const e of g.edges) {
     const a = at.get(e.from);
     const b = at.get(e.to);
     if (!a || !b) continue;
-    const down = (layer.get(e.to) ?? 0) > (layer.get(e.from) ?? 0);
-    loops ||= !down;
-    const base = { graph: g.path, from: e.from, to: e.to, count: e.count, down };
-    lines.push(
-      down
-        ? { ...base, x1: a.x + a.w / 2, y1: a.y + a.h, x2: b.x + b.w / 2, y2: b.y }
-        : { ...base, x1: a.x + a.w, y1: a.y + a.h / 2, x2: b.x + b.w, y2: b.y + b.h / 2 },
-    );
+    const [la, lb] = [layer.get(e.from) ?? 0, layer.get(e.to) ?? 0];
+    const base = { graph: g.path, from: e.from, to: e.to, count: e.count };
+    if (lb > la) {
+      lines.push({ ...base, down: true, points: [{ x: a.x + a.w / 2, y: a.y + a.h }, { x: b.x + b.w / 2, y: b.y }] });
+      continue;
+    }
+    // Out below `a`, up the right-hand side, in above `b`: each such line a lane of its own.
+    const k = loops++;
+    const side = inside + LOOP_IN + k * LOOP_STEP;
+    const below = (band.get(la)?.[1] ?? a.y + a.h) + GAP_Y * 0.3 + (k % 3) * 4;
+    const above = (band.get(lb)?.[0] ?? b.y) - GAP_Y * 0.3 - (k % 3) * 4;
+    bottom = Math.max(bottom, below + 2);
+    const [ax, bx] = [a.x + a.w / 2 + 8, b.x + b.w / 2 + 8];
+    lines.push({
+      ...base,
+      down: false,
+      points: [
+        { x: ax, y: a.y + a.h },
+        { x: ax, y: below },
+        { x: side, y: below },
+        { x: side, y: above },
+        { x: bx, y: above },
+        { x: bx, y: b.y },
+      ],
+    });
   }
   const all = [{ w: inside, h: 0, boxes, lines }, ...nested];
   return {
-    w: inside + (loops ? LOOP_W : 0),
-    h: Math.max(0, y - GAP_Y),
+    w: inside + (loops ? LOOP_IN + (loops - 1) * LOOP_STEP + LOOP_LABEL : 0),
+    h: bottom,
     boxes: all.flatMap((p) => p.boxes),
     lines: all.flatMap((p) => p.lines),
   };
@@ -196,18 +235,20 @@ export function layoutTopology(t: ThreadTopology): TopoLayout {
   return { width: p.w, height: p.h, boxes: p.boxes, lines: p.lines };
 }
 
-/** The SVG path of a line: a curve down, or a bow out to the right for a line going back. */
+/** The SVG path of a line: a curve down, or the way round for a line going back. */
 export function linePath(l: TopoLine): string {
+  const [p, q] = [l.points[0], l.points[l.points.length - 1]];
   if (l.down) {
-    const my = (l.y1 + l.y2) / 2;
-    return `M ${l.x1} ${l.y1} C ${l.x1} ${my} ${l.x2} ${my} ${l.x2} ${l.y2}`;
+    const my = (p.y + q.y) / 2;
+    return `M ${p.x} ${p.y} C ${p.x} ${my} ${q.x} ${my} ${q.x} ${q.y}`;
   }
-  const out = Math.max(l.x1, l.x2) + 30;
-  return `M ${l.x1} ${l.y1} C ${out} ${l.y1} ${out} ${l.y2} ${l.x2} ${l.y2}`;
+  return l.points.map((r, i) => `${i ? "L" : "M"} ${r.x} ${r.y}`).join(" ");
 }
 
-/** Where a line's `×n` goes. */
-export function labelAt(l: TopoLine): { x: number; y: number } {
-  if (l.down) return { x: (l.x1 + l.x2) / 2 + 6, y: (l.y1 + l.y2) / 2 };
-  return { x: Math.max(l.x1, l.x2) + 24, y: (l.y1 + l.y2) / 2 };
+/** Where a line's `×n` goes: beside the middle of a line down, of the side of one going back. */
+export function labelAt(l: TopoLine): Pt {
+  const [p, q] = [l.points[0], l.points[l.points.length - 1]];
+  if (l.down || l.points.length < 4) return { x: (p.x + q.x) / 2 + 6, y: (p.y + q.y) / 2 };
+  const [s, t] = [l.points[2], l.points[3]];
+  return { x: s.x + 4, y: (s.y + t.y) / 2 };
 }
