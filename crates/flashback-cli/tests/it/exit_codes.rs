@@ -62,6 +62,7 @@ fn every_command_naming_a_missing_thread_exits_3() {
         ("history", vec!["history", &db, t]),
         ("state", vec!["state", &db, t]),
         ("graph", vec!["graph", &db, t]),
+        ("topology", vec!["topology", &db, t]),
         ("diff", vec!["diff", &db, t, "a", "b"]),
         ("replay", vec!["replay", &db, t]),
         ("replay", vec!["replay", &db, t, "--tip", "a"]),
