@@ -61,6 +61,22 @@ impl std::str::FromStr for Reducer {
     }
 }
 
+/// State keys LangChain's agents (`create_agent` middleware, deepagents) declare, by name: the
+/// reducer each has. Anything else is read from its values.
+const KNOWN: [(&str, Reducer); 6] = [
+    ("messages", Reducer::AddMessages),
+    ("todos", Reducer::LastValue),
+    ("structured_response", Reducer::LastValue),
+    ("files", Reducer::DictMerge),
+    ("thread_model_call_count", Reducer::LastValue),
+    ("thread_tool_call_count", Reducer::LastValue),
+];
+
+/// The reducer of a state key LangChain's agents declare, by its name.
+pub(crate) fn known_reducer(channel: &str) -> Option<Reducer> {
+    KNOWN.iter().find(|(c, _)| *c == channel).map(|(_, r)| *r)
+}
+
 /// In tie-break order: `add_messages` (which only accepts messages) before plain list append,
 /// so a message list that never exercised replacement is still reported as `add_messages`.
 pub(crate) const REDUCERS: [Reducer; 4] = [

@@ -103,7 +103,7 @@ fn choose_reducers(
                     }
                     // Nothing seen: a state key LangChain's agents declare is known by name (a
                     // deep agent's `files` is a dict even before its first write).
-                    match crate::live::known_reducer(ch).filter(|_| seen.is_empty()) {
+                    match crate::reducer::known_reducer(ch).filter(|_| seen.is_empty()) {
                         Some(r) => (r, true),
                         None => (infer(seen), true),
                     }
