@@ -52,34 +52,12 @@ if [ "${1:-}" = "--make-sqlite" ]; then
 fi
 
 # ---- the CLI ------------------------------------------------------------------------------
-echo "building flashback-cli"
-cargo build -q -p flashback-cli
-target_dir="${CARGO_TARGET_DIR:-}"
-if [ -z "$target_dir" ]; then
-    target_dir="$(cargo metadata -q --format-version 1 --no-deps 2>/dev/null |
-        "$python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null ||
-        true)"
-    target_dir="${target_dir:-target}"
-fi
-export FLASHBACK_BIN="$target_dir/debug/flashback"
-[ -x "$FLASHBACK_BIN" ] || {
-    echo "ERROR: no flashback binary at $FLASHBACK_BIN after cargo build" >&2
-    exit 1
-}
+# shellcheck source=lib/flashback_bin.sh
+. tests/interop/lib/flashback_bin.sh
 
 # ---- the Postgres database ----------------------------------------------------------------
-# pg_admin URL SQL...: statements with autocommit (psycopg from the venv).
-pg_admin() {
-    "$python" - "$@" <<'EOF'
-import sys
-import psycopg
-
-url, *statements = sys.argv[1:]
-with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-    for s in statements:
-        conn.execute(s)
-EOF
-}
+# shellcheck source=lib/pg_admin.sh
+. tests/interop/lib/pg_admin.sh
 
 admin_url="${FLASHBACK_TEST_PG:-postgresql://postgres@127.0.0.1:5432/postgres}"
 pg_db=""

@@ -52,38 +52,16 @@ fi
 python="$venv/bin/python"
 
 # ---- the CLI ------------------------------------------------------------------------------
-echo "building flashback-cli"
-cargo build -q -p flashback-cli
-target_dir="${CARGO_TARGET_DIR:-}"
-if [ -z "$target_dir" ]; then
-    target_dir="$(cargo metadata -q --format-version 1 --no-deps 2>/dev/null |
-        "$python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null ||
-        true)"
-    target_dir="${target_dir:-target}"
-fi
-export FLASHBACK_BIN="$target_dir/debug/flashback"
-[ -x "$FLASHBACK_BIN" ] || {
-    echo "ERROR: no flashback binary at $FLASHBACK_BIN after cargo build" >&2
-    exit 1
-}
+# shellcheck source=lib/flashback_bin.sh
+. tests/interop/lib/flashback_bin.sh
 
 # ---- the database -------------------------------------------------------------------------
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/flashback-conformance-XXXXXX")"
 pg_admin_url=""
 pg_db=""
 
-# pg_admin URL SQL...: statements with autocommit (psycopg from the venv).
-pg_admin() {
-    "$python" - "$@" <<'EOF'
-import sys
-import psycopg
-
-url, *statements = sys.argv[1:]
-with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-    for s in statements:
-        conn.execute(s)
-EOF
-}
+# shellcheck source=lib/pg_admin.sh
+. tests/interop/lib/pg_admin.sh
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap and before the summary
 cleanup() {

@@ -92,20 +92,8 @@ require_pg() {
 }
 
 # ---- the CLI ------------------------------------------------------------------------------
-echo "building flashback-cli"
-cargo build -q -p flashback-cli
-target_dir="${CARGO_TARGET_DIR:-}"
-if [ -z "$target_dir" ]; then
-    target_dir="$(cargo metadata -q --format-version 1 --no-deps 2>/dev/null |
-        "$python" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])' 2>/dev/null ||
-        true)"
-    target_dir="${target_dir:-target}"
-fi
-export FLASHBACK_BIN="$target_dir/debug/flashback"
-if [ ! -x "$FLASHBACK_BIN" ]; then
-    echo "ERROR: no flashback binary at $FLASHBACK_BIN after cargo build" >&2
-    exit 1
-fi
+# shellcheck source=lib/flashback_bin.sh
+. tests/interop/lib/flashback_bin.sh
 echo "flashback: $FLASHBACK_BIN"
 echo "python: $("$python" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 
@@ -147,18 +135,8 @@ echo "== agentserver_test.py: a running langgraph dev at http://127.0.0.1:PORT"
 echo
 echo "== fork_resume.py: PostgreSQL"
 
-# pg_admin URL SQL...: runs statements on URL with autocommit (psycopg from the venv).
-pg_admin() {
-    "$python" - "$@" <<'EOF'
-import sys
-import psycopg
-
-url, *statements = sys.argv[1:]
-with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
-    for s in statements:
-        conn.execute(s)
-EOF
-}
+# shellcheck source=lib/pg_admin.sh
+. tests/interop/lib/pg_admin.sh
 
 # with_db URL NAME: URL with its database replaced by NAME.
 with_db() {

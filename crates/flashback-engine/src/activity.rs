@@ -51,6 +51,19 @@ pub struct StepActivity {
     pub marked: Vec<(StepMark, String)>,
 }
 
+/// Each checkpoint's `metadata.step`, by `(namespace, checkpoint id)`.
+fn steps_of(headers: &[CheckpointHeader]) -> HashMap<(&str, &str), i64> {
+    headers
+        .iter()
+        .filter_map(|h| {
+            Some((
+                (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
+                h.step()?,
+            ))
+        })
+        .collect()
+}
+
 /// The nodes of `Send` tasks, by task id: a `Send`'s path holds no name, its id does
 /// ([`send_names`]).
 pub type SendNames = HashMap<String, String>;
@@ -82,15 +95,7 @@ pub fn send_names(
     headers: &[CheckpointHeader],
     extra: &[String],
 ) -> SendNames {
-    let steps: HashMap<(&str, &str), i64> = headers
-        .iter()
-        .filter_map(|h| {
-            Some((
-                (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
-                h.step()?,
-            ))
-        })
-        .collect();
+    let steps = steps_of(headers);
     let mut nodes: Vec<String> = vec!["tools".to_owned()];
     let mut add = |n: &str| {
         if !n.is_empty() && !nodes.iter().any(|x| x == n) {
@@ -246,15 +251,7 @@ pub fn recovered_tasks(writes: &[WriteInfo], sends: &SendNames) -> Vec<String> {
 /// checkpoint's `metadata.step` (from the thread's `headers`). A task matching none (a `Send`'s,
 /// a node reached otherwise) keeps no name, as in a database without the column.
 pub fn name_js_tasks(writes: &mut [WriteInfo], headers: &[CheckpointHeader]) {
-    let steps: HashMap<(&str, &str), i64> = headers
-        .iter()
-        .filter_map(|h| {
-            Some((
-                (h.checkpoint_ns.as_str(), h.checkpoint_id.as_str()),
-                h.step()?,
-            ))
-        })
-        .collect();
+    let steps = steps_of(headers);
     let step_of = |ns: &str, id: &str| steps.get(&(ns, id)).copied();
     let mut nodes: Vec<(String, String)> = vec![(START.into(), START.into())];
     for w in writes.iter() {

@@ -97,12 +97,7 @@ impl Reducers {
     /// The channels written by the finished tasks of `tuple`'s step whose reducer is not
     /// settled (see [`Reducers::settled`]).
     pub fn unsettled(&self, tuple: &CheckpointTuple, tasks: &TaskSet) -> Vec<String> {
-        let finished: Vec<&str> = tasks
-            .tasks
-            .iter()
-            .filter(|t| t.finished)
-            .map(|t| t.id.as_str())
-            .collect();
+        let finished = finished_ids(tasks);
         let mut out: Vec<String> = Vec::new();
         for w in sorted_writes(&tuple.pending_writes, |w| {
             finished.contains(&w.task_id.as_str())
@@ -134,12 +129,7 @@ impl Reducers {
         tasks: &TaskSet,
         child: &CheckpointTuple,
     ) {
-        let finished: Vec<&str> = tasks
-            .tasks
-            .iter()
-            .filter(|t| t.finished)
-            .map(|t| t.id.as_str())
-            .collect();
+        let finished = finished_ids(tasks);
         let mut by_channel: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
         for w in sorted_writes(&parent.pending_writes, |w| {
             finished.contains(&w.task_id.as_str())
@@ -172,6 +162,16 @@ impl Reducers {
             }
         }
     }
+}
+
+/// The ids of the step's finished tasks.
+fn finished_ids(tasks: &TaskSet) -> Vec<&str> {
+    tasks
+        .tasks
+        .iter()
+        .filter(|t| t.finished)
+        .map(|t| t.id.as_str())
+        .collect()
 }
 
 fn value_of<'a>(t: &'a CheckpointTuple, channel: &str) -> Option<&'a Value> {
