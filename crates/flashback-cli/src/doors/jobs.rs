@@ -53,6 +53,10 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 }),
             };
             let (api, db) = open(&db).await?;
+            let checkpoint = match checkpoint {
+                Some(id) => Some(super::ids::resolve(&api, &db, &thread, None, &id).await?),
+                None => None,
+            };
             let req = ExportRequest {
                 db,
                 thread_id: thread,
@@ -103,6 +107,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 .transpose()?;
             let location = db.clone();
             let (api, db) = open(&db).await?;
+            let checkpoint =
+                super::ids::resolve(&api, &db, &thread, Some(&ns), &checkpoint).await?;
             let req = RerunRequest {
                 db,
                 thread_id: thread.clone(),

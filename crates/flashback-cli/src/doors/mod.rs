@@ -5,6 +5,7 @@
 
 use crate::human;
 
+mod ids;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;
@@ -195,6 +196,10 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         } => {
             let reducers = parse_reducers(&reducer)?;
             let (api, db) = open(&db).await?;
+            let checkpoint = match checkpoint {
+                Some(id) => Some(ids::resolve(&api, &db, &thread, Some(&ns), &id).await?),
+                None => None,
+            };
             let req = CheckpointRequest {
                 db,
                 thread_id: thread,
@@ -229,6 +234,8 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             json,
         } => {
             let (api, db) = open(&db).await?;
+            let a = ids::resolve(&api, &db, &thread, Some(&ns), &a).await?;
+            let b = ids::resolve(&api, &db, &thread, Some(&ns), &b).await?;
             let side = |checkpoint_id: String| CheckpointRef {
                 checkpoint_ns: ns.clone(),
                 checkpoint_id,
@@ -250,6 +257,10 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             json,
         } => {
             let (api, db) = open(&db).await?;
+            let tip = match tip {
+                Some(id) => Some(ids::resolve(&api, &db, &thread, Some(&ns), &id).await?),
+                None => None,
+            };
             let req = ReplayRequest {
                 db,
                 thread_id: thread,
@@ -298,6 +309,10 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             ..
         } => {
             let (api, db) = open(&db).await?;
+            let checkpoint = match checkpoint {
+                Some(id) => Some(ids::resolve(&api, &db, &thread, Some(&ns), &id).await?),
+                None => None,
+            };
             let req = RebuildRequest {
                 db,
                 thread_id: thread,

@@ -18,6 +18,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         } => {
             let edits = parse_sets(&set)?;
             let (api, db) = open(&db).await?;
+            let checkpoint =
+                super::ids::resolve(&api, &db, &thread, Some(&ns), &checkpoint).await?;
             let req = ForkRequest {
                 db,
                 thread_id: thread,
@@ -41,6 +43,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         } => {
             let channels = parse_merge_channels(&channels)?;
             let (api, db) = open(&db).await?;
+            let into = super::ids::resolve(&api, &db, &thread, Some(&ns), &into).await?;
+            let from = super::ids::resolve(&api, &db, &thread, Some(&ns), &from).await?;
             if dry_run {
                 let req = MergePreviewRequest {
                     db,
@@ -88,6 +92,8 @@ pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             json,
         } => {
             let (api, db) = open(&db).await?;
+            let checkpoint =
+                super::ids::resolve(&api, &db, &thread, Some(&ns), &checkpoint).await?;
             let req = DeleteBranchRequest {
                 db,
                 thread_id: thread,

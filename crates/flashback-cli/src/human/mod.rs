@@ -14,7 +14,7 @@ mod state;
 mod storage;
 mod topology;
 mod watch;
-pub use lists::{history, threads, Width};
+pub use lists::{history, short_id, threads, Width};
 pub use repair::repaired;
 pub use retention::{retention, vacuum_failed};
 pub use search::{search_header, search_hit, searched};

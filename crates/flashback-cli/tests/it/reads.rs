@@ -358,3 +358,51 @@ fn the_langgraphjs_dev_servers_folder_lists_its_threads_and_refuses_writes() {
         "writing the LangGraph.js dev server's files is not supported yet: convert it to SQLite",
     );
 }
+
+/// The short ids the tables print (`7f9a-6f8b-3e7c`) name checkpoints wherever an id is taken;
+/// a start of an id that several share is refused with them (exit 2).
+#[test]
+fn short_ids_from_the_tables_name_checkpoints() {
+    let hist = json_ok(&["history", &sqlite(), "reducers", "--json"]);
+    let ids: Vec<String> = hist
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|h| h["checkpoint_id"].as_str().expect("id").to_owned())
+        .collect();
+    let (newest, oldest) = (&ids[0], &ids[ids.len() - 1]);
+    let table = String::from_utf8_lossy(&flashback(&["history", &sqlite(), "reducers"]).stdout)
+        .into_owned();
+    let short = table
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a short id")
+        .to_owned();
+    assert!(short.len() < 20 && newest.contains(&short[..4]), "{short}");
+    let st = json_ok(&[
+        "state",
+        &sqlite(),
+        "reducers",
+        "--checkpoint",
+        &short,
+        "--json",
+    ]);
+    assert_eq!(st["checkpoint_id"], newest.as_str());
+    let tail = &oldest[oldest.len() - 12..];
+    let diff = json_ok(&["diff", &sqlite(), "reducers", tail, &short, "--json"]);
+    assert!(diff.is_object(), "{diff}");
+    // Every id of the thread starts the same way: ambiguous.
+    let err = fails(
+        &["state", &sqlite(), "reducers", "--checkpoint", &newest[..8]],
+        2,
+        "ambiguous",
+    );
+    assert!(err.contains("give more of it"), "{err}");
+    // An id that names nothing is still not found (exit 3).
+    fails(
+        &["state", &sqlite(), "reducers", "--checkpoint", "zzzz-zzzz"],
+        3,
+        "zzzz",
+    );
+}
