@@ -121,7 +121,7 @@ pub fn storage(r: &StorageReport) -> String {
                 vec![
                     clip(&c.thread_id, 24),
                     clip(&ns_label(&c.checkpoint_ns), 24),
-                    c.checkpoint_id.clone(),
+                    super::short_id(&c.checkpoint_id),
                     size(c.total_bytes),
                     size(c.document_bytes),
                     tally(&c.blobs),
@@ -153,7 +153,9 @@ pub fn storage(r: &StorageReport) -> String {
             vec![
                 clip(&v.thread_id, 24),
                 clip(&ns_label(&v.checkpoint_ns), 24),
-                v.checkpoint_id.clone().unwrap_or_else(|| "-".into()),
+                v.checkpoint_id
+                    .as_deref()
+                    .map_or_else(|| "-".into(), super::short_id),
                 clip(&v.channel, 24),
                 super::wire_name(&v.kind),
                 size(v.bytes),
@@ -250,7 +252,9 @@ fn place(p: &PayloadPlace) -> String {
     format!(
         "{} {} {}",
         clip(&p.thread_id, 24),
-        p.checkpoint_id.as_deref().unwrap_or("-"),
+        p.checkpoint_id
+            .as_deref()
+            .map_or_else(|| "-".into(), super::short_id),
         clip(&at, 48)
     )
 }
