@@ -6,11 +6,30 @@ use crate::types::{count, CheckpointProblem, NamespaceInfo, ThreadGraph};
 use flashback_engine::{annotate, annotate_usage, layout, thread_usage, LayoutOptions, ThreadDag};
 use flashback_storage::{CheckpointStore, ListQuery};
 
+/// Whether a graph's rows carry token usage (read from the writes that mention it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Usage {
+    /// Read it: rows' `tokens`/`models`, the thread's total.
+    Read,
+    /// Leave it out (the topology counts nodes, not tokens).
+    Skip,
+}
+
 /// The thread's checkpoint DAG as lanes (newest first), with collapsed namespaces left out.
 pub async fn thread_graph(
     store: &dyn CheckpointStore,
     thread_id: &str,
     collapsed: &[String],
+) -> ApiResult<ThreadGraph> {
+    laid_out(store, thread_id, collapsed, Usage::Read).await
+}
+
+/// [`thread_graph`], with or without the token usage.
+pub(crate) async fn laid_out(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    collapsed: &[String],
+    usage: Usage,
 ) -> ApiResult<ThreadGraph> {
     let headers = store.list_headers(&ListQuery::thread(thread_id)).await?;
     if headers.is_empty() {
@@ -38,17 +57,23 @@ pub async fn thread_graph(
     // Token usage: only the writes whose bytes mention `usage_metadata` are read.
     let mut tokens = None;
     let mut models = Vec::new();
-    match store
-        .thread_writes_mentioning(thread_id, flashback_engine::usage::NEEDLE)
-        .await
-    {
-        Ok(writes) => {
+    let read = match usage {
+        Usage::Read => Some(
+            store
+                .thread_writes_mentioning(thread_id, flashback_engine::usage::NEEDLE)
+                .await,
+        ),
+        Usage::Skip => None,
+    };
+    match read {
+        None => {}
+        Some(Ok(writes)) => {
             let usage = thread_usage(&writes);
             annotate_usage(&mut lay.rows, &usage);
             tokens = (usage.total.messages > 0).then_some(usage.total);
             models = usage.all_models;
         }
-        Err(e) => warnings.push(format!("the steps' token usage cannot be shown: {e}")),
+        Some(Err(e)) => warnings.push(format!("the steps' token usage cannot be shown: {e}")),
     }
     let namespaces = dag
         .namespaces()
@@ -94,9 +119,10 @@ pub(crate) async fn send_names(
 ) -> flashback_engine::activity::SendNames {
     use flashback_engine::activity::send_names as names;
     let found = names(writes, headers, &[]);
+    let push = format!("~{}", flashback_codec::reserved::PUSH);
     let pushes = writes
         .iter()
-        .filter(|w| w.task_path.starts_with("~__pregel_push"))
+        .filter(|w| w.task_path.starts_with(&push))
         .filter(|w| !found.contains_key(&w.task_id))
         .count();
     if pushes == 0 {

@@ -97,10 +97,8 @@ async fn evidence(
     dialect: Dialect,
 ) -> Reducers {
     let mut reducers = Reducers::default();
-    if reducers
-        .unsettled(tuple, &step_tasks(tuple, dialect))
-        .is_empty()
-    {
+    let tasks = step_tasks(tuple, dialect);
+    if reducers.unsettled(tuple, &tasks).is_empty() {
         return reducers;
     }
     let h = &tuple.header;
@@ -116,10 +114,7 @@ async fn evidence(
         };
         let made = child.as_ref().unwrap_or(tuple);
         reducers.learn_step(&parent, &step_tasks(&parent, dialect), made);
-        if reducers
-            .unsettled(tuple, &step_tasks(tuple, dialect))
-            .is_empty()
-        {
+        if reducers.unsettled(tuple, &tasks).is_empty() {
             break;
         }
         next = parent.header.parent_checkpoint_id.clone();

@@ -37,7 +37,7 @@ impl Api {
         let mut warnings = Vec::new();
         let mut named = false;
         for id in &ids {
-            let g = crate::graph::thread_graph(store, id, &[]).await?;
+            let g = crate::graph::laid_out(store, id, &[], crate::graph::Usage::Skip).await?;
             let say = |w: String| if many { format!("thread {id}: {w}") } else { w };
             warnings.extend(g.warnings.iter().cloned().map(say));
             let ended = match ended(store, id, &g.rows).await {

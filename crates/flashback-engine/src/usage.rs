@@ -11,7 +11,7 @@
 //! namespace (the graph the model ran in), earliest there, counts. A message without an id
 //! counts where it is written.
 
-use flashback_codec::reserved::{START, TASKS};
+use flashback_codec::reserved::{PULL, START, TASKS};
 use flashback_codec::view::{view_decoded, ViewOptions};
 use flashback_storage::{Decoded, WriteInfo, NULL_TASK_ID};
 use serde::Serialize;
@@ -117,8 +117,13 @@ fn usages<'a>(v: &'a Json, out: &mut Vec<Found<'a>>) {
 /// Whether a write only carries messages made elsewhere: a graph's input (its `__start__`
 /// task), an `update_state`/input write, a `Send` packet.
 fn carries_only(w: &WriteInfo) -> bool {
-    let start = format!("~__pregel_pull, {START}");
-    w.task_id == NULL_TASK_ID || w.channel == TASKS || w.task_path == start
+    let start_task = w
+        .task_path
+        .strip_prefix('~')
+        .and_then(|p| p.strip_prefix(PULL))
+        .and_then(|p| p.strip_prefix(", "))
+        == Some(START);
+    w.task_id == NULL_TASK_ID || w.channel == TASKS || start_task
 }
 
 fn depth(ns: &str) -> usize {
