@@ -10,6 +10,8 @@ use serde_json::Value as Json;
 fn status_line(d: &CheckpointDetail) -> String {
     let waiting: usize = d.tasks.tasks.iter().map(|t| t.interrupts.len()).sum();
     let status = match d.status {
+        // No tasks can be derived from a document that does not read.
+        _ if d.problem.is_some() => "unknown (the checkpoint cannot be read)".to_owned(),
         ThreadStatus::Finished => "finished".to_owned(),
         ThreadStatus::Failed => "failed".to_owned(),
         ThreadStatus::Pending => format!("pending (next: {})", d.tasks.next.join(", ")),
