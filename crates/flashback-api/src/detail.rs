@@ -184,6 +184,7 @@ pub fn checkpoint_detail(
             .into(),
         updated_channels: cp.updated_channels.clone(),
         writes,
+        made_by: Vec::new(),
         config: json!({"configurable": {
             "thread_id": h.thread_id,
             "checkpoint_ns": h.checkpoint_ns,
@@ -199,4 +200,27 @@ pub fn checkpoint_detail(
         rebuilt,
         sealing: None,
     }
+}
+
+/// The writes of the step that ran from `parent` (what made its `loop` child), grouped per
+/// task and named by the parent's tasks as the step record derives them.
+pub fn step_writes(
+    parent: &CheckpointTuple,
+    opts: ViewOptions,
+    dialect: Dialect,
+) -> Vec<WriteGroup> {
+    let tasks = derive_tasks_with(
+        parent,
+        &DeriveOptions {
+            mode: SnapshotMode::History,
+            dialect,
+            ..Default::default()
+        },
+    );
+    let names: HashMap<&str, (&str, flashback_engine::TaskStatus)> = tasks
+        .tasks
+        .iter()
+        .map(|t| (t.id.as_str(), (t.name.as_str(), t.status)))
+        .collect();
+    group_writes(&parent.pending_writes, &names, opts, dialect)
 }

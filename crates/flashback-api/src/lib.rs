@@ -56,7 +56,7 @@ pub use reads::MAX_BUNDLE_BYTES;
 pub use types::*;
 // The engine's and storage's result types that commands return, so that the doors (the app,
 // `serve`, the CLI) name `flashback_api` only.
-pub use flashback_engine::diff::CheckpointDiff;
+pub use flashback_engine::diff::{CheckpointDiff, CommonAncestor};
 pub use flashback_engine::export::VerifyReport;
 pub use flashback_engine::fork::ForkResult;
 pub use flashback_engine::hitl::{Approval, ApprovalAction, ApprovalMode};

@@ -12,7 +12,7 @@ use crate::types::{
 };
 use crate::{Api, ChannelRebuild, CheckpointDiff, ReplayStep, ThreeWay, VerifyReport};
 use flashback_codec::ViewOptions;
-use flashback_storage::{CheckpointStore, ListQuery};
+use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery};
 use std::io::Read;
 use std::path::Path;
 
@@ -44,22 +44,24 @@ impl Api {
         let mut out = Vec::with_capacity(req.thread_ids.len());
         for thread_id in req.thread_ids {
             let mut missing = false;
-            let (recovered, problem) = match s.store.thread_writes(&thread_id).await {
+            let (recovered, nodes, problem) = match s.store.thread_writes(&thread_id).await {
                 // No writes: only then is the thread looked up (one indexed read).
                 Ok(writes) if writes.is_empty() => {
                     missing = s.store.thread_namespaces(&thread_id).await?.is_empty();
                     let problem = missing.then(|| format!("thread {thread_id:?} not found"));
-                    (Vec::new(), problem)
+                    (Vec::new(), Vec::new(), problem)
                 }
                 Ok(mut writes) => {
                     let none = flashback_engine::activity::SendNames::new();
                     let mut recovered = flashback_engine::recovered_tasks(&writes, &none);
+                    let mut nodes = flashback_engine::nodes_that_ran(&writes, &none);
                     // LangGraph.js stores no task path, and a `Send`'s path names no node:
-                    // the rare thread with such a retried task has its names found from the
-                    // task ids (its headers read once).
+                    // such a thread has its names found from the task ids (its headers read
+                    // once).
                     let by_id = !s.store.schema().layout().stores_task_paths();
-                    let unnamed = recovered.iter().any(|n| n == "Send" || n == "?");
-                    if unnamed || (by_id && !recovered.is_empty()) {
+                    let unnamed = recovered.iter().any(|n| n == "Send" || n == "?")
+                        || flashback_engine::activity::has_unnamed_tasks(&writes);
+                    if unnamed || by_id {
                         let query = ListQuery::thread(&thread_id);
                         if let Ok(headers) = s.store.list_headers(&query).await {
                             if by_id {
@@ -73,13 +75,14 @@ impl Api {
                             )
                             .await;
                             recovered = flashback_engine::recovered_tasks(&writes, &sends);
+                            nodes = flashback_engine::nodes_that_ran(&writes, &sends);
                         }
                     }
-                    (recovered, None)
+                    (recovered, nodes, None)
                 }
                 // A server that does not answer would not answer for the next thread either.
                 Err(e) if e.is_timeout() => return Err(e.into()),
-                Err(e) => (Vec::new(), Some(e.to_string())),
+                Err(e) => (Vec::new(), Vec::new(), Some(e.to_string())),
             };
             let tokens = match missing {
                 true => None,
@@ -88,6 +91,7 @@ impl Api {
             out.push(ThreadActivity {
                 thread_id,
                 recovered,
+                nodes,
                 problem,
                 missing,
                 tokens,
@@ -204,6 +208,7 @@ impl Api {
             store.schema().dialect,
         );
         detail.sealing = sealing;
+        detail.made_by = made_by(store, &tuple, req.reveal_secrets).await;
         if detail.updated_channels.is_none() {
             detail.updated_channels = flashback_engine::diff::updated_channels(store, &tuple).await;
         }
@@ -389,4 +394,39 @@ pub(crate) async fn thread_tokens(
 /// The namespaces of a thread, sorted (`""` first).
 async fn thread_namespaces(store: &dyn CheckpointStore, thread_id: &str) -> ApiResult<Vec<String>> {
     Ok(store.thread_namespaces(thread_id).await?)
+}
+
+/// The writes that made a `loop` checkpoint: its parent's pending writes (the parent read
+/// without its state values, only what naming the tasks needs). Empty for another checkpoint,
+/// or when the parent cannot be read (the detail stands without them).
+async fn made_by(
+    store: &dyn CheckpointStore,
+    tuple: &CheckpointTuple,
+    reveal_secrets: bool,
+) -> Vec<crate::types::WriteGroup> {
+    let h = &tuple.header;
+    let Some(parent) = h.parent_checkpoint_id.as_deref() else {
+        return Vec::new();
+    };
+    if h.source() != Some("loop") {
+        return Vec::new();
+    }
+    let keep: flashback_storage::ChannelFilter =
+        std::sync::Arc::new(flashback_engine::tasks::reads_value_of);
+    let key = [(h.thread_id.as_str(), h.checkpoint_ns.as_str(), Some(parent))];
+    match store.get_tuples_selecting(&key, keep).await {
+        Ok(found) => found
+            .into_iter()
+            .flatten()
+            .next()
+            .map(|p| {
+                crate::detail::step_writes(
+                    &p,
+                    ViewOptions { reveal_secrets },
+                    store.schema().dialect,
+                )
+            })
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
 }

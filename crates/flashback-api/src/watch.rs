@@ -8,8 +8,9 @@ use crate::Api;
 use flashback_engine::watch::{KeyPath, WatchLimits, WatchReport};
 
 impl Api {
-    /// The checkpoints where the value at `path` changed, parents before children. A path
-    /// that does not parse is a usage error ([`ErrorCode::InvalidInput`](crate::ErrorCode)).
+    /// The checkpoints where the value at `path` changed, along lineage: the line from the
+    /// root to `along` (default: the head) first, then each other branch's. A path that does
+    /// not parse is a usage error ([`ErrorCode::InvalidInput`](crate::ErrorCode)).
     pub async fn watch_key(&self, req: WatchRequest) -> ApiResult<WatchReport> {
         let path = KeyPath::parse(&req.path).map_err(|e| ApiError::invalid(e.to_string()))?;
         let s = self.session(&req.db)?;
@@ -29,6 +30,7 @@ impl Api {
             &path,
             &self.delta_for(&req.db)?,
             limits,
+            req.along.as_deref(),
         )
         .await?)
     }

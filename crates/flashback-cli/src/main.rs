@@ -514,8 +514,8 @@ enum Command {
     /// by namespace (`users/u-1`) and key.
     #[command(subcommand)]
     Store(store::StoreCommand),
-    /// Watch a key: every checkpoint where the value at PATH changed (along every branch),
-    /// with the node whose write produced it.
+    /// Watch a key: every checkpoint where the value at PATH changed (along every branch: the
+    /// head's line from the root, then branch by branch), with the node whose write produced it.
     Watch(watch::WatchArgs),
     /// The thread's checkpoint DAG as branch lanes (text).
     Graph {

@@ -3,7 +3,7 @@
 //! `("users", "u-1")`.
 
 use crate::doors::outcome::{open, render, Outcome};
-use crate::human::{clip, problems, table};
+use crate::human::{problems, table};
 use clap::Subcommand;
 use flashback_api::*;
 use serde_json::Value as Json;
@@ -269,7 +269,7 @@ fn items(list: &[StoreItem]) -> String {
                 i.updated_at.clone().unwrap_or_else(|| "-".into()),
                 ttl(i),
                 vectors(i),
-                clip(&i.value.to_string(), 60),
+                i.preview.clone(),
             ]
         })
         .collect();
@@ -363,7 +363,7 @@ fn deleted(r: &StoreDeleteResult) -> String {
     if r.dry_run {
         format!(
             "would delete {what}{vectors}: {} (dry run; add --yes)\n",
-            clip(&r.item.value.to_string(), 60)
+            r.item.preview.clone()
         )
     } else {
         format!("deleted {what}{vectors}\n")

@@ -1,5 +1,6 @@
 //! `flashback watch`: the checkpoints of a thread where the value at a path changed (the
-//! `watch_key` command), across branches, with the node whose write produced each value.
+//! `watch_key` command), along lineage — the head's line from the root, then each other
+//! branch — with the node whose write produced each value.
 
 use crate::doors::outcome::{open, render, Outcome};
 use flashback_api::{ApiError, WatchRequest};
@@ -34,6 +35,7 @@ pub async fn run(a: WatchArgs) -> Result<Outcome, ApiError> {
         checkpoint_ns: a.ns,
         path: a.path,
         max_value_bytes: None,
+        along: None,
     };
     let report = api.watch_key(req).await?;
     let width = crate::human::width(a.wide);

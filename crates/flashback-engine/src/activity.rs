@@ -244,6 +244,30 @@ pub fn recovered_tasks(writes: &[WriteInfo], sends: &SendNames) -> Vec<String> {
     out
 }
 
+/// Whether some task of the writes is a `Send`'s (a PUSH path names no node: [`send_names`]
+/// finds it).
+pub fn has_unnamed_tasks(writes: &[WriteInfo]) -> bool {
+    writes.iter().any(|w| {
+        let path = w.task_path.strip_prefix('~').unwrap_or(&w.task_path);
+        path.split(", ").next() == Some(PUSH)
+    })
+}
+
+/// The nodes that ran anywhere in a thread's history, each once, sorted: the tasks' names
+/// (`Send` tasks by their target when `sends` knows it), without LangGraph's own (`__start__`)
+/// and without the placeholders of a task the writes do not name (`Send`, `?`).
+pub fn nodes_that_ran(writes: &[WriteInfo], sends: &SendNames) -> Vec<String> {
+    let mut out: Vec<String> = tasks_at(writes)
+        .into_values()
+        .flatten()
+        .filter_map(|(id, t)| task_name(t.path, id, sends))
+        .filter(|n| n != "Send" && n != "?" && !n.starts_with("__"))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// LangGraph.js stores no task path. Give each write of a LangGraph.js thread the path of the
 /// PULL task whose JS task id it carries (`uuid5(JSON.stringify([task_ns, step, name,
 /// "__pregel_pull", [trigger]]), checkpoint_id)`), trying every node the thread's writes route
@@ -350,6 +374,22 @@ mod tests {
         // One task in the whole history raised and then recovered: flaky.
         assert_eq!(recovered_tasks(&writes, &SendNames::new()), ["flaky"]);
         assert!(recovered_tasks(&writes[..3], &SendNames::new()).is_empty());
+        // The nodes that ran, each once: not the unnamed Sends nor the null task.
+        assert_eq!(
+            nodes_that_ran(&writes, &SendNames::new()),
+            ["alpha", "beta", "flaky", "review"]
+        );
+        assert!(has_unnamed_tasks(&writes));
+        assert!(!has_unnamed_tasks(&writes[..5]));
+        // A Send's target once known; LangGraph's own `__start__` left out.
+        let mut sends = SendNames::new();
+        sends.insert("t-s0".into(), "worker".into());
+        let start = w("c0", "t-0", "~__pregel_pull, __start__", "x");
+        let more = [&writes[..], &[start]].concat();
+        assert_eq!(
+            nodes_that_ran(&more, &sends),
+            ["alpha", "beta", "flaky", "review", "worker"]
+        );
     }
 
     #[test]

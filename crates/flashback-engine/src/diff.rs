@@ -10,13 +10,14 @@
 //! Values are compared as decoded values (not their JSON view), so a changed `SecretStr` counts
 //! as changed even though both sides are shown masked.
 
+use crate::dag::ThreadDag;
 use crate::delta::DeltaOptions;
 use crate::error::EngineError;
 use crate::fork::load_rebuilt;
 use crate::merge::items;
 use crate::reducer::item_key;
 use flashback_codec::{view, view_decoded, Decoded, Value, ViewOptions};
-use flashback_storage::{CheckpointStore, CheckpointTuple};
+use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery};
 use serde::Serialize;
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -96,6 +97,16 @@ pub struct DiffSummary {
     pub unchanged: u32,
 }
 
+/// Where the lines of two checkpoints meet: the newest checkpoint both are (or descend from).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct CommonAncestor {
+    /// Its id.
+    pub checkpoint_id: String,
+    /// Its `metadata.step`.
+    pub step: Option<i64>,
+}
+
 /// The difference between two checkpoints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -112,6 +123,9 @@ pub struct CheckpointDiff {
     pub channels: Vec<ChannelDiff>,
     /// Counts.
     pub summary: DiffSummary,
+    /// Where A's and B's lines meet (A or B itself when one descends from the other); `None`
+    /// for checkpoints of two namespaces, lines that share no checkpoint, and [`diff_tuples`].
+    pub common_ancestor: Option<CommonAncestor>,
 }
 
 /// Diff two loaded checkpoints.
@@ -173,6 +187,7 @@ pub fn diff_tuples(a: &CheckpointTuple, b: &CheckpointTuple, opts: ViewOptions) 
         b_id: b.header.checkpoint_id.clone(),
         channels: changed,
         summary,
+        common_ancestor: None,
     }
 }
 
@@ -187,7 +202,37 @@ pub async fn diff_checkpoints(
 ) -> Result<CheckpointDiff, EngineError> {
     let ta = load_rebuilt(store, thread_id, a.0, a.1, delta).await?.0;
     let tb = load_rebuilt(store, thread_id, b.0, b.1, delta).await?.0;
-    Ok(diff_tuples(&ta, &tb, opts))
+    let mut diff = diff_tuples(&ta, &tb, opts);
+    if diff.a_ns == diff.b_ns {
+        diff.common_ancestor = meeting(store, thread_id, &diff.a_ns, &diff.a_id, &diff.b_id).await;
+    }
+    Ok(diff)
+}
+
+/// The newest common ancestor of `a` and `b` in namespace `ns` (its headers read, no value);
+/// `None` when they share none, or the headers cannot be read (the diff stands without it).
+async fn meeting(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+    ns: &str,
+    a: &str,
+    b: &str,
+) -> Option<CommonAncestor> {
+    let query = ListQuery {
+        checkpoint_ns: Some(ns.to_owned()),
+        ..ListQuery::thread(thread_id)
+    };
+    let headers = store.list_headers(&query).await.ok()?;
+    let dag = ThreadDag::build(&headers).ok()?;
+    let id = crate::merge::common_ancestor(&dag, ns, a, b)?;
+    let step = headers
+        .iter()
+        .find(|h| h.checkpoint_id == id)
+        .and_then(|h| h.step());
+    Some(CommonAncestor {
+        checkpoint_id: id,
+        step,
+    })
 }
 
 fn message_id(v: &Value) -> Option<String> {

@@ -129,7 +129,7 @@ pub mod usage;
 pub mod watch;
 
 pub use action::Action;
-pub use activity::{recovered_tasks, StepMark};
+pub use activity::{nodes_that_ran, recovered_tasks, StepMark};
 pub use channels::{is_control_channel, is_internal_channel};
 pub use dag::{Branch, DagNode, EdgeKind, Namespace, SpawnRef, ThreadDag};
 pub use error::EngineError;

@@ -66,7 +66,11 @@ pub struct ThreadActivity {
     /// The nodes of the tasks that raised, then finished on a retry (one entry per task,
     /// sorted): a thread that `finished` may still have failed on the way.
     pub recovered: Vec<String>,
-    /// Why the history could not be read (then `recovered` is empty).
+    /// The nodes that ran anywhere in its history, each once, sorted (LangGraph's own
+    /// `__start__` left out): what the thread list's search matches besides the row's text.
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// Why the history could not be read (then `recovered` and `nodes` are empty).
     pub problem: Option<String>,
     /// The thread does not exist (gone since it was listed, or never there): one entry of a
     /// list stays answerable; a command naming the thread says not found.
@@ -364,8 +368,13 @@ pub struct CheckpointDetail {
     /// The channels the step that made this checkpoint updated: as recorded, else (LangGraph.js,
     /// checkpoints before `v` 4, forks) those whose version differs from the parent's.
     pub updated_channels: Option<Vec<String>>,
-    /// Pending writes grouped per task, in execution order.
+    /// Pending writes grouped per task, in execution order: stored on this checkpoint, they
+    /// are the writes of the *next* step (the tasks that run from here).
     pub writes: Vec<WriteGroup>,
+    /// The writes that made this checkpoint (a `loop` one): the pending writes of the step
+    /// that ran from its parent, stored on the parent, grouped per task like `writes` (the
+    /// nodes the graph row names). Empty for a root, an input, an update or a fork.
+    pub made_by: Vec<WriteGroup>,
     /// Next tasks (as `get_state` shows them).
     pub tasks: TaskSet,
     /// The live view (Python's `get_state(config)`: values with the writes of the step's
@@ -467,4 +476,8 @@ pub struct WatchRequest {
     /// Values whose JSON text is larger are sent as a preview only (default 8 KiB).
     #[serde(default)]
     pub max_value_bytes: Option<u32>,
+    /// The line to list first: the changes from the root to this checkpoint (a branch's tip,
+    /// the one the app is on), then each other branch's. Default: the namespace's head.
+    #[serde(default)]
+    pub along: Option<String>,
 }

@@ -67,6 +67,9 @@ pub struct StoreVector {
     pub dims: Option<u32>,
 }
 
+/// The longest value preview of a Store item, in characters (`store ls`, the Memory list).
+pub const STORE_PREVIEW_CHARS: usize = 60;
+
 /// One item of the Store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
 pub struct StoreItem {
@@ -76,6 +79,10 @@ pub struct StoreItem {
     pub key: String,
     /// Its value (a JSON object; `null` when it could not be read, see `problem`).
     pub value: Json,
+    /// The value on one line: its compact JSON text, cut to [`STORE_PREVIEW_CHARS`] with `…`
+    /// (what `store ls` and the app's Memory list show).
+    #[serde(default)]
+    pub preview: String,
     /// Creation time (ISO 8601, UTC).
     pub created_at: Option<String>,
     /// Last update (ISO 8601, UTC).
@@ -96,11 +103,17 @@ pub struct StoreItem {
     pub problem: Option<String>,
 }
 
+/// A Store value as one line of at most [`STORE_PREVIEW_CHARS`] characters.
+pub fn store_preview(value: &Json) -> String {
+    flashback_engine::watch::clip(&value.to_string(), STORE_PREVIEW_CHARS)
+}
+
 impl From<MemoryItem> for StoreItem {
     fn from(i: MemoryItem) -> Self {
         StoreItem {
             namespace: i.namespace,
             key: i.key,
+            preview: store_preview(&i.value),
             value: i.value,
             created_at: i.created_at,
             updated_at: i.updated_at,

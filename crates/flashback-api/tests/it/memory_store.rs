@@ -125,11 +125,14 @@ async fn a_store_only_database_shows_its_items_in_the_documented_shape() {
             "expired",
             "key",
             "namespace",
+            "preview",
             "updated_at",
             "value"
         ]
     );
     assert_eq!(prefs["namespace"], json!(["users", "u-1"]));
+    // The value on one line, as `store ls` and the app's Memory list show it.
+    assert_eq!(prefs["preview"], r#"{"theme":"dark"}"#);
     assert_eq!(prefs["value"], json!({"theme": "dark"}));
     assert_eq!(prefs["created_at"], "2025-01-01T00:00:00+00:00");
     assert_eq!(prefs["expired"], false);

@@ -6,6 +6,22 @@ use super::{clip, one_line, opt, shown, WIDTH};
 use flashback_api::{CheckpointDetail, TaskStatus, ThreadStatus};
 use serde_json::Value as Json;
 
+/// The nodes whose writes these are, each once in task order (`agent`, `input/update`).
+fn writers(groups: &[flashback_api::WriteGroup]) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for g in groups {
+        let name = match (&g.node, g.task_id.as_str()) {
+            (Some(node), _) => super::node_label(node),
+            (None, "00000000-0000-0000-0000-000000000000") => "input/update".to_owned(),
+            (None, id) => format!("task {}", clip(id, 8)),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join(", ")
+}
+
 /// The status line: what the snapshot says of the thread, and which view it is.
 fn status_line(d: &CheckpointDetail) -> String {
     let waiting: usize = d.tasks.tasks.iter().map(|t| t.interrupts.len()).sum();
@@ -131,8 +147,25 @@ pub fn state(d: &CheckpointDetail, internal: bool) -> String {
             out.push_str(&format!("  {channel:<w$}  {line}\n"));
         }
     }
+    // Whose writes: those that made this checkpoint are its parent's; its own are the next
+    // step's (the app's Writes tab says the same).
+    if !d.made_by.is_empty() {
+        let n: usize = d.made_by.iter().map(|g| g.writes.len()).sum();
+        out.push_str(&format!(
+            "\nmade by: {} ({n} write{} stored on the parent)\n",
+            writers(&d.made_by),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     let count: usize = d.writes.iter().map(|g| g.writes.len()).sum();
-    out.push_str(&format!("\npending writes ({count}):\n"));
+    out.push_str(&format!(
+        "\npending writes ({count}{}):\n",
+        if d.writes.is_empty() {
+            String::new()
+        } else {
+            format!(", the next step's: {}", writers(&d.writes))
+        }
+    ));
     for g in &d.writes {
         let by = match (&g.node, g.task_id.as_str()) {
             (Some(node), id) => format!("{} {}", super::node_label(node), clip(id, 8)),

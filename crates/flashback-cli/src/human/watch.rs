@@ -1,5 +1,7 @@
 //! `flashback watch`: one line per change — short checkpoint id, step, relative time, the node
-//! whose write produced the value, and the value — fitted to [`WIDTH`] columns.
+//! whose write produced the value, and the value — fitted to [`WIDTH`] columns; listed along
+//! lineage (the head's line, then branch by branch), each group under a line naming it when
+//! there are several.
 
 use super::lists::{ago, short_id};
 use super::{clip, opt, table, Width, WIDTH};
@@ -27,6 +29,40 @@ fn value(c: &WatchChange) -> String {
         (Some(v), ChangeKind::Appeared) => format!("+ {}", v.preview),
         (Some(v), _) => v.preview.clone(),
     }
+}
+
+/// Where each group of changes starts (index into `changes`) and its heading: the head's line,
+/// then one group per other branch (the API lists them so: `WatchReport::changes`). None when
+/// every change is on the head's line.
+fn groups(changes: &[WatchChange], wide: bool) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut last: Option<(bool, &str)> = None;
+    for (i, c) in changes.iter().enumerate() {
+        let key = (
+            c.on_head_branch,
+            if c.on_head_branch {
+                ""
+            } else {
+                c.branch_key.as_str()
+            },
+        );
+        if last == Some(key) {
+            continue;
+        }
+        last = Some(key);
+        let name = if c.on_head_branch {
+            "the head's line".to_owned()
+        } else if wide {
+            format!("branch {}", c.branch_key)
+        } else {
+            format!("branch {}", short_id(&c.branch_key))
+        };
+        out.push((i, format!("── {name} ──")));
+    }
+    if out.len() < 2 && changes.iter().all(|c| c.on_head_branch) {
+        out.clear();
+    }
+    out
 }
 
 /// `flashback watch`.
@@ -72,11 +108,15 @@ pub fn watch(r: &WatchReport, width: Width) -> String {
         })
         .collect();
     let text = table(&["CHECKPOINT", "STEP", "TIME", "", "BY", "VALUE"], &body);
-    if wide {
-        out.push_str(&text);
-    } else {
-        text.lines()
-            .for_each(|l| out.push_str(&(clip(l, WIDTH) + "\n")));
+    let headings = groups(&r.changes, wide);
+    for (i, l) in text.lines().enumerate() {
+        // Line 0 is the header; change k is on line k + 1.
+        if let Some((_, h)) = headings.iter().find(|(at, _)| i > 0 && *at == i - 1) {
+            out.push_str(h);
+            out.push('\n');
+        }
+        out.push_str(&if wide { l.to_owned() } else { clip(l, WIDTH) });
+        out.push('\n');
     }
     if r.changes.iter().any(|c| !c.on_head_branch) {
         out.push_str("⑂ not on the head's branch\n");
@@ -146,13 +186,13 @@ mod tests {
             head: None,
             changes: vec![
                 change(0, ChangeKind::Appeared, Some("__start__"), true),
-                change(1, ChangeKind::Changed, None, false),
                 change(
                     2,
                     ChangeKind::Removed,
                     Some("a_rather_long_node_name"),
                     true,
                 ),
+                change(1, ChangeKind::Changed, None, false),
             ],
         };
         let text = watch(&report, Width::Fit);
@@ -162,17 +202,22 @@ mod tests {
             "plan.steps in thread t: 3 changes over 7 checkpoints"
         );
         assert!(lines[1].starts_with("CHECKPOINT      STEP  TIME"), "{text}");
-        assert!(lines[2].starts_with("e3e0-692c-344b  0"), "{text}");
+        // Along lineage: the head's line, then the other branch, each under its name.
+        assert_eq!(lines[2], "── the head's line ──", "{text}");
+        assert!(lines[3].starts_with("e3e0-692c-344b  0"), "{text}");
+        assert!(lines[4].starts_with("e3e2-692c-344b  2"), "{text}");
+        assert_eq!(lines[5], "── branch b ──", "{text}");
+        assert!(lines[6].starts_with("e3e1-692c-344b  1"), "{text}");
         // The last words of a line (the time before them is relative to now).
         let tail = |i: usize, n: usize| {
             let w: Vec<&str> = lines[i].split_whitespace().collect();
             w[w.len() - n..].join(" ")
         };
         let xs = format!("{}…", "x".repeat(45));
-        assert_eq!(tail(2, 3), format!("__start__ + {xs}"), "{text}");
-        assert!(tail(3, 3).starts_with("⑂ (update) xxx"), "{text}");
+        assert_eq!(tail(3, 3), format!("__start__ + {xs}"), "{text}");
+        assert!(tail(6, 3).starts_with("⑂ (update) xxx"), "{text}");
         assert!(
-            lines[3].ends_with('…'),
+            lines[6].ends_with('…'),
             "the value is cut to the width: {text}"
         );
         assert_eq!(tail(4, 2), "a_rather_long_n… (removed)", "{text}");
@@ -184,5 +229,11 @@ mod tests {
         let wide = watch(&report, Width::Wide);
         assert!(wide.contains("1f1e641e-e3e0-692c-8000-344b464b8069"));
         assert!(wide.lines().any(|l| l.chars().count() > WIDTH));
+        // One line only (all on the head's): no headings.
+        let one = WatchReport {
+            changes: vec![change(0, ChangeKind::Appeared, Some("__start__"), true)],
+            ..report
+        };
+        assert!(!watch(&one, Width::Fit).contains("──"));
     }
 }

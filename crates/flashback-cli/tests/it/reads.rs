@@ -183,6 +183,77 @@ fn state_of_an_explicit_checkpoint_and_human_output() {
 }
 
 #[test]
+fn state_says_whose_writes_it_shows() {
+    // chat-tools, oldest first: input, __start__, agent, tools, … Step 1 was made by `agent`;
+    // its own pending writes are `tools`' (the next step's).
+    let hist = json_ok(&["history", &sqlite(), "chat-tools", "--json"]);
+    let step1 = hist
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|h| h["step"] == 1)
+        .expect("step 1")["checkpoint_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let st = json_ok(&[
+        "state",
+        &sqlite(),
+        "chat-tools",
+        "--checkpoint",
+        &step1,
+        "--json",
+    ]);
+    assert_eq!(st["made_by"][0]["node"], "agent", "{}", st["made_by"]);
+    assert_eq!(st["writes"][0]["node"], "tools");
+    let out = flashback(&["state", &sqlite(), "chat-tools", "--checkpoint", &step1]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\nmade by: agent (2 writes stored on the parent)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\npending writes (2, the next step's: tools):\n"),
+        "{text}"
+    );
+    // The input checkpoint: no step made it.
+    let input = json_ok(&[
+        "state",
+        &sqlite(),
+        "chat-tools",
+        "--checkpoint",
+        hist[hist.as_array().expect("array").len() - 1]["checkpoint_id"]
+            .as_str()
+            .expect("id"),
+        "--json",
+    ]);
+    assert_eq!(input["made_by"], Json::Array(Vec::new()));
+}
+
+#[test]
+fn watch_reads_along_lineage_under_branch_headings() {
+    let out = flashback(&["watch", &sqlite(), "forked", "value"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[2], "── the head's line ──", "{text}");
+    let branches = lines.iter().filter(|l| l.starts_with("── branch ")).count();
+    assert!(branches >= 2, "{text}");
+    let json = json_ok(&["watch", &sqlite(), "forked", "value", "--json"]);
+    let on_head: Vec<bool> = json["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["on_head_branch"].as_bool().expect("bool"))
+        .collect();
+    let line = on_head.iter().take_while(|h| **h).count();
+    assert!(
+        line > 0 && on_head[line..].iter().all(|h| !h),
+        "{on_head:?}"
+    );
+}
+
+#[test]
 fn graph_draws_branch_lanes() {
     let out = flashback(&["graph", &sqlite(), "forked"]);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -12,11 +12,14 @@
 //! ```
 //!
 //! Values are compared by their JSON view (a SHA-256 of its text, so a long history holds no
-//! copies). Changes come in DAG order (parents before children; the layout's order reversed),
-//! each with its branch (`branch_key`, as the graph rows colour it) and whether it is on the
-//! line of the namespace's head. A checkpoint that could not be read in full is not compared:
-//! its children compare with the last value read above it.
+//! copies). Checkpoints are compared in DAG order (parents before children; the layout's order
+//! reversed); the changes are listed along lineage (`order.rs`): those on one line (the head's,
+//! or a given checkpoint's) root first, then each other branch's grouped, each with its branch
+//! (`branch_key`, as the graph rows colour it) and whether it is on the line of the namespace's
+//! head. A checkpoint that could not be read in full is not compared: its children compare
+//! with the last value read above it.
 
+mod order;
 mod path;
 #[cfg(test)]
 mod tests;
@@ -128,7 +131,9 @@ pub struct WatchReport {
     pub unreadable: u32,
     /// The namespace's head (latest checkpoint).
     pub head: Option<String>,
-    /// The changes, parents before children.
+    /// The changes along lineage: those on the line read along (the head's, unless another
+    /// checkpoint's was asked for) root first, then each other branch's, grouped by branch, the
+    /// branches in the order they fork off. Parents always come before their children.
     pub changes: Vec<WatchChange>,
 }
 
@@ -148,8 +153,10 @@ impl Default for WatchLimits {
 }
 
 /// Read a namespace of a thread (DeltaChannels rebuilt as the graph sees them) and list the
-/// changes of the value at `path` (see the module docs). A namespace with no checkpoints is an
-/// [`EngineError::UnknownNamespace`], except the root one (an empty report).
+/// changes of the value at `path` (see the module docs), along the line from the root to
+/// `along` (default: the namespace's head). A namespace with no checkpoints is an
+/// [`EngineError::UnknownNamespace`], except the root one (an empty report); an `along` that is
+/// not in the namespace is an [`EngineError::UnknownCheckpoint`].
 pub async fn watch(
     store: &dyn CheckpointStore,
     thread_id: &str,
@@ -157,6 +164,7 @@ pub async fn watch(
     path: &KeyPath,
     delta: &crate::delta::DeltaOptions,
     limits: WatchLimits,
+    along: Option<&str>,
 ) -> Result<WatchReport, EngineError> {
     let query = ListQuery {
         checkpoint_ns: Some(checkpoint_ns.to_owned()),
@@ -167,20 +175,22 @@ pub async fn watch(
         return Err(EngineError::UnknownNamespace(checkpoint_ns.to_owned()));
     }
     crate::delta::materialize_all(&mut tuples, delta);
-    let mut report = changes(&tuples, path, limits, store.schema().dialect)?;
+    let mut report = changes(&tuples, path, limits, store.schema().dialect, along)?;
     report.thread_id = thread_id.to_owned();
     report.checkpoint_ns = checkpoint_ns.to_owned();
     Ok(report)
 }
 
 /// The changes of the value at `path` over the checkpoints of one namespace (values already
-/// rebuilt), in DAG order, in a database of the given library (whose task ids name the writes'
-/// nodes).
+/// rebuilt), along the line from the root to `along` (default: the head; see
+/// [`WatchReport::changes`]), in a database of the given library (whose task ids name the
+/// writes' nodes).
 pub fn changes(
     tuples: &[CheckpointTuple],
     path: &KeyPath,
     limits: WatchLimits,
     dialect: Dialect,
+    along: Option<&str>,
 ) -> Result<WatchReport, EngineError> {
     let ns = tuples
         .first()
@@ -213,16 +223,26 @@ pub fn changes(
     )?
     .rows;
     report.head = dag.namespace(&ns).and_then(|n| n.head.clone());
-    let head_line: HashSet<&str> = report
-        .head
-        .as_deref()
-        .map(|h| {
-            dag.lineage(&ns, h)
+    let line_of = |tip: Option<&str>| -> HashSet<&str> {
+        tip.map(|t| {
+            dag.lineage(&ns, t)
                 .into_iter()
                 .map(|n| n.checkpoint_id.as_str())
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+    };
+    let head_line = line_of(report.head.as_deref());
+    let line = match along {
+        Some(id) if dag.node(&ns, id).is_none() => {
+            return Err(EngineError::UnknownCheckpoint {
+                ns,
+                id: id.to_owned(),
+            })
+        }
+        Some(id) => line_of(Some(id)),
+        None => head_line.clone(),
+    };
     let mut by_id: HashMap<&str, &CheckpointTuple> = HashMap::with_capacity(tuples.len());
     for t in tuples {
         by_id.entry(t.header.checkpoint_id.as_str()).or_insert(t);
@@ -273,6 +293,7 @@ pub fn changes(
                 .unwrap_or_default(),
         });
     }
+    report.changes = order::along_line(std::mem::take(&mut report.changes), &line);
     Ok(report)
 }
 

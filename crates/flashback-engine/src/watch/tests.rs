@@ -59,13 +59,21 @@ fn write(t: &mut CheckpointTuple, task: &str, channel: &str, value: serde_json::
 }
 
 fn watch_of(tuples: &[CheckpointTuple], path: &str) -> WatchReport {
+    watch_along(tuples, path, None).expect("watch")
+}
+
+fn watch_along(
+    tuples: &[CheckpointTuple],
+    path: &str,
+    along: Option<u32>,
+) -> Result<WatchReport, EngineError> {
     changes(
         tuples,
         &KeyPath::parse(path).expect("path"),
         WatchLimits::default(),
         Dialect::Python,
+        along.map(id).as_deref(),
     )
-    .expect("watch")
 }
 
 /// `checkpoint number:kind` for each change.
@@ -179,6 +187,51 @@ fn branches_are_compared_with_their_own_parent_and_marked() {
 }
 
 #[test]
+fn changes_are_listed_along_lineage_then_branch_by_branch() {
+    // 1 ─ 2 ─ 3 ─ 6 ─ 7      (the run, resumed after the forks; 7 is the head)
+    // │       └─ 4          (a fork of 3)
+    // └─ 5                  (a fork of 1)
+    let tuples = [
+        cp(1, None, json!({"v": 1})),
+        cp(2, Some(1), json!({"v": 1})),
+        cp(3, Some(2), json!({"v": 3})),
+        cp(4, Some(3), json!({"v": 4})),
+        cp(5, Some(1), json!({"v": 5})),
+        cp(6, Some(3), json!({"v": 6})),
+        cp(7, Some(6), json!({"v": 7})),
+    ];
+    let order = |r: &WatchReport| {
+        shape(r)
+            .iter()
+            .map(|s| s.split(':').next().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // Time order would be 1 3 4 5 6 7: the head's line root first, then the fork of 3, then
+    // the fork of 1.
+    let r = watch_of(&tuples, "v");
+    assert_eq!(r.head.as_deref(), Some(id(7).as_str()));
+    assert_eq!(order(&r), "1 3 6 7 4 5");
+    let on_head: Vec<bool> = r.changes.iter().map(|c| c.on_head_branch).collect();
+    assert_eq!(on_head, [true, true, true, true, false, false]);
+    // Along the fork of 1: the rest comes branch by branch as the graph draws them (its first
+    // lane runs 1 2 3 4; 6 7 is a lane of its own), each after the branch it leaves.
+    let r = watch_along(&tuples, "v", Some(5)).expect("watch");
+    assert_eq!(order(&r), "1 5 3 4 6 7");
+    assert_eq!(r.changes[2].branch_key, r.changes[3].branch_key);
+    assert_ne!(r.changes[3].branch_key, r.changes[4].branch_key);
+    assert_eq!(r.changes[4].branch_key, r.changes[5].branch_key);
+    assert_eq!(
+        order(&watch_along(&tuples, "v", Some(4)).expect("watch")),
+        "1 3 4 5 6 7"
+    );
+    assert!(matches!(
+        watch_along(&tuples, "v", Some(99)),
+        Err(EngineError::UnknownCheckpoint { .. })
+    ));
+}
+
+#[test]
 fn each_change_carries_the_parent_writes_to_its_channel_with_their_node() {
     let mut parent = cp(1, None, json!({"messages": ["hi"]}));
     // A PULL task `agent` due at the parent: its id is what the writes carry.
@@ -206,14 +259,15 @@ fn each_change_carries_the_parent_writes_to_its_channel_with_their_node() {
     let mut edit = cp(3, Some(1), json!({"messages": ["edited"]}));
     edit.header.metadata = json!({"source": "update", "step": 2});
     let r = watch_of(&[parent, child, edit], "messages");
-    assert_eq!(shape(&r), ["1:appeared", "2:changed", "3:changed"]);
-    assert!(r.changes[2].writes.is_empty(), "{:?}", r.changes[2].writes);
-    assert_eq!(r.changes[2].source.as_deref(), Some("update"));
+    // The edit is the head: its line first, then the step's child.
+    assert_eq!(shape(&r), ["1:appeared", "3:changed", "2:changed"]);
+    assert!(r.changes[1].writes.is_empty(), "{:?}", r.changes[1].writes);
+    assert_eq!(r.changes[1].source.as_deref(), Some("update"));
     assert!(
         r.changes[0].writes.is_empty(),
         "a root has no parent writes"
     );
-    let w = &r.changes[1].writes;
+    let w = &r.changes[2].writes;
     assert_eq!(w.len(), 2, "only the writes to the watched channel: {w:?}");
     assert_eq!(w[0].node.as_deref(), Some("agent"));
     assert_eq!(w[0].task_id, agent);
@@ -247,6 +301,7 @@ fn large_values_are_sent_as_a_preview() {
             max_value_bytes: 1000,
         },
         Dialect::Python,
+        None,
     )
     .expect("watch");
     let v = r.changes[0].value.as_ref().expect("a value");

@@ -142,4 +142,47 @@ async fn branches_of_the_forked_thread_differ_in_their_log() {
     );
     let json = serde_json::to_value(&d).expect("serialises");
     assert_eq!(json["a_id"], leaves[0]);
+    // Where the two lines meet: the newest checkpoint both descend from, with its step.
+    let parent: std::collections::HashMap<&str, Option<&str>> = headers
+        .iter()
+        .map(|h| (h.checkpoint_id.as_str(), h.parent_checkpoint_id.as_deref()))
+        .collect();
+    let line = |tip: &str| {
+        let mut out = Vec::new();
+        let mut cur = Some(tip.to_owned());
+        while let Some(id) = cur {
+            cur = parent
+                .get(id.as_str())
+                .copied()
+                .flatten()
+                .map(str::to_owned);
+            out.push(id);
+        }
+        out
+    };
+    let (la, lb) = (line(leaves[0]), line(leaves[1]));
+    let expected = lb.iter().find(|id| la.contains(id)).expect("one root");
+    let meet = d.common_ancestor.as_ref().expect("the lines meet");
+    assert_eq!(&meet.checkpoint_id, expected);
+    let step = headers
+        .iter()
+        .find(|h| &h.checkpoint_id == expected)
+        .and_then(|h| h.step());
+    assert_eq!(meet.step, step);
+    assert_eq!(json["common_ancestor"]["checkpoint_id"], expected.as_str());
+    // On one line: the older checkpoint itself.
+    let d = diff_checkpoints(
+        &s,
+        "forked",
+        ("", &la[1]),
+        ("", leaves[0]),
+        ViewOptions::default(),
+        &Default::default(),
+    )
+    .await
+    .expect("diff");
+    assert_eq!(
+        d.common_ancestor.map(|m| m.checkpoint_id).as_deref(),
+        Some(la[1].as_str())
+    );
 }

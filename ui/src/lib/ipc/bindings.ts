@@ -363,8 +363,17 @@ export type CheckpointDetail = {
 	 *  checkpoints before `v` 4, forks) those whose version differs from the parent's.
 	 */
 	updated_channels: string[] | null,
-	/**  Pending writes grouped per task, in execution order. */
+	/**
+	 *  Pending writes grouped per task, in execution order: stored on this checkpoint, they
+	 *  are the writes of the *next* step (the tasks that run from here).
+	 */
 	writes: WriteGroup[],
+	/**
+	 *  The writes that made this checkpoint (a `loop` one): the pending writes of the step
+	 *  that ran from its parent, stored on the parent, grouped per task like `writes` (the
+	 *  nodes the graph row names). Empty for a root, an input, an update or a fork.
+	 */
+	made_by: WriteGroup[],
 	/**  Next tasks (as `get_state` shows them). */
 	tasks: TaskSet,
 	/**
@@ -425,6 +434,11 @@ export type CheckpointDiff = {
 	channels: ChannelDiff[],
 	/**  Counts. */
 	summary: DiffSummary,
+	/**
+	 *  Where A's and B's lines meet (A or B itself when one descends from the other); `None`
+	 *  for checkpoints of two namespaces, lines that share no checkpoint, and [`diff_tuples`].
+	 */
+	common_ancestor: CommonAncestor | null,
 };
 
 /**  A checkpoint anywhere in the database. */
@@ -533,6 +547,14 @@ export type CheckpointSize = {
 	writes: Tally,
 	/**  Document + metadata + blobs + writes. */
 	total_bytes: number,
+};
+
+/**  Where the lines of two checkpoints meet: the newest checkpoint both are (or descend from). */
+export type CommonAncestor = {
+	/**  Its id. */
+	checkpoint_id: string,
+	/**  Its `metadata.step`. */
+	step: number | null,
 };
 
 /**  A connection id. */
@@ -2087,6 +2109,11 @@ export type StoreItem = {
 	key: string,
 	/**  Its value (a JSON object; `null` when it could not be read, see `problem`). */
 	value: Value,
+	/**
+	 *  The value on one line: its compact JSON text, cut to [`STORE_PREVIEW_CHARS`] with `…`
+	 *  (what `store ls` and the app's Memory list show).
+	 */
+	preview?: string,
 	/**  Creation time (ISO 8601, UTC). */
 	created_at: string | null,
 	/**  Last update (ISO 8601, UTC). */
@@ -2290,7 +2317,12 @@ export type ThreadActivity = {
 	 *  sorted): a thread that `finished` may still have failed on the way.
 	 */
 	recovered: string[],
-	/**  Why the history could not be read (then `recovered` is empty). */
+	/**
+	 *  The nodes that ran anywhere in its history, each once, sorted (LangGraph's own
+	 *  `__start__` left out): what the thread list's search matches besides the row's text.
+	 */
+	nodes?: string[],
+	/**  Why the history could not be read (then `recovered` and `nodes` are empty). */
 	problem: string | null,
 	/**
 	 *  The thread does not exist (gone since it was listed, or never there): one entry of a
@@ -2763,7 +2795,11 @@ export type WatchReport = {
 	unreadable: number,
 	/**  The namespace's head (latest checkpoint). */
 	head: string | null,
-	/**  The changes, parents before children. */
+	/**
+	 *  The changes along lineage: those on the line read along (the head's, unless another
+	 *  checkpoint's was asked for) root first, then each other branch's, grouped by branch, the
+	 *  branches in the order they fork off. Parents always come before their children.
+	 */
 	changes: WatchChange[],
 };
 
@@ -2782,6 +2818,11 @@ export type WatchRequest = {
 	path: string,
 	/**  Values whose JSON text is larger are sent as a preview only (default 8 KiB). */
 	max_value_bytes?: number | null,
+	/**
+	 *  The line to list first: the changes from the root to this checkpoint (a branch's tip,
+	 *  the one the app is on), then each other branch's. Default: the namespace's head.
+	 */
+	along?: string | null,
 };
 
 /**  A value as the watch list shows it. */

@@ -14,7 +14,21 @@ fn req(db: &DbInfo, thread: &str, path: &str) -> WatchRequest {
         checkpoint_ns: String::new(),
         path: path.into(),
         max_value_bytes: None,
+        along: None,
     }
+}
+
+/// Whether each branch's changes (past the leading line) are listed together.
+fn grouped_by_branch(changes: &[WatchChange]) -> bool {
+    let mut seen: Vec<&str> = Vec::new();
+    for c in changes {
+        match seen.last() {
+            Some(last) if *last == c.branch_key => {}
+            _ if seen.contains(&c.branch_key.as_str()) => return false,
+            _ => seen.push(&c.branch_key),
+        }
+    }
+    true
 }
 
 fn value_of(c: &WatchChange) -> serde_json::Value {
@@ -98,6 +112,10 @@ async fn a_value_is_followed_along_every_branch_with_the_nodes_that_wrote_it() {
     assert!(branches.len() >= 3, "{branches:?}");
     assert!(r.changes.iter().any(|c| c.on_head_branch));
     assert!(r.changes.iter().any(|c| !c.on_head_branch));
+    // Along lineage: the head's line first, then branch by branch (not time order across them).
+    let line = r.changes.iter().take_while(|c| c.on_head_branch).count();
+    assert!(r.changes[line..].iter().all(|c| !c.on_head_branch));
+    assert!(grouped_by_branch(&r.changes[line..]), "{:?}", r.changes);
     // Forks: the time-travel copy keeps its parent's value (not listed); the `__copy__` fork of
     // a sibling is listed, made by no step (no writes), like the update_state edit.
     let forks: Vec<&str> = history
@@ -115,6 +133,77 @@ async fn a_value_is_followed_along_every_branch_with_the_nodes_that_wrote_it() {
     }
     assert!(edit.writes.is_empty());
     assert_eq!(fingerprint(&f.path), before, "watching reads only");
+}
+
+#[tokio::test]
+async fn the_line_listed_first_is_the_one_asked_for() {
+    let f = opened_fixture().await;
+    let head = f
+        .api
+        .watch_key(req(&f.db, "forked", "value"))
+        .await
+        .expect("watch");
+    // The tip of a branch off the head's line.
+    let other = head
+        .changes
+        .iter()
+        .rev()
+        .find(|c| !c.on_head_branch)
+        .expect("a change off the head's line");
+    let r = f
+        .api
+        .watch_key(WatchRequest {
+            along: Some(other.checkpoint_id.clone()),
+            ..req(&f.db, "forked", "value")
+        })
+        .await
+        .expect("watch");
+    assert_eq!(r.changes.len(), head.changes.len(), "the same changes");
+    // Its line from the root: every change before it is one of its ancestors' (parents first).
+    let at = r
+        .changes
+        .iter()
+        .position(|c| c.checkpoint_id == other.checkpoint_id)
+        .expect("listed");
+    let history = root_history(&f.api, &f.db, "forked").await;
+    let parent: std::collections::HashMap<&str, Option<&str>> = history
+        .iter()
+        .map(|h| (h.checkpoint_id.as_str(), h.parent_checkpoint_id.as_deref()))
+        .collect();
+    let mut line = BTreeSet::new();
+    let mut cur = Some(other.checkpoint_id.as_str());
+    while let Some(id) = cur {
+        line.insert(id);
+        cur = parent.get(id).copied().flatten();
+    }
+    assert!(r.changes[..=at]
+        .iter()
+        .all(|c| line.contains(c.checkpoint_id.as_str())));
+    assert!(r.changes[at + 1..]
+        .iter()
+        .all(|c| !line.contains(c.checkpoint_id.as_str())));
+    assert!(grouped_by_branch(&r.changes[at + 1..]));
+    assert_ne!(
+        r.changes
+            .iter()
+            .map(|c| &c.checkpoint_id)
+            .collect::<Vec<_>>(),
+        head.changes
+            .iter()
+            .map(|c| &c.checkpoint_id)
+            .collect::<Vec<_>>(),
+        "another order than the head's"
+    );
+    // A checkpoint the namespace does not have: not found.
+    let e = f
+        .api
+        .watch_key(WatchRequest {
+            along: Some("1f000000-0000-6000-8000-000000000000".into()),
+            ..req(&f.db, "forked", "value")
+        })
+        .await
+        .expect_err("unknown checkpoint");
+    assert_eq!(e.code, ErrorCode::NotFound);
 }
 
 #[tokio::test]
