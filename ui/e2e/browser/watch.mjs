@@ -49,6 +49,36 @@ export const watchKey = {
     await page.locator(`${tid("watch-panel")}[data-path="value"]`).waitFor();
     await panel.locator(tid("watch-entry")).first().waitFor();
     const all = await panel.locator(tid("watch-entry")).count();
+    // Along lineage, not time: the selected branch's line from the root first, then each other
+    // branch under its name (where it forks), steps rising within each.
+    const groups = await panel.locator(tid("watch-group")).evaluateAll((gs) => gs.map((g) => ({ line: g.dataset.line, text: g.textContent })));
+    expect(groups.length >= 2 && groups[0].line === "true", `the line, then branches: ${JSON.stringify(groups)}`);
+    expect(groups.slice(1).every((g) => g.line === "false" && /forks at step \d+/.test(g.text)), `each branch says where it forks: ${JSON.stringify(groups)}`);
+    const runs = await panel.locator(`${tid("watch-list")} > li`).evaluateAll((lis) => {
+      const out = [];
+      for (const li of lis) {
+        if (li.dataset.testid === "watch-group") out.push([]);
+        else out[out.length - 1].push(Number(li.querySelector('[data-testid="watch-entry"]').dataset.step));
+      }
+      return out;
+    });
+    expect(runs.every((r) => r.every((s, i) => i === 0 || s >= r[i - 1])), `steps rise within each group: ${JSON.stringify(runs)}`);
+    await shot("watch-branches.png");
+    // On another branch, the list reads along that branch's line.
+    const other = await panel.locator(tid("watch-entry")).last().getAttribute("data-checkpoint");
+    await panel.locator(tid("watch-entry")).last().click();
+    await pane(other).waitFor();
+    await panel.locator(tid("watch-reload")).click();
+    await panel.locator(tid("watch-group-name")).first().getByText("Selected branch").waitFor();
+    const firstGroup = await panel.locator(`${tid("watch-list")} > li`).evaluateAll((lis) => {
+      const ids = [];
+      for (const li of lis.slice(1)) {
+        if (li.dataset.testid === "watch-group") break;
+        ids.push(li.querySelector('[data-testid="watch-entry"]').dataset.checkpoint);
+      }
+      return ids;
+    });
+    expect(firstGroup.includes(other), `the selected change is on the line listed first (${firstGroup})`);
     await panel.locator(tid("watch-head-only")).check();
     const mine = await panel.locator(tid("watch-entry")).count();
     expect(all >= 6 && mine < all, `every branch (${all}), the head's only (${mine})`);

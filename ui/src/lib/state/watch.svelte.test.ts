@@ -11,6 +11,7 @@ class Host implements WatchHost {
   selects: string[] = [];
   db = () => "db1";
   selectedId = () => this.selected;
+  along?: (ns: string) => string | null;
   select(key: { ns: string; id: string }) {
     this.selects.push(`${key.ns}/${key.id}`);
     this.selected = key.id;
@@ -34,7 +35,7 @@ describe("Watch", () => {
     const asked: WatchRequest[] = [];
     const w = new Watch(host, async (req) => (asked.push(req), report(["a", "b", "c"], "sub:1")));
     await w.start("plan.steps", "sub:1");
-    expect(asked).toEqual([{ db: "db1", thread_id: "t1", checkpoint_ns: "sub:1", path: "plan.steps", max_value_bytes: null }]);
+    expect(asked).toEqual([{ db: "db1", thread_id: "t1", checkpoint_ns: "sub:1", path: "plan.steps", max_value_bytes: null, along: null }]);
     expect(w.changes.map((c) => c.checkpoint_id)).toEqual(["a", "b", "c"]);
     expect(w.cursor).toBe(-1);
     w.next();
@@ -55,6 +56,28 @@ describe("Watch", () => {
     host.selected = "elsewhere";
     w.next();
     expect(host.selected).toBe("c");
+  });
+
+  it("asks for the changes along the selected branch, and groups them", async () => {
+    const host = new Host();
+    const tips: string[] = [];
+    host.along = (ns: string) => (tips.push(ns), host.selected === "b" ? "b" : null);
+    const asked: WatchRequest[] = [];
+    const w = new Watch(host, async (req) => (asked.push(req), report(["a", "c", "b"])));
+    host.selected = "b";
+    await w.start("plan", "");
+    expect(tips).toEqual([""]);
+    expect(asked[0].along).toBe("b");
+    expect(w.along).toBe("b");
+    // No rows to read the line from: the head's branch is the line (b is off it).
+    expect(w.groups.map((g) => [g.line, g.start, g.count])).toEqual([
+      [true, 0, 2],
+      [false, 2, 1],
+    ]);
+    // Looked for again from where the selection is now.
+    host.selected = "a";
+    await w.reload();
+    expect(asked[1].along).toBeNull();
   });
 
   it("shows a failure, and a newer watch wins over a slower older one", async () => {

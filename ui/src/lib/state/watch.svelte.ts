@@ -1,11 +1,12 @@
-// The Watch panel's state: the watched path, the changes the backend found (`watch_key`), and
-// jumping between them (a click, prev/next) by selecting their checkpoints in the thread view.
+// The Watch panel's state: the watched path, the changes the backend found (`watch_key`, along
+// the selected branch's line, then branch by branch), their groups, and jumping between them (a
+// click, prev/next) by selecting their checkpoints in the thread view.
 
-import type { WatchReport, WatchRequest } from "../ipc/bindings";
+import type { GraphRow, WatchReport, WatchRequest } from "../ipc/bindings";
 import { commands } from "../ipc/bindings";
 import { call, toFailure, type Failure } from "../ipc/api";
 import { latest } from "./latest";
-import { cursorOf, neighbour, visibleChanges } from "./watch";
+import { cursorOf, neighbour, visibleChanges, watchGroups } from "./watch";
 
 /** What the watch needs from the thread view. */
 export interface WatchHost {
@@ -18,6 +19,11 @@ export interface WatchHost {
   select(key: { ns: string; id: string }): void;
   /** The trunk's branch key in the graph (its colour is the first lane's). */
   trunk?(): string;
+  /** The tip of the selected checkpoint's branch in namespace `ns` (null: none): the line
+   * listed first. */
+  along?(ns: string): string | null;
+  /** The graph's rows (the groups' names and fork points). */
+  rows?(): readonly GraphRow[];
 }
 
 export type WatchLoad = (req: WatchRequest) => Promise<WatchReport>;
@@ -36,8 +42,12 @@ export class Watch {
   headOnly = $state(false);
   /** The change last jumped to (prev/next go on from there when the selection is elsewhere). */
   private last = $state(-1);
+  /** The tip of the line the report was read along (null: the head's). */
+  along = $state<string | null>(null);
 
   readonly changes = $derived(visibleChanges(this.report?.changes ?? [], this.headOnly));
+  /** The list's headings: the line first, then each other branch. */
+  readonly groups = $derived.by(() => watchGroups(this.changes, this.host.rows?.() ?? [], this.along, this.trunk));
   /** The listed change at the selected checkpoint (-1: none). */
   readonly cursor = $derived.by(() => cursorOf(this.changes, this.host.selectedId()));
 
@@ -57,16 +67,18 @@ export class Watch {
     await this.reload();
   }
 
-  /** Ask the backend again (after a fork, a re-run, …). */
+  /** Ask the backend again (after a fork, a re-run, …), along the selected branch. */
   async reload() {
     const db = this.host.db();
     if (!db || this.path === null) return;
     this.loading = true;
     this.error = null;
+    const along = this.host.along?.(this.ns) ?? null;
     const done = await this.loads(
-      this.load({ db, thread_id: this.host.threadId, checkpoint_ns: this.ns, path: this.path, max_value_bytes: null }),
+      this.load({ db, thread_id: this.host.threadId, checkpoint_ns: this.ns, path: this.path, max_value_bytes: null, along }),
       (r) => {
         this.report = r;
+        this.along = along;
         this.error = null;
       },
       (e) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { changedBy, changeText, cursorOf, neighbour, trunkKey, visibleChanges, watchPath } from "./watch";
+import { branchTip, changedBy, changeText, cursorOf, neighbour, trunkKey, visibleChanges, watchGroups, watchPath } from "./watch";
 import { buildTree } from "./tree";
 import { change } from "./testwatch";
 
@@ -59,5 +59,73 @@ describe("trunkKey", () => {
   it("is the branch of lane 0 at the oldest row", () => {
     expect(trunkKey([{ lane: 1, branch_key: "f" }, { lane: 0, branch_key: "t" }, { lane: 0, branch_key: "r" }])).toBe("r");
     expect(trunkKey([])).toBe("");
+  });
+});
+
+describe("the watch list's groups", () => {
+  // 1 ─ 2 ─ 3 ─ 6 ─ 7      main line (key r), 7 the head
+  //         └─ 4 ─ 5      a fork of 3 (key f)
+  // └─ 8                  an edit of 1 (key e)
+  const id = (n: number) => `1f0a0000-000${n}-6000-8000-${n}00000000000`;
+  const [R, F, E] = [id(1), id(4), id(8)];
+  const row = (n: number, parent: number | null, key: string, step: number, over: object = {}) => ({
+    id: id(n),
+    parent_id: parent === null ? null : id(parent),
+    branch_key: key,
+    branch_label: null as string | null,
+    step,
+    ns_head: false,
+    ...over,
+  });
+  const rows = [
+    row(8, 1, E, 1, { branch_label: "edit" }),
+    row(7, 6, R, 4, { ns_head: true }),
+    row(6, 3, R, 3),
+    row(5, 4, F, 4, { branch_label: "fork" }),
+    row(4, 3, F, 3),
+    row(3, 2, R, 2),
+    row(2, 1, R, 1),
+    row(1, null, R, 0),
+  ];
+  const ch = (n: number, key: string, head: boolean) => change(id(n), { branch_key: key, on_head_branch: head });
+  const names = (gs: ReturnType<typeof watchGroups>) => gs.map((g) => `${g.name}${g.fork ? ` (${g.fork})` : ""}: ${g.start}+${g.count}`);
+
+  it("reads the head's line, then each branch named as the graph names it, with where it forks", () => {
+    // As the backend lists them along the head's line.
+    const list = [ch(1, R, true), ch(3, R, true), ch(6, R, true), ch(7, R, true), ch(4, F, false), ch(5, F, false), ch(8, E, false)];
+    expect(names(watchGroups(list, rows, id(7), R))).toEqual([
+      "Head's line: 0+4",
+      "fork 0004-6000-4000 (forks at step 2 · 0003-6000-3000): 4+2",
+      "edit 0008-6000-8000 (forks at step 0 · 0001-6000-1000): 6+1",
+    ]);
+  });
+
+  it("reads the selected branch's line first; the main line after the fork point is a branch of its own", () => {
+    const list = [ch(1, R, true), ch(3, R, true), ch(4, F, false), ch(5, F, false), ch(6, R, true), ch(7, R, true), ch(8, E, false)];
+    const g = watchGroups(list, rows, id(5), R);
+    expect(names(g)).toEqual([
+      "Selected branch: 0+4",
+      "main line (forks at step 2 · 0003-6000-3000): 4+2",
+      "edit 0008-6000-8000 (forks at step 0 · 0001-6000-1000): 6+1",
+    ]);
+    expect(g.map((x) => x.line)).toEqual([true, false, false]);
+    expect(g[0].key).toBe(F);
+  });
+
+  it("without rows, the head's branch is the line", () => {
+    const list = [ch(1, R, true), ch(4, F, false), ch(5, F, false)];
+    expect(names(watchGroups(list, [], null, R))).toEqual(["Head's line: 0+1", "branch 0004-6000-4000: 1+2"]);
+    expect(watchGroups([], rows, id(7), R)).toEqual([]);
+  });
+
+  it("finds the tip of the selected branch in the watched namespace", () => {
+    const r = [
+      { id: "sub", ns: "s:1" },
+      { id: "b", ns: "" },
+      { id: "a", ns: "" },
+    ];
+    expect(branchTip(r, [2, 1, 0], "")).toBe("b");
+    expect(branchTip(r, [2, 1, 0], "s:1")).toBe("sub");
+    expect(branchTip(r, [], "")).toBeNull();
   });
 });
