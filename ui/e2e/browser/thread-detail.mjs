@@ -85,25 +85,76 @@ export const chatBubble = {
 };
 
 export const writeTrace = {
-  name: "the write trace groups writes per task",
-  run: async ({ page }) => {
-    await page.keyboard.press("j");
+  name: "the write trace says whose writes they are: what made the checkpoint, then the next step's",
+  run: async ({ page, shot, openThread }) => {
+    // chat-tools: input, __start__, agent, tools, agent, … Step 1 was made by `agent`; its own
+    // pending writes are the next step's, `tools`.
+    await openThread("chat-tools");
+    const selected = () => page.locator(tid("selected-id")).textContent();
+    await page.keyboard.press("Home");
+    for (const _ of [0, 1]) {
+      const before = await selected();
+      await page.keyboard.press("k");
+      await page.waitForFunction((b) => document.querySelector('[data-testid="selected-id"]')?.textContent !== b, before);
+    }
     await page.locator(tid("tab-writes")).click();
-    await page.locator(tid("write-group")).first().waitFor();
+    const made = page.locator(tid("writes-made-heading"));
+    await made.waitFor();
+    expect((await made.textContent()).trim() === "agent wrote", `the writes that made it: ${await made.textContent()}`);
+    const next = (await page.locator(tid("writes-next-heading")).textContent()).trim();
+    expect(next === "Writes of the next step: tools", `its own pending writes: ${next}`);
+    // agent's writes come first, then tools'.
+    const nodes = await page.locator(`${tid("write-group")}`).evaluateAll((gs) => gs.map((g) => g.dataset.node));
+    expect(nodes[0] === "agent" && nodes[nodes.length - 1] === "tools", `groups in order: ${nodes}`);
     expect((await page.locator(tid("write")).count()) > 0, "writes listed");
+    await shot("writes.png");
+    // The input checkpoint: no step made it.
+    await page.keyboard.press("Home");
+    await page.locator(tid("writes-made-none")).getByText("holds an input").waitFor();
     await page.locator(tid("tab-state")).click();
+    await page.keyboard.press("End");
   },
 };
 
 export const diffWithParent = {
-  name: "diff with the parent shows the new message",
+  name: "diff with the parent shows the new message, by its role and text",
   run: async ({ page, shot }) => {
     await page.locator(tid("diff-parent")).click();
     await page.locator(tid("diff-view")).waitFor();
     const messages = page.locator(`${tid("diff-channel")}[data-channel="messages"]`);
     expect((await messages.count()) === 1, "messages changed");
     expect((await messages.locator(`${tid("diff-item")}[data-change="added"]`).count()) >= 1, "an added message");
+    const labels = await messages.locator(tid("diff-item-label")).allTextContents();
+    for (const l of labels) expect(/^(ai|human|tool|system) /.test(l.trim()), `a message line leads with its role: ${l}`);
+    // One line of the same checkpoint: it descends from A.
+    expect((await page.locator(tid("diff-meet")).textContent()).includes("B descends from A"), "one line");
     await shot("diff.png");
+    await page.locator(tid("diff-close")).click();
+  },
+};
+
+export const diffAcrossBranches = {
+  name: "comparing two branches says where they meet",
+  run: async ({ page, shot, openThread }) => {
+    await openThread("forked");
+    // Two branch tips: the head, and the tip of another lane.
+    const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
+    await head.click();
+    // Rows are newest first: a lane's first row is its tip.
+    const tips = await page.locator(tid("dag-row")).evaluateAll((rows) => {
+      const headLane = rows.find((r) => r.dataset.head === "true")?.dataset.lane;
+      const seen = new Set([headLane]);
+      return rows.filter((r) => !seen.has(r.dataset.lane) && seen.add(r.dataset.lane)).map((r) => r.dataset.id);
+    });
+    expect(tips.length >= 1, `another branch tip (${tips})`);
+    await page.locator(`${tid("dag-row")}[data-id="${tips[0]}"]`).click({ modifiers: ["Shift"] });
+    const meet = page.locator(tid("diff-meet"));
+    await meet.waitFor();
+    const text = (await meet.textContent()).trim();
+    expect(/^branches meet at [0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4} step \d+$/.test(text), `where they meet: ${text}`);
+    const at = await meet.getAttribute("title");
+    expect((await page.locator(`${tid("dag-row")}[data-id="${at}"]`).count()) === 1, `the meeting point is a row (${at})`);
+    await shot("diff-branches.png");
     await page.locator(tid("diff-close")).click();
   },
 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChannelDiff, ItemDiff } from "../ipc/bindings";
-import { channelSummary, collapseUnchanged, textChange, tokens, wordDiff } from "./diff";
+import { channelSummary, collapseUnchanged, itemLabel, meetingText, messageShortId, textChange, tokens, wordDiff } from "./diff";
 
 const item = (change: ItemDiff["change"], i: number): ItemDiff => ({ change, a_index: i, b_index: i, id: null, a: null, b: i });
 
@@ -50,5 +50,43 @@ describe("diff presentation", () => {
     const items = [0, 1, 2, 3, 4, 5, 6].map((i) => item(i === 5 ? "added" : "unchanged", i));
     const rows = collapseUnchanged(items);
     expect(rows.map((r) => (r.kind === "skipped" ? `…${r.count}` : r.item.change[0]))).toEqual(["…4", "u", "a", "u"]);
+  });
+});
+
+describe("message lines and where the branches meet", () => {
+  const msg = (id: string | null, content: string, extra: object = {}) => ({
+    $type: "langchain_core.messages.ai.AIMessage",
+    type: "ai",
+    content,
+    ...(id ? { id } : {}),
+    ...extra,
+  });
+
+  it("reads a message by its role and text first, its id shortened after (the full id kept)", () => {
+    const id = "run-8b6a1f3e-6c2d-4e5f-9a7b-0c1d2e3f4a5b";
+    const l = itemLabel({ a: null, b: msg(id, "The sum is 5.") });
+    expect(l).toEqual({ role: "ai", text: "The sum is 5.", shortId: "run-8b6a1f3e", id });
+    expect(l.text.startsWith(id)).toBe(false);
+    const calls = itemLabel({ a: msg("m1", ""), b: null });
+    expect(calls).toEqual({ role: "ai", text: "", shortId: "m1", id: "m1" });
+    const tools = itemLabel({ a: null, b: msg(null, "", { tool_calls: [{ name: "add", args: {}, id: "c" }] }) });
+    expect(tools).toEqual({ role: "ai", text: "[calls add]", shortId: "", id: "" });
+    expect(itemLabel({ a: null, b: { x: 1 } })).toEqual({ role: null, text: "{1 key}", shortId: "", id: "" });
+  });
+
+  it("shortens long message ids", () => {
+    expect(messageShortId("human-1")).toBe("human-1");
+    expect(messageShortId("8b6a1f3e-6c2d-4e5f-9a7b-0c1d2e3f4a5b")).toBe("8b6a1f3e");
+    expect(messageShortId("lc_run--8b6a1f3e-6c2d")).toBe("lc_run--8b…");
+  });
+
+  it("says where A's and B's lines meet", () => {
+    const a = "1f0a0000-0001-6000-8000-100000000000";
+    const b = "1f0a0000-0002-6000-8000-200000000000";
+    const m = "1f0a0000-0003-6000-8000-300000000000";
+    expect(meetingText({ a_id: a, b_id: b, common_ancestor: { checkpoint_id: m, step: 3 } })).toBe("branches meet at 0003-6000-3000 step 3");
+    expect(meetingText({ a_id: a, b_id: b, common_ancestor: { checkpoint_id: a, step: 1 } })).toBe("B descends from A (one line)");
+    expect(meetingText({ a_id: a, b_id: b, common_ancestor: { checkpoint_id: b, step: 1 } })).toBe("A descends from B (one line)");
+    expect(meetingText({ a_id: a, b_id: b, common_ancestor: null })).toBeNull();
   });
 });

@@ -1,8 +1,9 @@
 // Presenting a checkpoint diff (flashback_engine::diff): what to show per channel and per list
 // item, and a word-level diff for changed text (message contents, long strings).
 
-import type { ChannelDiff, ItemDiff } from "../ipc/bindings";
-import { isMessage, preview, type Json } from "./tree";
+import type { ChannelDiff, CheckpointDiff, ItemDiff } from "../ipc/bindings";
+import { shortId } from "../graph/lanes";
+import { isMessage, preview, toChatMessage, type Json } from "./tree";
 
 export type Op = "=" | "+" | "-";
 
@@ -129,4 +130,46 @@ export function collapseUnchanged(items: readonly ItemDiff[], context = CONTEXT)
   });
   if (skipped) out.push({ kind: "skipped", count: skipped });
   return out;
+}
+
+/** How a list item reads in the diff: a message by its role and text first (its tool calls
+ * after), its id shortened at the end (the full id is the line's title); anything else as a
+ * preview. */
+export interface ItemLabel {
+  /** "ai", "human", "tool", … (null: not a message). */
+  role: string | null;
+  text: string;
+  /** The message id as shown ("" when none). */
+  shortId: string;
+  /** The full message id ("" when none). */
+  id: string;
+}
+
+/** A message id as the diff shows it: short ids as they are, a long one's first 8 characters
+ * (a UUID's first group, `run-1a2b3c4d`'s prefix and start). */
+export function messageShortId(id: string): string {
+  if (id.length <= 12) return id;
+  const uuid = /^([a-z]+-)?([0-9a-f]{8})-[0-9a-f]{4}-/i.exec(id);
+  return uuid ? `${uuid[1] ?? ""}${uuid[2]}` : `${id.slice(0, 10)}…`;
+}
+
+export function itemLabel(it: Pick<ItemDiff, "a" | "b">): ItemLabel {
+  const v = (it.b ?? it.a) as Json;
+  if (!isMessage(v)) return { role: null, text: preview(v, 120), shortId: "", id: "" };
+  const m = toChatMessage(v);
+  const calls = m.toolCalls.length ? `[calls ${m.toolCalls.map((c) => c.name).join(", ")}]` : "";
+  const id = m.id ?? "";
+  const text = [m.text.slice(0, 100), calls].filter(Boolean).join(" ");
+  return { role: m.role, text, shortId: id && messageShortId(id), id };
+}
+
+/** Where A's and B's lines meet, as the diff's header says it: "branches meet at 7f9a-6f8b-3e7c
+ * step 3", or that one descends from the other; null when the backend found no meeting. */
+export function meetingText(d: Pick<CheckpointDiff, "a_id" | "b_id" | "common_ancestor">): string | null {
+  const m = d.common_ancestor;
+  if (!m) return null;
+  if (m.checkpoint_id === d.a_id && m.checkpoint_id === d.b_id) return "the same checkpoint";
+  if (m.checkpoint_id === d.a_id) return "B descends from A (one line)";
+  if (m.checkpoint_id === d.b_id) return "A descends from B (one line)";
+  return `branches meet at ${shortId(m.checkpoint_id)} step ${m.step ?? "?"}`;
 }
