@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { changedChannels, channelValues, rebuiltLabel, reducerName, splitChannels } from "./detail";
+import { changedChannels, channelValues, deltasText, rebuiltLabel, reducerName, splitChannels, storedAsDeltas } from "./detail";
 
 const info = (channel: string, control = false, internal = control) => ({
   channel,
@@ -70,5 +70,27 @@ describe("splitChannels", () => {
     ];
     expect(splitChannels(old).internal.map((c) => c.channel)).toEqual(["branch:to:agent"]);
     expect(splitChannels(old).shown.map((c) => c.channel)).toEqual(["messages"]);
+  });
+});
+
+describe("DeltaChannels in the stored view", () => {
+  it("are the channels LangGraph counts deltas of and stores no value of here", () => {
+    const metadata = { step: 5, counters_since_delta_snapshot: { messages: [12, 12], log: [2, 3], odd: "x" } };
+    const values = { log: { $type: "_DeltaSnapshot" }, count: 3 };
+    expect(storedAsDeltas({ metadata, values })).toEqual([
+      { channel: "messages", deltas: 12 },
+      { channel: "odd", deltas: null },
+    ]);
+    expect(deltasText({ channel: "messages", deltas: 12 })).toBe(
+      "messages is stored as 12 deltas since its last snapshot, not as a value: switch to the graph's view to see the value.",
+    );
+    expect(deltasText({ channel: "log", deltas: 1 })).toContain("log is stored as 1 delta since");
+    expect(deltasText({ channel: "x", deltas: null })).toContain("x is stored as deltas since");
+  });
+
+  it("are none without LangGraph's counters", () => {
+    expect(storedAsDeltas({ metadata: { step: 1 }, values: {} })).toEqual([]);
+    expect(storedAsDeltas({ metadata: null, values: {} })).toEqual([]);
+    expect(storedAsDeltas({ metadata: { counters_since_delta_snapshot: [1] }, values: {} })).toEqual([]);
   });
 });

@@ -74,3 +74,34 @@ export function splitChannels<T extends Pick<ChannelInfo, "control"> & Partial<P
   const internal = (c: T) => c.internal ?? c.control;
   return { shown: all.filter((c) => !internal(c)), internal: all.filter(internal) };
 }
+
+/** A DeltaChannel the stored view has no value of at a checkpoint. */
+export interface StoredAsDeltas {
+  channel: string;
+  /** The steps that wrote it since its last snapshot (each a delta); null when not said. */
+  deltas: number | null;
+}
+
+/**
+ * The DeltaChannels a checkpoint stores as deltas only: LangGraph counts, per channel, the steps
+ * that wrote it since its last snapshot (`metadata.counters_since_delta_snapshot`: `[updates,
+ * supersteps]`) and stores no value until the next snapshot. In the stored view such a channel
+ * has no value here; the graph's view rebuilds it.
+ */
+export function storedAsDeltas(detail: Pick<CheckpointDetail, "metadata" | "values">): StoredAsDeltas[] {
+  const meta = detail.metadata;
+  const counters = meta && typeof meta === "object" && !Array.isArray(meta) ? meta.counters_since_delta_snapshot : null;
+  if (!counters || typeof counters !== "object" || Array.isArray(counters)) return [];
+  return Object.entries(counters)
+    .filter(([channel]) => !(channel in detail.values))
+    .map(([channel, c]) => {
+      const n = Array.isArray(c) ? c[0] : c;
+      return { channel, deltas: typeof n === "number" ? n : null };
+    });
+}
+
+/** "messages is stored as 12 deltas (…)": what the stored view says of such a channel. */
+export function deltasText(d: StoredAsDeltas): string {
+  const n = d.deltas === null ? "deltas" : `${d.deltas} delta${d.deltas === 1 ? "" : "s"}`;
+  return `${d.channel} is stored as ${n} since its last snapshot, not as a value: switch to the graph's view to see the value.`;
+}
