@@ -34,6 +34,15 @@ export const inbox = {
     await page.locator(tid("filter-all")).click();
     await page.locator(tid("thread-search")).fill("subgraph");
     expect((await page.locator(tid("thread-row")).count()) === 2, "search narrows the list");
+    // A node that ran (only in the threads' histories) and the error text a row shows.
+    const listed = () => page.locator(tid("thread-row")).evaluateAll((rs) => rs.map((r) => r.dataset.thread).sort().join(" "));
+    await page.locator(tid("thread-search")).fill("tools");
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="thread-row"]')].some((r) => r.dataset.thread === "chat-tools"));
+    await page.locator(tid("thread-search")).fill("step2");
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="thread-row"]')].map((r) => r.dataset.thread).join() === "forked");
+    await page.locator(tid("thread-search")).fill("HTTP 500");
+    await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="thread-row"]')].map((r) => r.dataset.thread).join() === "parallel-failure");
+    expect((await listed()) === "parallel-failure", `the row showing the error: ${await listed()}`);
     await page.locator(tid("thread-search")).fill("");
   },
 };

@@ -34,6 +34,23 @@ export const valueSearch = {
     const hash = await page.evaluate(() => location.hash);
     expect(hash.startsWith("#/thread/rich-types") && hash.includes(`checkpoint=${checkpoint}`), `the URL: ${hash}`);
 
+    // The panel and the table below it agree: the thread whose values hold the text is listed
+    // (its id, nodes and error do not mention it).
+    await page.locator(tid("crumb-db")).click();
+    await box.fill("weather");
+    await box.press("Enter");
+    await summary.waitFor();
+    const found = await results.evaluateAll((rs) => rs.map((r) => r.dataset.thread));
+    expect(found.includes("parallel-failure"), `the value search finds parallel-failure: ${found}`);
+    const rows = await page.locator(tid("thread-row")).evaluateAll((rs) => rs.map((r) => r.dataset.thread));
+    expect(JSON.stringify([...rows].sort()) === JSON.stringify([...found].sort()), `the table lists what the panel found: ${rows} / ${found}`);
+    expect(!(await page.locator(tid("threads-table")).textContent()).includes("No thread matches"), "no 'No thread matches' under the results");
+    await shot("value-search-table.png");
+    // Another text in the box: the old results go.
+    await box.fill("weathe");
+    await page.locator(tid("value-search")).waitFor({ state: "detached" });
+    await box.fill("");
+
     // Back on the list: the box and the panel start afresh; closing the panel works.
     await page.locator(tid("crumb-db")).click();
     await page.locator(tid("thread-row")).first().waitFor();

@@ -8,7 +8,7 @@ function fake(recovered: Record<string, string[]> = {}) {
   const calls: string[][] = [];
   const load = async (ids: string[]): Promise<ThreadActivity[]> => {
     calls.push(ids);
-    return ids.map((thread_id) => ({ thread_id, recovered: recovered[thread_id] ?? [], problem: null, tokens: thread_id === "ok" ? used : null }));
+    return ids.map((thread_id) => ({ thread_id, recovered: recovered[thread_id] ?? [], nodes: [`n-${thread_id}`], problem: null, tokens: thread_id === "ok" ? used : null }));
   };
   return { calls, load };
 }
@@ -38,6 +38,40 @@ describe("ThreadActivities", () => {
     a.want(Array.from({ length: ACTIVITY_BATCH + 20 }, (_, i) => `t${i}`));
     await a.flush();
     expect(f.calls[0].length).toBe(ACTIVITY_BATCH);
+  });
+
+  it("looks up every thread for a search, a batch at a time, the nodes that ran with it", async () => {
+    const f = fake();
+    const a = new ThreadActivities(f.load, 0);
+    a.want(["t0"]);
+    await a.flush();
+    const all = Array.from({ length: ACTIVITY_BATCH + 20 }, (_, i) => `t${i}`);
+    const done = a.wantAll(all);
+    // Asked for again meanwhile: queued once.
+    void a.wantAll(all);
+    await done;
+    expect(f.calls.map((c) => c.length)).toEqual([1, ACTIVITY_BATCH, 19]);
+    expect(a.nodes.get(`t${ACTIVITY_BATCH + 19}`)).toEqual([`n-t${ACTIVITY_BATCH + 19}`]);
+    expect(a.backlog).toBe(0);
+    await a.wantAll(all);
+    expect(f.calls.length).toBe(3);
+  });
+
+  it("stops looking up every thread when the list is reloaded", async () => {
+    const calls: string[][] = [];
+    let release!: () => void;
+    const a = new ThreadActivities(async (ids) => {
+      calls.push(ids);
+      await new Promise<void>((r) => (release = r));
+      return ids.map((thread_id) => ({ thread_id, recovered: [], nodes: ["x"], problem: null, tokens: null }));
+    }, 0);
+    const done = a.wantAll(Array.from({ length: ACTIVITY_BATCH * 2 }, (_, i) => `t${i}`));
+    a.reset();
+    release();
+    await done;
+    expect(calls.length).toBe(1);
+    expect(a.nodes.size).toBe(0);
+    expect(a.backlog).toBe(0);
   });
 
   it("asks again after a failure, and forgets everything on reset", async () => {

@@ -1,23 +1,56 @@
-// The thread list's search box and status chips: which threads match, how many of each
-// status, and the list's default order.
+// The thread list's search box and status chips: which threads match (by what the row shows,
+// the nodes that ran, and what a value search found), how many of each status, and the list's
+// default order.
 
 import type { ThreadStatus, ThreadSummary } from "../ipc/bindings";
 import { serverSearchText } from "./devserver";
+import { interruptText } from "./format";
+import { preview, type Json } from "./tree";
 
 export type StatusFilter = "all" | ThreadStatus;
 
-/** Threads matching a search text (thread id, next nodes, interrupt text; a server's status,
- * graph and metadata) and a status. */
+/** What the search matches beyond a thread's summary. */
+export interface FilterContext {
+  /** The nodes that ran in each thread's history (`thread_activity`, for the threads looked
+   * up so far). */
+  nodes?: ReadonlyMap<string, readonly string[]>;
+  /** The threads a value search found for this very text (its results panel is shown). */
+  found?: ReadonlySet<string>;
+}
+
+/** The error or interrupt text a thread's row shows (what the search also finds). */
+export function rowNoteText(t: Pick<ThreadSummary, "status" | "interrupts" | "error">): string {
+  if (t.status === "interrupted" && t.interrupts.length) return interruptText(t.interrupts[0]);
+  if (t.status === "failed" && t.error) return preview(t.error as Json, 90);
+  return "";
+}
+
+/** Threads matching a search text (thread id, nodes due next and nodes that ran, the row's
+ * error or interrupt text — and the whole error and interrupts —; a server's status, graph and
+ * metadata; or found by the value search for it) and a status. */
 export function filterThreads(
   threads: readonly ThreadSummary[],
   query: string,
   status: StatusFilter,
+  ctx: FilterContext = {},
 ): ThreadSummary[] {
   const q = query.trim().toLowerCase();
   return threads.filter((t) => {
     if (status !== "all" && t.status !== status) return false;
-    if (!q) return true;
-    const hay = [t.thread_id, ...t.next, ...t.namespaces, JSON.stringify(t.interrupts), serverSearchText(t)].join(" ").toLowerCase();
+    if (!q || ctx.found?.has(t.thread_id)) return true;
+    const hay = [
+      t.thread_id,
+      ...t.next,
+      ...(ctx.nodes?.get(t.thread_id) ?? []),
+      ...t.namespaces,
+      rowNoteText(t),
+      ...t.interrupts.map(interruptText),
+      JSON.stringify(t.interrupts),
+      t.error === null ? "" : JSON.stringify(t.error),
+      serverSearchText(t),
+    ]
+      .join(" ")
+      .toLowerCase();
     return hay.includes(q);
   });
 }

@@ -71,6 +71,18 @@ export function summaryText(s: ValueSearchSummary): string[] {
   return lines;
 }
 
+/** Whether the box's text is the one a value search ran for (as the search trims it). */
+export function sameSearch(searched: string, text: string): boolean {
+  return searched === text.trim();
+}
+
+/** The threads a value search found, when it ran for the box's text (the thread list shows them
+ * beside its own matches); none otherwise. */
+export function valueHits(search: { query: string | null; results: readonly SearchResult[] }, text: string): Set<string> | undefined {
+  if (search.query === null || !sameSearch(search.query, text)) return undefined;
+  return new Set(search.results.map((r) => r.threadId));
+}
+
 /** Where a result opens: its thread at the checkpoint searched, on the state tab. */
 export function resultRoute(r: SearchResult): Route {
   return { screen: "thread", thread: r.threadId, checkpoint: { ns: "", id: r.checkpointId }, tab: "state" };
