@@ -97,6 +97,17 @@ export const deltaChannels = {
     // The bar changes at once; the detail in the stored view arrives after it.
     await page.locator(tid("rebuilt-badge")).first().waitFor({ state: "detached" });
     expect((await page.locator(tid("rebuilt-badge")).count()) === 0, "no rebuilt badge in the stored view");
+    // Between snapshots the channel has no stored value: the view says it is kept as deltas.
+    const deltas = page.locator(`${tid("stored-as-deltas")}[data-channel="log"]`);
+    await deltas.waitFor();
+    const said = await deltas.textContent();
+    expect(/log is stored as [1-9]\d* deltas? since its last snapshot/.test(said), `the stored view says: ${said}`);
+    expect(!(await page.locator(tid("state-panel")).textContent()).includes("No state channels have values"), "not 'no values'");
+    await shot("delta-stored.png");
+    await deltas.locator(tid("stored-as-deltas-live")).click();
+    await log.locator(tid("rebuilt-badge")).waitFor();
+    await page.locator(tid("delta-raw-toggle")).click();
+    await page.locator(tid("delta-bar")).getByText("Stored view").waitFor();
     await page.locator(tid("delta-raw-toggle")).click();
     await log.locator(tid("rebuilt-badge")).waitFor();
     // A reducer that contradicts the snapshots: the value is withheld, with the reason.
@@ -162,7 +173,26 @@ export const memory = {
     await page.locator(`${tid("memory-ns")}[data-namespace="users"]`).waitFor();
     await page.locator(`${tid("memory-ns")}[data-namespace="users/u-1"]`).click();
     await page.waitForFunction(() => document.querySelector('[data-testid="memory-table"]')?.dataset.rows === "2");
+    // Each item's value on one line, as `flashback store ls` shows it.
+    const prefsRow = page.locator(tid("memory-item-prefs")).first();
+    const preview = (await prefsRow.locator(tid("memory-preview")).textContent()).trim();
+    expect(preview === '{"lang":"en","theme":"dark"}' || preview === '{"theme":"dark","lang":"en"}', `the value preview: ${preview}`);
+    await prefsRow.click();
+    await page.locator(tid("memory-value")).getByText("dark").waitFor();
+    // The selected item is in the URL, and a link to it opens it.
+    await page.waitForFunction(() => location.hash.startsWith("#/memory?") && location.hash.includes("ns=users&ns=u-1&key=prefs"));
+    const link = await page.evaluate(() => location.hash);
+    await page.locator(`${tid("memory-ns")}[data-namespace="users/u-2"]`).click();
     await page.locator(tid("memory-item-prefs")).first().click();
+    await page.locator(tid("memory-value")).getByText("light").waitFor();
+    await page.waitForFunction(() => location.hash.includes("ns=users&ns=u-2&key=prefs"));
+    await page.evaluate((h) => (location.hash = h), link);
+    await page.locator(tid("memory-value")).getByText("dark").waitFor();
+    await page.reload();
+    await page.locator(tid("memory-value")).getByText("dark").waitFor();
+    expect((await page.evaluate(() => location.hash)).includes("ns=u-1&key=prefs"), "a reload keeps the item");
+    await page.locator(`${tid("memory-ns")}[data-namespace="users/u-1"]`).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="memory-table"]')?.dataset.rows === "2");
     await page.locator(tid("memory-value")).getByText("dark").waitFor();
     await page.locator(tid("memory-edit")).click();
     await page.locator(tid("memory-json")).fill('{"theme": "solarized"}');

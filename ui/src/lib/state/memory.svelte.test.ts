@@ -23,6 +23,7 @@ const item = (ns: string, key: string, value: Record<string, unknown> = {}, extr
   namespace: ns.split("/"),
   key,
   value: value as StoreItem["value"],
+  preview: JSON.stringify(value),
   created_at: "2026-01-01T00:00:00+00:00",
   updated_at: "2026-01-01T00:00:00+00:00",
   expired: false,
@@ -109,6 +110,21 @@ async function open(rows = seed(), pageSize = 50) {
 }
 
 const keys = (items: StoreItem[] | null) => items?.map((i) => `${i.namespace.join("/")}:${i.key}`);
+
+describe("MemoryView: a link to an item", () => {
+  it("opens the item it names (the list moves to its namespace), or says it is gone", async () => {
+    const { view, store } = await open();
+    view.setPrefix(["docs"]);
+    await settle();
+    await view.open({ namespace: ["users", "u-1"], key: "prefs" });
+    await settle();
+    expect(store.calls.filter((c) => c.cmd === "get").at(-1)?.req).toEqual({ db: "db1", namespace: ["users", "u-1"], key: "prefs" });
+    expect([view.selected?.value, view.selectedError, view.prefix]).toEqual([{ theme: "dark" }, null, ["users", "u-1"]]);
+    expect(keys(view.items)).toEqual(["users/u-1:prefs", "users/u-1:facts"]);
+    await view.open({ namespace: ["users", "u-1"], key: "gone" });
+    expect([view.selected, view.selectedError?.code]).toEqual([null, "not_found"]);
+  });
+});
 
 describe("MemoryView: loading", () => {
   it("loads the tree with rolled-up counts and the first page of everything", async () => {

@@ -247,6 +247,26 @@ export class MemoryView {
     );
   }
 
+  /** Select an item by its namespace and key (a link to it): read, then shown (the list moves
+   * to its namespace when it is not under the one shown); an error in place of the item when it
+   * cannot be read (gone, say). */
+  async open(ref: ItemRef) {
+    const db = this.deps.db();
+    if (!db) return;
+    // The list shows where the item is when it is elsewhere.
+    if (!isUnder(ref.namespace, this.prefix)) {
+      this.prefix = ref.namespace;
+      void this.loadItems();
+    }
+    this.selected = null;
+    this.selectedError = null;
+    await this.itemReads(
+      this.deps.api.get({ db, namespace: ref.namespace, key: ref.key }),
+      (item) => (this.selected = item),
+      (e) => (this.selectedError = this.failed(e)),
+    );
+  }
+
   deselect() {
     // Supersede a read still in flight: its item is no longer selected.
     this.itemReads(Promise.resolve(null), () => {}, () => {});

@@ -7,6 +7,8 @@ describe("route", () => {
       { screen: "open" },
       { screen: "threads", db: "/data/agents.sqlite" },
       { screen: "memory", db: "postgresql://app@db.example:5432/agents" },
+      { screen: "memory", db: "/x.sqlite", item: { namespace: ["users", "u-1"], key: "prefs" } },
+      { screen: "memory", db: "/x.sqlite", item: { namespace: ["a/b", "c d", "é?&#"], key: "k/1 ?" } },
       { screen: "storage", db: "/data/agents.sqlite" },
       { screen: "thread", db: "/x.sqlite", thread: "t", checkpoint: { ns: "", id: "1f0-cc" }, tab: "storage" },
       { screen: "thread", db: "/data/a b.sqlite", thread: "chat/42 é?&#" },
@@ -19,6 +21,17 @@ describe("route", () => {
   it("formats readable fragments", () => {
     expect(formatRoute({ screen: "threads", db: "/tmp/a.sqlite" })).toBe("#/threads?db=%2Ftmp%2Fa.sqlite");
     expect(formatRoute({ screen: "thread", thread: "t1", checkpoint: { ns: "", id: "c1" }, tab: "state" })).toBe("#/thread/t1?checkpoint=c1");
+  });
+
+  it("carries the selected Memory item: a deep link opens it", () => {
+    const r: Route = { screen: "memory", db: "/tmp/a.sqlite", item: { namespace: ["users", "u-1"], key: "prefs" } };
+    expect(formatRoute(r)).toBe("#/memory?db=%2Ftmp%2Fa.sqlite&ns=users&ns=u-1&key=prefs");
+    expect(parseRoute("#/memory?ns=users&key=prefs")).toEqual({ screen: "memory", item: { namespace: ["users"], key: "prefs" } });
+    // Half an item is none.
+    expect(parseRoute("#/memory?key=prefs")).toEqual({ screen: "memory" });
+    expect(parseRoute("#/memory?ns=users")).toEqual({ screen: "memory" });
+    // Another item is the same place (the entry is replaced).
+    expect(isNewPlace(r, { ...r, item: { namespace: ["users"], key: "other" } })).toBe(false);
   });
 
   it("ignores what is not a route", () => {

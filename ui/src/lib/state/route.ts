@@ -3,7 +3,7 @@
 // the place, and a checkpoint can be linked.
 //
 //   #/threads?db=LOCATION
-//   #/memory?db=LOCATION
+//   #/memory?db=LOCATION&ns=users&ns=u-1&key=prefs   (the selected item: its labels, its key)
 //   #/storage?db=LOCATION
 //   #/thread/THREAD?db=LOCATION&checkpoint=ID&ns=NS&tab=writes
 //   #/open
@@ -23,6 +23,8 @@ export interface Route {
   checkpoint?: { ns: string; id: string };
   /** The detail tab on a thread. */
   tab?: string;
+  /** The selected item on the Memory screen (its namespace's labels, its key). */
+  item?: { namespace: string[]; key: string };
 }
 
 const TABS = new Set(["state", "writes", "tasks", "meta", "storage", "topology"]);
@@ -44,9 +46,14 @@ export function parseRoute(hash: string): Route | null {
     case "open":
       return { screen: "open" };
     case "threads":
-    case "memory":
     case "storage":
       return { screen: parts[0], db };
+    case "memory": {
+      // A label may hold a slash: one `ns` per label.
+      const namespace = q.getAll("ns");
+      const key = q.get("key");
+      return { screen: "memory", db, ...(key !== null && namespace.length ? { item: { namespace, key } } : {}) };
+    }
     case "thread": {
       const thread = parts.slice(1).join("/");
       if (!thread) return null;
@@ -79,12 +86,16 @@ export function formatRoute(r: Route): string {
     }
     if (r.tab && r.tab !== "state") q.set("tab", r.tab);
   }
+  if (r.screen === "memory" && r.item) {
+    for (const label of r.item.namespace) q.append("ns", label);
+    q.set("key", r.item.key);
+  }
   const query = q.toString();
   return `#/${path}${query ? `?${query}` : ""}`;
 }
 
 /** Whether going from `a` to `b` is a new place in the history (another screen or thread) or
- * a change within one (another checkpoint or tab: the entry is replaced). */
+ * a change within one (another checkpoint or tab, another Memory item: the entry is replaced). */
 export function isNewPlace(a: Route | null, b: Route): boolean {
   return !a || a.screen !== b.screen || a.db !== b.db || a.thread !== b.thread;
 }

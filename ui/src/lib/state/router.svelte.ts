@@ -8,6 +8,7 @@ import { call, toFailure } from "../ipc/api";
 import { app } from "./app.svelte";
 import { formatRoute, isNewPlace, parseRoute, type Route } from "./route";
 import type { CheckpointKey } from "./threadview.svelte";
+import type { ItemRef } from "./memory";
 
 /** A thread screen's own place: its selected checkpoint and tab. */
 export interface ThreadPlace {
@@ -22,8 +23,14 @@ class Router {
   thread = $state<ThreadPlace>({});
   /** A place within the open thread that Back/Forward asked for (the thread screen applies it). */
   incoming = $state<ThreadPlace | null>(null);
+  /** Reported by the Memory screen as its selection changes. */
+  memory = $state<{ item?: ItemRef }>({});
+  /** An item the URL asked for while the Memory screen is open (the screen selects it). */
+  memoryIncoming = $state<{ item: ItemRef | null } | null>(null);
   /** Where the next thread screen starts (from the URL or the saved place). */
   private start: (ThreadPlace & { thread: string }) | null = null;
+  /** The item the next Memory screen selects. */
+  private memoryStart: ItemRef | null = null;
   private last: Route | null = null;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -32,6 +39,7 @@ class Router {
     const s = app.screen;
     const db = app.db?.location;
     if (s.name === "open" || !app.db) return { screen: "open" };
+    if (s.name === "memory") return { screen: "memory", db, ...this.memory };
     if (s.name !== "thread") return { screen: s.name, db };
     return { screen: "thread", db, thread: s.threadId, ...this.thread };
   }
@@ -60,6 +68,14 @@ class Router {
     return s && s.thread === thread ? s : null;
   }
 
+  /** The item the Memory screen starts with (once; null: none). */
+  takeMemoryStart(): ItemRef | null {
+    const s = this.memoryStart;
+    this.memoryStart = null;
+    this.memory = {};
+    return s;
+  }
+
   /** Go to a route: open its database when another is open, then its screen and place. */
   async go(r: Route) {
     if (r.db && app.db?.location !== r.db) {
@@ -82,7 +98,11 @@ class Router {
         app.openThread(r.thread);
       }
     } else if (r.screen === "memory" && app.db.store) {
-      app.screen = { name: "memory" };
+      if (app.screen.name === "memory") this.memoryIncoming = { item: r.item ?? null };
+      else {
+        this.memoryStart = r.item ?? null;
+        app.screen = { name: "memory" };
+      }
     } else if (r.screen === "storage" && app.db.holds !== "store") {
       app.screen = { name: "storage" };
     } else if (r.screen === "threads" && app.db.holds !== "store") {
