@@ -22,14 +22,17 @@ async function clickBar(page, testid, i, { horizontal }) {
 
 export const storage = {
   name: "storage: the database's report with charts; a thread's bar opens it; its Storage tab's growth bars open checkpoints",
-  run: async ({ page, shot }) => {
+  run: async ({ page, shot, db, bin }) => {
     if (await page.locator(tid("crumb-db")).count()) await page.locator(tid("crumb-db")).click();
     await page.locator(tid("storage-open")).click();
     const totals = page.locator(tid("storage-totals"));
     await totals.waitFor({ timeout: 20_000 });
     const text = await totals.textContent();
-    // The fixture: 12 threads, 381 checkpoints, 601,559 bytes in all (flashback storage --json).
-    expect(text.includes("587.5 KB") && text.includes("12") && text.includes("381"), `the totals: ${text}`);
+    // The fixture: 12 threads, 381 checkpoints, 601,559 bytes in all (flashback storage --json),
+    // in the same units the CLI prints (decimal: 1 kB = 1000 B).
+    expect(text.includes("601.6 kB") && text.includes("12") && text.includes("381"), `the totals: ${text}`);
+    const human = spawnSync(bin, ["storage", db], { encoding: "utf8", timeout: 60_000 }).stdout ?? "";
+    expect(human.includes("601.6 kB"), `the CLI says the same size: ${human.slice(0, 300)}`);
     const hash = await page.evaluate(() => location.hash);
     expect(hash.startsWith("#/storage?db="), `the URL: ${hash}`);
     for (const chart of ["storage-by-thread", "storage-by-channel", "storage-by-node"]) {
@@ -73,14 +76,15 @@ export const storage = {
   },
 };
 
-/** The app's byte formatter (ui/src/lib/state/format.ts `formatBytes`), for the expectations. */
+/** The app's byte formatter (ui/src/lib/state/format.ts `formatBytes`: decimal units, as the
+ * CLI's), for the expectations. */
 function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let v = n / 1024;
+  if (n < 1000) return `${n} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let v = n / 1000;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  while (Math.round(v * 10) >= 10_000 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;

@@ -85,27 +85,27 @@ describe("storage report shaping", () => {
   it("lists the totals with human units and the free pages", () => {
     const lines = totalsLines(report());
     expect(lines.map((l) => l.label)).toEqual(["Total", "Threads", "Checkpoints", "Metadata", "Blobs", "Writes", "File"]);
-    expect(lines[0].value).toBe("3.5 KB");
-    expect(lines[6].value).toBe("40.0 KB · 8.0 KB free (a VACUUM returns it)");
+    expect(lines[0].value).toBe("3.6 kB");
+    expect(lines[6].value).toBe("41.0 kB · 8.2 kB free (a VACUUM returns it)");
     const pg = totalsLines(
       report({ thread_id: "t", space: { sqlite: null, relations: [{ table: "checkpoint_blobs", total_bytes: 3 << 20, table_bytes: 1 << 20, toast_bytes: 1 << 20, index_bytes: 1 << 20 }] } }),
     );
     expect(pg.map((l) => l.label)).not.toContain("Threads");
-    expect(pg[pg.length - 1].value).toBe("3.0 MB on disk (table 1.0 MB, TOAST 1.0 MB, indexes 1.0 MB)");
+    expect(pg[pg.length - 1].value).toBe("3.1 MB on disk (table 1.0 MB, TOAST 1.0 MB, indexes 1.0 MB)");
   });
 
   it("says what is orphaned, and what grows quadratically", () => {
     expect(orphansText(report())).toBeNull();
     const r = report({ orphans: { writes: { count: 2, bytes: 2048 }, blobs: { count: 1, bytes: 10 } } });
-    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 KB) whose checkpoint is gone; 1 blobs (10 B) no checkpoint names.");
-    expect(quadraticText(report().quadratic[0])).toBe("stored whole 5 times: 4.9 KB in all, 1.5 KB stored once");
+    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 kB) whose checkpoint is gone; 1 blobs (10 B) no checkpoint names.");
+    expect(quadraticText(report().quadratic[0])).toBe("stored whole 5 times: 5.0 kB in all, 1.5 kB stored once");
   });
 
   it("steps byte axes in round units", () => {
-    expect(byteStep(341 * 1024)).toBe(100 * 1024);
-    expect(byteStep(3.4 * 1024)).toBe(1024);
+    expect(byteStep(341_000)).toBe(100_000);
+    expect(byteStep(3_400)).toBe(1_000);
     expect(byteStep(700)).toBe(200);
-    expect(byteStep(135 * 1024 ** 3)).toBe(50 * 1024 ** 3);
+    expect(byteStep(135e9)).toBe(50e9);
     expect(byteStep(0)).toBe(1);
     expect(byteStep(3)).toBe(1);
   });
@@ -117,6 +117,6 @@ describe("storage report shaping", () => {
     expect(reportOf(null)).toBeNull();
     expect(reportOf({ layout: 3 })).toBeNull();
     expect(reportOf(report() as never)?.thread_count).toBe(2);
-    expect(growthTitle(size("c9", "", 1014), 2)).toBe("#3 c9: 1.0 KB");
+    expect(growthTitle(size("c9", "", 1014), 2)).toBe("#3 c9: 1.0 kB");
   });
 });

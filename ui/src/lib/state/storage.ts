@@ -31,15 +31,14 @@ function withTotals(labels: string[], series: Series[], opens: (Route | null)[])
   return { labels, series, opens, totals };
 }
 
-/** A round step for a byte axis reaching `max` (1, 2 or 5 × a power of 1024's units), about
- * `ticks` steps: 341 KB → 100 KB, so the ticks read 0, 100 KB, 200 KB, 300 KB. */
+/** A round step for a byte axis reaching `max` (1, 2 or 5 × a power of ten bytes: the units
+ * are decimal), about `ticks` steps: 341 kB → 100 kB, so the ticks read 0, 100 kB, 200 kB, 300 kB. */
 export function byteStep(max: number, ticks = 5): number {
   if (!(max > 0)) return 1;
-  const unit = max < 1024 ? 1 : 1024 ** Math.min(4, Math.floor(Math.log(max) / Math.log(1024)));
-  const raw = max / unit / ticks;
+  const raw = max / ticks;
   const pow = 10 ** Math.floor(Math.log10(raw));
   const nice = [1, 2, 5, 10].find((m) => m * pow >= raw) ?? 10;
-  return Math.max(1, nice * pow * unit);
+  return Math.max(1, nice * pow);
 }
 
 /** The parts of a usage, as the report counts them. */
@@ -132,7 +131,7 @@ export function growthBars(r: StorageReport, ns: string): Bars {
   );
 }
 
-/** What a growth bar is, for its tooltip: `#3 1f1e…-8002: 12.0 KB`. */
+/** What a growth bar is, for its tooltip: `#3 1f1e…-8002: 12.0 kB`. */
 export function growthTitle(c: CheckpointSize, i: number): string {
   return `#${i + 1} ${c.checkpoint_id}: ${formatBytes(c.total_bytes)}`;
 }
