@@ -5,10 +5,11 @@ import { join } from "node:path";
 
 const APP = readFileSync(join(__dirname, "..", "..", "app.css"), "utf8");
 
+
 /** The declarations of the rule whose selector list names `selector`. */
 function rule(selector: string): Record<string, string> {
   for (const m of APP.matchAll(/([^{}]+)\{([^{}]*)\}/g)) {
-    const selectors = m[1].replace(/\/\*[\s\S]*?\*\//g, "").split(",").map((s) => s.trim());
+    const selectors = m[1].replace(/\/\*[\s\S]*?\*\//g, "").split(",").map((x: string) => x.trim());
     if (!selectors.includes(selector)) continue;
     return Object.fromEntries([...m[2].matchAll(/([\w-]+)\s*:\s*([^;]+);/g)].map((d) => [d[1], d[2].trim()]));
   }

@@ -1,17 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { customProperties, lintStyles } from "./lint";
 
-const SRC = join(__dirname, "..", "..");
-
-function files(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) return files(p);
-    return /\.(svelte|css)$/.test(name) ? [p] : [];
-  });
+/** A path relative to this folder (src/lib/design) as a path from src/. */
+function fromSrc(path: string): string {
+  const parts = ["lib", "design"];
+  for (const p of path.split("/")) {
+    if (p === "..") parts.pop();
+    else if (p !== ".") parts.push(p);
+  }
+  return parts.join("/");
 }
+
+// Every stylesheet and component under src/, by its path from src/ (the glob only lists them;
+// each is read as text).
+const FILES: Record<string, string> = Object.fromEntries(
+  Object.keys(import.meta.glob(["../../**/*.svelte", "../../**/*.css"])).map((path) => [fromSrc(path), readFileSync(join(__dirname, path), "utf8")]),
+);
 
 describe("the lint itself", () => {
   it("finds raw colours, font sizes and on-grid spacing with their lines", () => {
@@ -32,22 +38,24 @@ describe("the lint itself", () => {
 });
 
 describe("every style outside tokens.css names tokens", () => {
-  const all = files(SRC).filter((f) => !f.endsWith("tokens.css"));
+  const all = Object.keys(FILES).filter((f) => !f.endsWith("tokens.css"));
   it("scans the components", () => {
     expect(all.length).toBeGreaterThan(40);
+    expect(all).toContain("app.css");
+    expect(all).toContain("lib/components/StorageChart.svelte");
   });
   it("has no raw colour, raw font size or raw grid spacing", () => {
-    const problems = all.flatMap((f) => lintStyles(relative(SRC, f), readFileSync(f, "utf8")));
+    const problems = all.flatMap((f) => lintStyles(f, FILES[f]));
     expect(problems.map((p) => `src/${p.file}:${p.line}: ${p.message}`)).toEqual([]);
   });
   it("reads only tokens that exist", () => {
-    const tokens = customProperties(readFileSync(join(SRC, "tokens.css"), "utf8")).set;
+    const tokens = customProperties(FILES["tokens.css"]).set;
     const local = new Set<string>();
     const used: { file: string; name: string }[] = [];
     for (const f of all) {
-      const p = customProperties(readFileSync(f, "utf8"));
+      const p = customProperties(FILES[f]);
       p.set.forEach((n) => local.add(n));
-      p.used.forEach((name) => used.push({ file: relative(SRC, f), name }));
+      p.used.forEach((name) => used.push({ file: f, name }));
     }
     // `var(--lane-{n})` in markup: some token starts with the prefix.
     const known = (n: string) => tokens.has(n) || local.has(n) || (n.endsWith("-") && [...tokens].some((t) => t.startsWith(n)));

@@ -7,7 +7,7 @@ import { parseTokens, type Theme } from "./tokens";
 
 const THEMES = parseTokens(readFileSync(join(__dirname, "..", "..", "tokens.css"), "utf8"));
 const STATUS = ["--ok", "--warn", "--bad", "--recovered"];
-const KINDS = ["--kind-document", "--kind-metadata", "--kind-blob", "--kind-write"];
+const KINDS = ["--kind-document", "--kind-metadata", "--kind-blob", "--kind-write", "--kind-file"];
 const LANES = Array.from({ length: 8 }, (_, i) => `--lane-${i}`);
 /** Text (WCAG AA, normal size: the app's text is 11–15 px). */
 const TEXT = 4.5;
