@@ -11,6 +11,9 @@ export const lanes = {
     expect((await dagRows()) === 14, "14 checkpoints");
     const lanes = await page.locator(tid("dag-row")).evaluateAll((rows) => new Set(rows.map((r) => r.dataset.lane)).size);
     expect(lanes >= 3, `several lanes (${lanes})`);
+    // Each branch its own colour (issue 33: two branches hashed to one colour read as one).
+    const colours = await page.locator(`${tid("dag")} circle.dot`).evaluateAll((dots) => new Set(dots.map((d) => getComputedStyle(d).getPropertyValue("--c").trim() || getComputedStyle(d).fill)).size);
+    expect(colours >= lanes, `a colour per branch: ${colours} colours for ${lanes} lanes`);
     expect((await page.locator(`${tid("dag-row")}[data-head="true"]`).count()) === 1, "one head");
     await shot("thread-dag.png");
   },
@@ -127,6 +130,8 @@ export const errorText = {
     const look = await err.evaluate((e) => ({ color: getComputedStyle(e).color, font: getComputedStyle(e).fontFamily }));
     expect(look.color === (await tokenColour(page, "--bad")), `the failed colour: ${look.color}`);
     expect(/mono/i.test(look.font), `monospace: ${look.font}`);
+    const [box, text] = await Promise.all([page.locator(tid("task-error")).boundingBox(), err.boundingBox()]);
+    expect(box.height <= text.height + 16, `the box holds the error and no blank line (${box.height} for ${text.height})`);
     await shot("task-error.png");
     await page.locator(tid("tab-writes")).click();
     const write = page.locator(`${tid("write")}[data-kind="error"] ${tid("error-value")}`);
