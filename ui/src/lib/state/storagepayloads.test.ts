@@ -86,7 +86,7 @@ describe("files in values", () => {
   it("charts bytes by media type; a bar opens the largest file of its type", () => {
     const b = fileTypeBars(embeddedFiles());
     expect(b.labels).toEqual(["image/png (17)", "application/pdf (10)", "audio/wav (1)"]);
-    expect(b.series).toEqual([{ label: "Bytes as text", values: [560558, 80640, 2000] }]);
+    expect(b.series).toEqual([{ label: "Bytes as text", kind: "file", values: [560558, 80640, 2000] }]);
     expect(b.totals).toEqual([560558, 80640, 2000]);
     expect(b.opens[1]).toEqual({ screen: "thread", thread: "vision", checkpoint: { ns: "", id: "c4" }, tab: "state" });
     expect(b.opens[2]).toBeNull();

@@ -115,7 +115,7 @@ export function fileTypeBars(e: EmbeddedFiles): Bars {
   });
   return {
     labels: rows.map((t) => `${t.media_type} (${n(t.count)})`),
-    series: [{ label: "Bytes as text", values: rows.map((t) => t.bytes) }],
+    series: [{ label: "Bytes as text", kind: "file", values: rows.map((t) => t.bytes) }],
     opens,
     totals: rows.map((t) => t.bytes),
   };
