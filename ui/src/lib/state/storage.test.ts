@@ -125,20 +125,20 @@ describe("storage report shaping", () => {
   it("lists the totals with human units and the free pages", () => {
     const lines = totalsLines(report());
     expect(lines.map((l) => l.label)).toEqual(["Total", "Threads", "Checkpoints", "Metadata", "Blobs", "Writes", "File"]);
-    expect(lines[0].value).toBe("3.5 KB");
-    expect(lines[6].value).toBe("40.0 KB · 8.0 KB free (a VACUUM returns it)");
+    expect(lines[0].value).toBe("3.6 kB");
+    expect(lines[6].value).toBe("41.0 kB · 8.2 kB free (a VACUUM returns it)");
     const pg = totalsLines(
       report({ thread_id: "t", space: { sqlite: null, relations: [{ table: "checkpoint_blobs", total_bytes: 3 << 20, table_bytes: 1 << 20, toast_bytes: 1 << 20, index_bytes: 1 << 20 }] } }),
     );
     expect(pg.map((l) => l.label)).not.toContain("Threads");
-    expect(pg[pg.length - 1].value).toBe("3.0 MB on disk (table 1.0 MB, TOAST 1.0 MB, indexes 1.0 MB)");
+    expect(pg[pg.length - 1].value).toBe("3.1 MB on disk (table 1.0 MB, TOAST 1.0 MB, indexes 1.0 MB)");
   });
 
   it("says what is orphaned, and what grows quadratically", () => {
     expect(orphansText(report())).toBeNull();
     const r = report({ orphans: { writes: { count: 2, bytes: 2048 }, blobs: { count: 1, bytes: 10 } } });
-    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 KB) whose checkpoint is gone; 1 blobs (10 B) no checkpoint names.");
-    expect(quadraticText(report().quadratic[0])).toBe("stored whole 5 times: 4.9 KB in all, 1.5 KB stored once");
+    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 kB) whose checkpoint is gone; 1 blobs (10 B) no checkpoint names.");
+    expect(quadraticText(report().quadratic[0])).toBe("stored whole 5 times: 5.0 kB in all, 1.5 kB stored once");
   });
 
   it("steps byte axes in round decimal units (1 kB = 1000 B)", () => {
