@@ -4,7 +4,7 @@
 // the places a bar or a row opens.
 
 import type { CheckpointSize, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
-import { formatBytes } from "./format";
+import { formatBytes, plural } from "./format";
 import type { Route } from "./route";
 
 /** One stacked part of a bar (a dataset of the chart). */
@@ -192,8 +192,8 @@ export function orphansText(r: StorageReport): string | null {
   const { writes, blobs } = r.orphans;
   if (writes.count === 0 && blobs.count === 0) return null;
   const parts = [];
-  if (writes.count) parts.push(`${writes.count.toLocaleString("en-US")} writes (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
-  if (blobs.count) parts.push(`${blobs.count.toLocaleString("en-US")} blobs (${formatBytes(blobs.bytes)}) no checkpoint names`);
+  if (writes.count) parts.push(`${plural(writes.count, "write")} (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
+  if (blobs.count) parts.push(`${plural(blobs.count, "blob")} (${formatBytes(blobs.bytes)}) no checkpoint names`);
   return `Orphaned: ${parts.join("; ")}.`;
 }
 
