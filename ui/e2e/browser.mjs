@@ -47,6 +47,7 @@ import * as devserver from "./browser/devserver.mjs";
 import * as agentserver from "./browser/agentserver.mjs";
 import * as agents from "./browser/agents.mjs";
 import * as topology from "./browser/topology.mjs";
+import * as layout from "./browser/layout.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -78,6 +79,9 @@ const checks = [
   threadActions.exportReport,
   stateView.searchAndUnfold,
   watch.watchKey,
+  layout.playAndPick,
+  layout.moreMenu,
+  layout.fitsSmallScreens,
   threadDetail.longThreads,
   threadDetail.wideThread,
   optional.bigThread,

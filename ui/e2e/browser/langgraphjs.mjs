@@ -117,6 +117,13 @@ export const chat = {
     // The answer's usage_metadata counts as the step's tokens, as for Python.
     const tokens = await page.locator(tid("dag-tokens")).allTextContents();
     expect(tokens.map((s) => s.trim()).includes("54 tok"), `tokens per step: ${JSON.stringify(tokens)}`);
+    // A JS database's values are JSON, not Python: the ⋯ menu offers JSON only.
+    const card = `${tid("channel")}[data-channel="messages"]`;
+    await page.locator(`${card} ${tid("channel-more")}`).click();
+    const offered = await page.locator(`${card} ${tid("channel-more-menu")} [role="menuitem"]`).evaluateAll((bs) => bs.map((b) => b.dataset.testid));
+    expect(offered.includes("copy-json") && !offered.includes("copy-python"), `no copy Python for JS: ${offered.join(", ")}`);
+    await page.keyboard.press("Escape");
+    await page.locator(`${card} ${tid("channel-more-menu")}`).waitFor({ state: "detached" });
     await page.locator(tid("chat")).first().scrollIntoViewIfNeeded();
     await shot("langgraphjs-chat.png");
   },

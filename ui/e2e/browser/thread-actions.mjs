@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, tid } from "./harness.mjs";
+import { atSize, headRow, SMALL } from "./layout.mjs";
 
 export const forkHere = {
   name: "fork here makes a new branch that becomes the head",
@@ -21,7 +22,7 @@ export const forkHere = {
     await page.locator(tid("fork-here")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
-    expect((await head.textContent()).includes("copy fork"), "the new head is Flashback's copy fork");
+    expect((await head.locator(tid("branch-label")).getAttribute("data-action")) === "copy_fork", "the new head is Flashback's copy fork");
     expect((await head.locator(tid("branch-label")).textContent()).trim() === "fork", "its branch is labelled fork");
     // Every branch that was there keeps its lane (and so its colour).
     const lanesAfter = await lanes();
@@ -83,6 +84,16 @@ export const merge = {
     await page.locator(tid("merge-submit")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     expect((await page.locator(`${tid("dag-row")}[data-head="true"]`).textContent()).includes("merge"), "a merge head");
+    // At 1280×720 the merge head says each thing once, its time whole, and the DAG does not
+    // scroll sideways for it.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const h = await headRow(page);
+      expect(new Set(h.chips).size === h.chips.length, `one chip per meaning: ${h.chips.join(", ")}`);
+      expect(h.chips.filter((c) => c === "merge").length === 1, `merge said once: ${h.chips.join(", ")}`);
+      expect(/^\d{2}:\d{2}:\d{2}$/.test(h.time) && !h.timeCut, `a whole time: ${JSON.stringify(h.time)}${h.timeCut ? " (cut)" : ""}`);
+      expect(!h.dagSideways, "the DAG does not scroll sideways");
+    });
   },
 };
 
