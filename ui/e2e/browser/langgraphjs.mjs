@@ -182,7 +182,7 @@ export const fork = {
     const said = (await toast.textContent()).replace(/\s*×\s*$/, "");
     expect(said.includes("Resume it in LangGraph.js with graph.invoke(null, { configurable: { thread_id: \"chat-tools\" } })"), `the toast: ${said}`);
     expect(!said.includes("invoke(None"), `no Python in the toast: ${said}`);
-    expect((await head(page).textContent()).includes("copy fork"), "the new head is Flashback's copy fork");
+    expect((await head(page).locator(tid("branch-label")).getAttribute("data-action")) === "copy_fork", "the new head is Flashback's copy fork");
     const forkId = await head(page).getAttribute("data-id");
     expect((await selectedId()) === forkId, "the fork is selected");
     // The fork shows the same chat as its source.

@@ -56,6 +56,23 @@ export function clipped(page, selector) {
   );
 }
 
+/** The elements of `selector` that something else covers (a sticky bar, the tab strip): points
+ * along their top and bottom edges (3 px in) where another element is hit first. */
+export function covered(page, selector) {
+  return page.evaluate((sel) => {
+    const out = [];
+    for (const el of document.querySelectorAll(sel)) {
+      const r = el.getBoundingClientRect();
+      for (const y of [r.top + 3, r.bottom - 3])
+        for (const f of [0.05, 0.25, 0.5]) {
+          const hit = document.elementFromPoint(r.left + f * r.width, y);
+          if (hit && !el.contains(hit)) out.push(`${el.dataset.testid}: covered at y=${Math.round(y)} by ${hit.dataset?.testid ?? hit.className ?? hit.tagName}`);
+        }
+    }
+    return out;
+  }, selector);
+}
+
 /** The state cards whose header is more than one line: some child starts below another's
  * bottom (a wrap), or the header is taller than twice its tallest child. */
 export function wrappedHeaders(page) {
@@ -129,7 +146,7 @@ export const fitsSmallScreens = {
         await page.locator(tid("channel")).first().waitFor();
         await look(theme, "state");
         for (const [tab, ready] of [
-          ["writes", "write-group"],
+          ["writes", "detail-pane"],
           ["tasks", "detail-pane"],
           ["meta", "detail-pane"],
           ["topology", "topology-tab"],
@@ -137,7 +154,7 @@ export const fitsSmallScreens = {
         ]) {
           await page.locator(tid(`tab-${tab}`)).click();
           await page.locator(tid(ready)).first().waitFor({ timeout: 20_000 });
-          await look(theme, tab);
+          await look(theme, `tab-${tab}`);
         }
         await page.locator(tid("tab-state")).click();
         await page.locator(tid("diff-parent")).click();
@@ -156,7 +173,7 @@ export const fitsSmallScreens = {
         await page.locator(tid("storage-open")).click();
         await page.locator(tid("storage-totals")).waitFor({ timeout: 20_000 });
         await page.waitForFunction((sel) => Number(document.querySelector(sel)?.dataset.bars) > 0, tid("storage-by-thread-canvas"));
-        await look(theme, "storage");
+        await look(theme, "storage-screen");
         await openDb(dev);
         await page.locator(tid("nav-memory")).click();
         await page.locator(tid("memory-screen")).waitFor();

@@ -1,22 +1,32 @@
 import { describe, expect, it } from "vitest";
 import { actionBranchLabel, rowChips } from "./rowchips";
+import { shortId } from "./lanes";
 import { row } from "./testrows";
 
 const texts = (chips: { text: string }[]) => chips.map((c) => c.text);
 
 describe("a DAG row's chips", () => {
-  it("shows a merge head's label once, as Flashback's, beside where it took from", () => {
+  it("says a merge once, with where it took from, on its tip and below it", () => {
     const rows = [
-      row("m1", 0, { head: true, source: "update", flashback_action: "merge", branch_label: "merge", merged_from_row: 1, parent_row: 2 }),
-      row("b1234567-aaaa", 1),
+      row("m1", 0, { head: true, source: "update", flashback_action: "merge", branch_label: "merge", merged_from_row: 2, parent_row: 3 }),
+      row("m0", 0, { source: "update", flashback_action: "merge", merged_from_row: 2, parent_row: 3 }),
+      row("1ef0a1b2-c3d4-6e5f-8a9b-0c1d2e3f4a5b", 1),
       row("a0", 0),
     ];
-    const chips = rowChips(rows, 0);
-    expect(texts(chips)).toEqual(["HEAD", "merge", "⤙ " + chips[2].text.slice(2)]);
-    expect(texts(chips).filter((t) => t === "merge")).toHaveLength(1);
-    expect(chips[1]).toMatchObject({ testid: "branch-label", cls: "branch fb", data: { action: "merge" } });
-    expect(chips[1].title).toContain("merge");
-    expect(chips[2].testid).toBe("merge-from");
+    const tip = rowChips(rows, 0);
+    expect(texts(tip)).toEqual(["HEAD", `merge ⤙ ${shortId("1ef0a1b2-c3d4-6e5f-8a9b-0c1d2e3f4a5b")}`]);
+    expect(tip[1].testid).toBe("merge-from");
+    expect(tip[1].title).toContain("1ef0a1b2-c3d4-6e5f-8a9b-0c1d2e3f4a5b");
+    expect(tip[1].title).toContain("tip");
+    expect(texts(tip).join(" ").match(/merge/g)).toHaveLength(1);
+    const below = rowChips(rows, 1);
+    expect(texts(below)).toEqual([tip[1].text]);
+    expect(below[0].title).not.toContain("tip");
+  });
+
+  it("keeps a label that is not the merge's on a merge row", () => {
+    const rows = [row("m", 0, { flashback_action: "merge", branch_label: "re-run", merged_from_row: 1 }), row("b", 1)];
+    expect(texts(rowChips(rows, 0))).toEqual([`merge ⤙ ${shortId("b")}`, "re-run"]);
   });
 
   it("does not show `edit fork` beside the `edit` it labels", () => {

@@ -2,7 +2,7 @@
 // meaning. A branch's tip that Flashback wrote carries both the branch's label (how the branch
 // was made: the engine's layout, as the CLI prints it) and the action that wrote it; they say
 // the same thing, so the row shows the label once, marked as Flashback's, with the action in
-// its title.
+// its title. A merge is one chip with where it took from (`merge ⤙ 1f0e-…`).
 
 import type { GraphRow } from "../ipc/bindings";
 import { shortId } from "./lanes";
@@ -43,25 +43,31 @@ export function rowChips(rows: GraphRow[], i: number, problem?: string): RowChip
   const r = rows[i];
   const chips: RowChip[] = [];
   const action = r.flashback_action;
+  const from = r.merged_from_row !== null && r.merged_from_row !== undefined ? rows[r.merged_from_row] : undefined;
+  // A merge says so once, with where it took from: its action and its branch's label (when it
+  // is the tip) are that same chip.
+  const mergeChip = from !== undefined;
+  const label = mergeChip && r.branch_label === "merge" ? null : r.branch_label;
+  const act = mergeChip && action === "merge" ? null : action;
   // The tip's label says what the action says: one chip.
-  const same = action !== null && r.branch_label !== null && actionBranchLabel(action) === r.branch_label;
+  const same = act !== null && label !== null && actionBranchLabel(act) === label;
   if (r.head) chips.push({ key: "head", text: "HEAD", cls: "head", title: "The thread's head: where the next run starts" });
-  if (r.branch_label) {
+  if (from) {
+    const tip = r.branch_label === "merge" ? "; this branch's tip" : "";
+    chips.push({ key: "merge", text: `merge ⤙ ${shortId(from.id)}`, cls: "fb", title: `Merged by Flashback: took channels from ${from.id}${tip}`, testid: "merge-from" });
+  }
+  if (label) {
     chips.push({
       key: "branch",
-      text: r.branch_label,
+      text: label,
       cls: same ? "branch fb" : "branch",
-      title: same ? `Written by Flashback (${actionText(action!)}); this branch's tip: how the branch was made` : "This branch's tip: how the branch was made",
+      title: same ? `Written by Flashback (${actionText(act!)}); this branch's tip: how the branch was made` : "This branch's tip: how the branch was made",
       testid: "branch-label",
-      data: same ? { action: action! } : undefined,
+      data: same ? { action: act! } : undefined,
     });
   }
-  const from = r.merged_from_row;
-  if (from !== null && from !== undefined && rows[from]) {
-    chips.push({ key: "merge-from", text: `⤙ ${shortId(rows[from].id)}`, cls: "fb", title: `Took channels from ${rows[from].id}`, testid: "merge-from" });
-  }
   if (r.fork_point) chips.push({ key: "fork-point", text: "fork point", cls: "", title: "Fork point: two or more branches start here" });
-  if (action && !same) chips.push({ key: "action", text: actionText(action), cls: "fb", title: "Written by Flashback", data: { action } });
+  if (act && !same) chips.push({ key: "action", text: actionText(act), cls: "fb", title: "Written by Flashback", data: { action: act } });
   for (const m of r.marks) {
     chips.push({ key: `mark-${m}`, text: markText(m, r.mark_nodes), cls: MARKS[m].cls, title: MARKS[m].title, testid: "dag-mark", data: { mark: m } });
   }

@@ -215,3 +215,13 @@ export function reportOf(result: Value | null): StorageReport | null {
   if (typeof r.layout !== "string" || !r.totals || typeof r.totals !== "object") return null;
   return result as unknown as StorageReport;
 }
+
+/** The longest axis label a chart draws whole: past it a label ends in `…` (its bar's tooltip
+ * says it whole), so a long node name is never cut at the chart's edge; a UUID thread id (36) is drawn whole. */
+export const TICK_LABEL_MAX = 36;
+
+/** A bar's axis label as drawn: `max` characters at most, ending in `…` when cut. */
+export function tickLabel(label: string, max = TICK_LABEL_MAX): string {
+  const chars = [...label];
+  return chars.length <= max ? label : `${chars.slice(0, max - 1).join("")}…`;
+}
