@@ -169,6 +169,12 @@ export const fitsSmallScreens = {
         await openThread("chat-tools");
         await page.locator(tid("chat")).first().waitFor();
         await look(theme, "chat");
+        // Nested subgraph namespaces (`mid:<task id>|inner:<task id>`) in the storage tables.
+        await openThread("subgraph");
+        await page.locator(tid("tab-storage")).click();
+        await page.locator(tid("storage-largest-checkpoints")).waitFor({ timeout: 20_000 });
+        await look(theme, "subgraph-storage");
+        await page.locator(tid("tab-state")).click();
         await page.locator(tid("crumb-db")).click();
         await page.locator(tid("storage-open")).click();
         await page.locator(tid("storage-totals")).waitFor({ timeout: 20_000 });

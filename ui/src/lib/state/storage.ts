@@ -4,7 +4,7 @@
 // the places a bar or a row opens.
 
 import type { CheckpointSize, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
-import { formatBytes, plural } from "./format";
+import { formatBytes, formatVersion, plural } from "./format";
 import type { Route } from "./route";
 
 /** One stacked part of a bar (a dataset of the chart). */
@@ -147,7 +147,8 @@ export function valueRoute(v: ValueSize): Route | null {
 /** How a value is stored, in words. */
 export function valueKind(v: ValueSize): string {
   if (v.kind === "inline") return "inline";
-  if (v.kind === "blob") return v.version ? `blob v${v.version}` : "blob";
+  // The version as the state view shows it ("v2", not Python's 40-character counter.random).
+  if (v.kind === "blob") return v.version ? `blob v${formatVersion(v.version)}` : "blob";
   return v.task_path ? `write by ${taskName(v.task_path)}` : "write";
 }
 

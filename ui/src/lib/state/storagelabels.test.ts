@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { TICK_LABEL_MAX, tickLabel } from "./storage";
+import type { ValueSize } from "../ipc/bindings";
+import { TICK_LABEL_MAX, tickLabel, valueKind } from "./storage";
 
 describe("a chart's axis labels", () => {
   it("draws a short label whole", () => {
@@ -14,5 +15,13 @@ describe("a chart's axis labels", () => {
     expect(tickLabel(long).endsWith("…")).toBe(true);
     expect(tickLabel("a".repeat(TICK_LABEL_MAX))).toBe("a".repeat(TICK_LABEL_MAX));
     expect(tickLabel("🙂".repeat(40), 5)).toBe("🙂🙂🙂🙂…");
+  });
+});
+
+describe("a stored value's kind", () => {
+  it("names a blob's version as the state view does", () => {
+    const blob = { kind: "blob", version: "00000000000000000000000000000002.0.4362514285236581" } as unknown as ValueSize;
+    expect(valueKind(blob)).toBe("blob v2");
+    expect(valueKind({ kind: "blob", version: "7" } as unknown as ValueSize)).toBe("blob v7");
   });
 });
