@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, topology, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, …), with the runner and page helpers in
+// thread-detail, topology, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, layout, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
