@@ -71,6 +71,7 @@ const checks = [
   topology.chatFollows,
   threadDetail.writeTrace,
   threadDetail.diffWithParent,
+  threadDetail.errorText,
   threadActions.forkHere,
   threadActions.editAndFork,
   threadActions.badEdits,

@@ -132,6 +132,13 @@ export const encrypted = {
     await openDb(path);
     await page.locator(tid("sealed-banner")).waitFor();
     await page.locator(tid("thread-locked")).first().waitFor();
+    // Locked, no status is known: the chips do not claim "0 waiting, 0 failed", the threads
+    // are counted as of unknown status, and the time comes from the checkpoint id (UUIDv6).
+    const chip = async (key) => (await page.locator(`${tid(`filter-${key}`)} .count`).textContent()).trim();
+    expect((await chip("interrupted")) === "—" && (await chip("failed")) === "—", `locked counts: ${await chip("interrupted")} ${await chip("failed")}`);
+    expect((await chip("unknown")) === "2", `the unknown chip: ${await chip("unknown")}`);
+    const when = await page.locator(`${tid("thread-row")}[data-thread="wait"] ${tid("thread-last")}`).getAttribute("title");
+    expect(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(when ?? ""), `the locked thread's last activity: ${when}`);
     await page.locator(`${tid("thread-row")}[data-thread="wait"]`).click();
     await page.locator(tid("values-locked")).waitFor();
     // The line says it whole, below the tab strip (not under it), at 1280×720 too.

@@ -79,7 +79,7 @@ export function sameSelection(a: RetentionRequest, b: RetentionRequest): boolean
   return key(a) === key(b);
 }
 
-/** `3 threads, 40 checkpoints, 12 writes, 0 blobs, 1.5 KB would go; 3 kept`. */
+/** `3 threads, 40 checkpoints, 12 writes, 0 blobs, 1.5 kB would go; 3 kept`. */
 export function totalsLine(t: RetentionTotals): string {
   return `${plural(t.threads, "thread")}, ${plural(t.checkpoints, "checkpoint")}, ${plural(t.writes, "write")}, ${plural(t.blobs, "blob")}, ${formatBytes(t.bytes)} would go; ${t.kept.toLocaleString("en-US")} kept`;
 }
