@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, tid } from "./harness.mjs";
+import { atSize, clipped, covered, headerHeights, SMALL, wrappedHeaders } from "./layout.mjs";
 
 export const bigThread = {
   name: "a 10,000-checkpoint thread opens and scrolls",
@@ -92,6 +93,18 @@ export const deltaChannels = {
     }
     await log.locator(tid("rebuilt-badge")).getByText(replayed).waitFor();
     await shot("delta-rebuilt.png");
+    // At 1280×720 every state card's header is one line (the rebuilt chip and the reducer
+    // picker beside the name, the rest behind ⋯), and the DeltaChannel bar clips nothing.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const wrapped = await wrappedHeaders(page);
+      expect(wrapped.length === 0, `headers on more than one line: ${wrapped.join(" | ")}`);
+      const heights = await headerHeights(page);
+      expect(Math.max(...heights) - Math.min(...heights) <= 1, `one header height: ${heights.join(", ")}`);
+      const bars = [...(await clipped(page, tid("delta-bar"))), ...(await covered(page, tid("delta-bar")))];
+      expect(bars.length === 0, `the DeltaChannel bar clips or is covered: ${bars.join(" | ")}`);
+      await shot("delta-rebuilt-1280.png");
+    });
     await page.locator(tid("delta-raw-toggle")).click();
     await page.locator(tid("delta-bar")).getByText("Stored view").waitFor();
     // The bar changes at once; the detail in the stored view arrives after it.
@@ -129,6 +142,16 @@ export const encrypted = {
     expect(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(when ?? ""), `the locked thread's last activity: ${when}`);
     await page.locator(`${tid("thread-row")}[data-thread="wait"]`).click();
     await page.locator(tid("values-locked")).waitFor();
+    // The line says it whole, below the tab strip (not under it), at 1280×720 too.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const line = await page.locator(tid("values-locked")).boundingBox();
+      const tabs = await page.locator('[role="tablist"]').boundingBox();
+      expect(line.y >= tabs.y + tabs.height - 0.5, `the locked line (top ${line.y}) is below the tabs (bottom ${tabs.y + tabs.height})`);
+      const cut = [...(await clipped(page, tid("values-locked"))), ...(await covered(page, tid("values-locked")))];
+      expect(cut.length === 0, `the locked line clips or is covered: ${cut.join(" | ")}`);
+      await shot("values-locked-1280.png");
+    });
     await page.locator(tid("unlock-open")).click();
     await page.locator(tid("unlock-key")).fill("x".repeat(32));
     await page.locator(tid("unlock-submit")).click();

@@ -69,7 +69,7 @@ export const dialogFocus = {
 
 export const chatBubble = {
   name: "a decoded message shows as a chat bubble with its tool calls",
-  run: async ({ page, shot, openThread }) => {
+  run: async ({ page, shot, openThread, channelAction }) => {
     await openThread("chat-tools");
     await page.locator(tid("chat")).first().waitFor();
     const texts = await page.locator(tid("chat-text")).allTextContents();
@@ -80,7 +80,7 @@ export const chatBubble = {
     // What the step into this checkpoint changed is marked without playing anything.
     expect(await page.locator(`${tid("channel")}[data-channel="messages"].changed`).count() === 1, "messages: changed by this step");
     // A channel's value copies as Python source (and as JSON).
-    await page.locator(`${tid("channel")}[data-channel="messages"] ${tid("copy-python")}`).click();
+    await channelAction("messages", "copy-python");
     await page.locator(tid("toast-info")).getByText("Copied messages as Python.").waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => null));
     if (copied !== null) expect(copied.startsWith("[HumanMessage(content='What is 2+3 and 4*5?'"), `the Python text: ${copied.slice(0, 80)}`);

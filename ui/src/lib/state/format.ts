@@ -90,3 +90,9 @@ export function errorTitle(code: string): string {
 export function formatVersion(version: string): string {
   return version.split(".")[0].replace(/^0+(?=\d)/, "");
 }
+
+/** A count and its noun, singular for one: `1 namespace`, `3 namespaces`, `1,204 checkpoints`
+ * (`many` for a noun whose plural is not `one + "s"`: `plural(n, "match", "matches")`). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}

@@ -137,7 +137,7 @@ describe("storage report shaping", () => {
   it("says what is orphaned, and what grows quadratically", () => {
     expect(orphansText(report())).toBeNull();
     const r = report({ orphans: { writes: { count: 2, bytes: 2048 }, blobs: { count: 1, bytes: 10 } } });
-    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 kB) whose checkpoint is gone; 1 blobs (10 B) no checkpoint names.");
+    expect(orphansText(r)).toBe("Orphaned: 2 writes (2.0 kB) whose checkpoint is gone; 1 blob (10 B) no checkpoint names.");
     expect(quadraticText(report().quadratic[0])).toBe("stored whole 5 times: 5.0 kB in all, 1.5 kB stored once");
   });
 

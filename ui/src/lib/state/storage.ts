@@ -6,7 +6,7 @@
 import type { CheckpointSize, GraphRow, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
 import { shortId } from "../graph/lanes";
 import { ranLabel } from "../graph/rowinfo";
-import { formatBytes } from "./format";
+import { formatBytes, formatVersion, plural } from "./format";
 import type { Route } from "./route";
 import { trunkKey } from "./watch";
 
@@ -205,7 +205,8 @@ export function valueRoute(v: ValueSize): Route | null {
 /** How a value is stored, in words. */
 export function valueKind(v: ValueSize): string {
   if (v.kind === "inline") return "inline";
-  if (v.kind === "blob") return v.version ? `blob v${v.version}` : "blob";
+  // The version as the state view shows it ("v2", not Python's 40-character counter.random).
+  if (v.kind === "blob") return v.version ? `blob v${formatVersion(v.version)}` : "blob";
   return v.task_path ? `write by ${taskName(v.task_path)}` : "write";
 }
 
@@ -250,8 +251,8 @@ export function orphansText(r: StorageReport): string | null {
   const { writes, blobs } = r.orphans;
   if (writes.count === 0 && blobs.count === 0) return null;
   const parts = [];
-  if (writes.count) parts.push(`${writes.count.toLocaleString("en-US")} writes (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
-  if (blobs.count) parts.push(`${blobs.count.toLocaleString("en-US")} blobs (${formatBytes(blobs.bytes)}) no checkpoint names`);
+  if (writes.count) parts.push(`${plural(writes.count, "write")} (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
+  if (blobs.count) parts.push(`${plural(blobs.count, "blob")} (${formatBytes(blobs.bytes)}) no checkpoint names`);
   return `Orphaned: ${parts.join("; ")}.`;
 }
 
@@ -272,4 +273,14 @@ export function reportOf(result: Value | null): StorageReport | null {
   const r = result as Record<string, Value>;
   if (typeof r.layout !== "string" || !r.totals || typeof r.totals !== "object") return null;
   return result as unknown as StorageReport;
+}
+
+/** The longest axis label a chart draws whole: past it a label ends in `…` (its bar's tooltip
+ * says it whole), so a long node name is never cut at the chart's edge; a UUID thread id (36) is drawn whole. */
+export const TICK_LABEL_MAX = 36;
+
+/** A bar's axis label as drawn: `max` characters at most, ending in `…` when cut. */
+export function tickLabel(label: string, max = TICK_LABEL_MAX): string {
+  const chars = [...label];
+  return chars.length <= max ? label : `${chars.slice(0, max - 1).join("")}…`;
 }
