@@ -124,7 +124,7 @@ describe("storage report shaping", () => {
 
   it("lists the totals with human units and the free pages", () => {
     const lines = totalsLines(report());
-    expect(lines.map((l) => l.label)).toEqual(["Total", "Threads", "Checkpoints", "Metadata", "Blobs", "Writes", "File"]);
+    expect(lines.map((l) => l.label)).toEqual(["Total", "Threads", "Documents", "Metadata", "Blobs", "Writes", "File"]);
     expect(lines[0].value).toBe("3.6 kB");
     expect(lines[6].value).toBe("41.0 kB · 8.2 kB free (a VACUUM returns it)");
     const pg = totalsLines(

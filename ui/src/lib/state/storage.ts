@@ -230,7 +230,7 @@ export function totalsLines(r: StorageReport): { label: string; value: string; k
   const n = (x: number) => x.toLocaleString("en-US");
   const lines: { label: string; value: string; kind?: DataKind }[] = [
     { label: "Total", value: formatBytes(u.total_bytes) },
-    { label: "Checkpoints", value: `${n(u.checkpoints.count)} · ${formatBytes(u.checkpoints.bytes)}`, kind: "document" },
+    { label: "Documents", value: `${n(u.checkpoints.count)} · ${formatBytes(u.checkpoints.bytes)}`, kind: "document" },
     { label: "Metadata", value: formatBytes(u.metadata_bytes), kind: "metadata" },
     { label: "Blobs", value: `${n(u.blobs.count)} · ${formatBytes(u.blobs.bytes)}`, kind: "blob" },
     { label: "Writes", value: `${n(u.writes.count)} · ${formatBytes(u.writes.bytes)}`, kind: "write" },
