@@ -58,5 +58,11 @@ fn main() {
     code.push_str("];\n");
     let out =
         PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets it")).join("ui_assets.rs");
-    std::fs::write(out, code).expect("write ui_assets.rs");
+    // A new file renamed into place, never the old one rewritten: a target directory copied
+    // with hard links (`cp -al`, as parallel worktrees seed theirs) shares the old file's
+    // inode, and rewriting it would make the other copy embed this checkout's UI.
+    let tmp = out.with_extension("rs.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    std::fs::write(&tmp, code).expect("write ui_assets.rs");
+    std::fs::rename(&tmp, &out).expect("rename ui_assets.rs into place");
 }

@@ -20,7 +20,7 @@
 // shows are copied to docs/screenshots/).
 //
 // This file runs the checks in order; they live in browser/ by screen (open, thread-list,
-// thread-detail, topology, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, …), with the runner and page helpers in
+// thread-detail, topology, thread-actions, optional, repair, retention, langgraphjs, devserver, agentserver, layout, …), with the runner and page helpers in
 // browser/harness.mjs and the test databases in browser/fixtures.mjs.
 
 import { chromium } from "playwright-core";
@@ -47,6 +47,7 @@ import * as devserver from "./browser/devserver.mjs";
 import * as agentserver from "./browser/agentserver.mjs";
 import * as agents from "./browser/agents.mjs";
 import * as topology from "./browser/topology.mjs";
+import * as layout from "./browser/layout.mjs";
 
 const options = readOptions();
 mkdirSync(options.out, { recursive: true });
@@ -71,6 +72,7 @@ const checks = [
   threadDetail.writeTrace,
   threadDetail.diffWithParent,
   threadDetail.diffAcrossBranches,
+  threadDetail.errorText,
   threadActions.forkHere,
   threadActions.editAndFork,
   threadActions.badEdits,
@@ -79,6 +81,9 @@ const checks = [
   threadActions.exportReport,
   stateView.searchAndUnfold,
   watch.watchKey,
+  layout.playAndPick,
+  layout.moreMenu,
+  layout.fitsSmallScreens,
   threadDetail.longThreads,
   threadDetail.wideThread,
   optional.bigThread,

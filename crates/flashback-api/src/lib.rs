@@ -29,6 +29,7 @@ mod detail;
 mod error;
 mod forks;
 mod graph;
+pub mod groups;
 mod jobs;
 mod liveview;
 mod location;
@@ -50,13 +51,16 @@ mod writes;
 
 pub use commands::COMMANDS;
 pub use error::{ApiError, ApiResult, ErrorCode};
+pub use flashback_codec::units;
 pub use location::Location;
 pub use policy::{ExportWrites, Policy};
 pub use reads::MAX_BUNDLE_BYTES;
 pub use types::*;
 // The engine's and storage's result types that commands return, so that the doors (the app,
 // `serve`, the CLI) name `flashback_api` only.
-pub use flashback_engine::diff::{CheckpointDiff, CommonAncestor};
+pub use flashback_engine::diff::{
+    Change, ChannelDiff, CheckpointDiff, CommonAncestor, DiffSummary, ItemDiff,
+};
 pub use flashback_engine::export::VerifyReport;
 pub use flashback_engine::fork::ForkResult;
 pub use flashback_engine::hitl::{Approval, ApprovalAction, ApprovalMode};

@@ -296,13 +296,13 @@ impl Api {
 
 /// The largest bundle `verify_export` reads (its JSON is parsed whole, so memory is a few times
 /// this).
-pub const MAX_BUNDLE_BYTES: u64 = 256 * 1024 * 1024;
+pub const MAX_BUNDLE_BYTES: u64 = 256_000_000;
 
 fn too_big(what: &str, size: u64) -> ApiError {
     ApiError::invalid(format!(
-        "{what} is {} MB; Flashback verifies bundles of up to {} MB",
-        size.div_ceil(1024 * 1024),
-        MAX_BUNDLE_BYTES / (1024 * 1024)
+        "{what} is {}; Flashback verifies bundles of up to {}",
+        crate::units::bytes(size),
+        crate::units::bytes(MAX_BUNDLE_BYTES)
     ))
 }
 

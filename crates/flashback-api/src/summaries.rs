@@ -42,6 +42,7 @@ pub async fn thread_summaries(
             s.server = server.thread(&s.thread_id).cloned();
         }
     }
+    crate::groups::mark_groups(&mut out);
     Ok(out)
 }
 
@@ -121,6 +122,7 @@ fn summarize(
         locked: false,
         server: None,
         tokens: None,
+        group: None,
     };
     match latest {
         Ok(Some(tuple)) => {
@@ -162,6 +164,14 @@ fn summarize(
     }
     if !problems.is_empty() {
         s.problem = Some(problems.join("; "));
+    }
+    // A document that does not read (locked, damaged) still has an id that says when it was
+    // made.
+    if s.latest_ts.is_none() {
+        s.latest_ts = s
+            .latest_checkpoint_id
+            .as_deref()
+            .and_then(flashback_storage::pyfmt::uuid6_time);
     }
     s
 }

@@ -39,7 +39,11 @@ enum Command {
         /// columns, with short ids and relative times).
         #[arg(long)]
         wide: bool,
-        /// Print JSON.
+        /// One row per thread, also for runs of 20 or more similar ids (`bulk-000001`,
+        /// `bulk-000002`, …), which are otherwise folded into one row, as the app does.
+        #[arg(long)]
+        unfold: bool,
+        /// Print JSON (every thread, with its `group`).
         #[arg(long)]
         json: bool,
     },

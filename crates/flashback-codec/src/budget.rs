@@ -51,21 +51,6 @@ impl Default for DecodeBudget {
     }
 }
 
-/// Sizes as people read them: `812 B`, `3.4 KB`, `21.3 MB`, `1.2 GB`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
-
 /// A placeholder for a value that was not decoded.
 pub fn too_large(tag: &str, bytes: u64, kind: String, why: TooLargeReason) -> Decoded {
     Decoded::TooLarge {
@@ -520,8 +505,6 @@ mod tests {
         }
         assert_eq!(kind_of(&[0x93]), "list");
         assert_eq!(kind_of(&[0xde]), "dict");
-        assert_eq!(human_bytes(21 * 1024 * 1024 + 300 * 1024), "21.3 MB");
-        assert_eq!(human_bytes(812), "812 B");
         // Truncated input is an error, never a hang.
         let bytes = msgpack::encode(&Value::Array(vec![s("abc"); 10]));
         assert!(copy_value(&mut Cursor::new(&bytes[..bytes.len() - 2]), None, 0).is_err());

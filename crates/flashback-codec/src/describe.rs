@@ -20,20 +20,13 @@ pub fn quoted(s: &str, max: usize) -> String {
     }
 }
 
-/// A byte count for people: `512 bytes`, `1.5 kB`, `21.3 MB`, `4.0 GB`.
-pub fn size(n: usize) -> String {
-    let f = n as f64;
-    match n {
-        0..1_000 => format!("{n} bytes"),
-        1_000..1_000_000 => format!("{:.1} kB", f / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", f / 1e6),
-        _ => format!("{:.1} GB", f / 1e9),
-    }
-}
-
 /// `<what> value of <size> (xxh3 <hash>, starts <first bytes in hex>…)`.
 fn payload(f: &mut fmt::Formatter<'_>, what: &str, bytes: &[u8]) -> fmt::Result {
-    write!(f, "{what} value of {}", size(bytes.len()))?;
+    write!(
+        f,
+        "{what} value of {}",
+        crate::units::bytes(bytes.len() as u64)
+    )?;
     if bytes.is_empty() {
         return Ok(());
     }
@@ -63,7 +56,7 @@ impl fmt::Display for Decoded {
                 f,
                 "{} value left undecoded (too large: {})",
                 quoted(kind, MAX_NAME_CHARS),
-                crate::budget::human_bytes(*bytes)
+                crate::units::bytes(*bytes)
             ),
             Decoded::Empty => f.write_str("empty value (no value)"),
             Decoded::Bytes(b) => payload(f, "bytes", b),
@@ -118,9 +111,8 @@ mod tests {
         );
         assert_eq!(
             decode_typed("bytes", Some(b"")).to_string(),
-            "bytes value of 0 bytes"
+            "bytes value of 0 B"
         );
-        assert_eq!(size(21_312_345), "21.3 MB");
         assert_eq!(quoted("ab\"c", 2), "\"ab\"… (4 bytes)");
     }
 }

@@ -43,6 +43,7 @@ pub mod pickle;
 pub mod reserved;
 pub mod slimjson;
 pub mod typed;
+pub mod units;
 pub mod unview;
 pub mod value;
 pub mod view;

@@ -165,6 +165,26 @@ fn random_u64() -> u64 {
     (uuid::Uuid::new_v4().as_u128() >> 64) as u64
 }
 
+/// When a version-6 UUID (a LangGraph checkpoint id) was made, as [`isoformat_utc`] writes it;
+/// `None` for any other id (LangGraph.js's and the three-table store's are v6 too; a v1 or
+/// v4 id, or text that is not a UUID, carries no such time).
+pub fn uuid6_time(id: &str) -> Option<String> {
+    let u = uuid::Uuid::try_parse(id).ok()?;
+    if u.get_version_num() != 6 {
+        return None;
+    }
+    let v = u.as_u128();
+    let high = ((v >> 80) & 0xFFFF_FFFF_FFFF) as u64;
+    let low = ((v >> 64) & 0x0FFF) as u64;
+    let ticks = (high << 12) | low;
+    let since_epoch = ticks.checked_sub(GREGORIAN_OFFSET)?;
+    let secs = i64::try_from(since_epoch / 10_000_000).ok()?;
+    Some(isoformat_utc(
+        secs,
+        ((since_epoch % 10_000_000) / 10) as u32,
+    ))
+}
+
 /// A checkpoint id exactly as LangGraph's `uuid6(clock_seq=step)` makes it: the Gregorian
 /// 100-ns clock (strictly increasing within this process), version 6, the step in the 14-bit
 /// clock sequence, 48 random node bits; lowercase, so string order is time order.
@@ -264,6 +284,29 @@ mod tests {
         let b = uuid6(0);
         assert!(b > a, "ids increase within a process: {a} {b}");
         assert_eq!(&a[14..15], "6", "version 6");
+    }
+
+    #[test]
+    fn uuid6_says_when_it_was_made() {
+        // Python: the id's 60-bit time, less the Gregorian offset, as a UTC datetime.
+        assert_eq!(
+            uuid6_time("1f1e640f-3555-6213-8005-0a0b87dbca46").as_deref(),
+            Some("2026-11-22T06:50:05.994651+00:00")
+        );
+        let before = utc_now_isoformat();
+        let made = uuid6_time(&uuid6(3)).unwrap();
+        let after = utc_now_isoformat();
+        assert!(
+            before[..19] <= made[..19] && made[..19] <= after[..19],
+            "{before} {made} {after}"
+        );
+        assert_eq!(
+            uuid6_time("5b2c7a1e-8f3d-4c1a-9e2b-0a0b87dbca46"),
+            None,
+            "v4"
+        );
+        assert_eq!(uuid6_time("not an id"), None);
+        assert_eq!(uuid6_time(""), None);
     }
 
     #[test]

@@ -181,7 +181,7 @@ pub fn check_storable(channel: &str, v: &Decoded, dialect: Dialect) -> Result<()
         Decoded::TooLarge { bytes, .. } => Err(StoreError::InvalidInput(format!(
             "channel {channel:?}: the value ({}) was read over the decode budget and not \
              loaded; Flashback does not write a value it has not read",
-            flashback_codec::budget::human_bytes(*bytes)
+            flashback_codec::units::bytes(*bytes)
         ))),
         Decoded::Msgpack(v) => match bad(v, dialect) {
             Some(why) => Err(StoreError::InvalidInput(format!(

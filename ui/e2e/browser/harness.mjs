@@ -94,6 +94,13 @@ export function createHarness(options) {
       await t.page.waitForSelector(tid("thread-row"));
     },
 
+    /** Presses an action of a state card's ⋯ menu (copy-json, copy-python, watch-channel). */
+    async channelAction(channel, item) {
+      const card = `${tid("channel")}[data-channel="${channel}"]`;
+      await t.page.locator(`${card} ${tid("channel-more")}`).click();
+      await t.page.locator(`${card} ${tid("channel-more-menu")} ${tid(item)}`).click();
+    },
+
     async dagRows() {
       return Number(await t.page.locator(tid("dag")).getAttribute("data-rows"));
     },

@@ -117,6 +117,13 @@ export const chat = {
     // The answer's usage_metadata counts as the step's tokens, as for Python.
     const tokens = await page.locator(tid("dag-tokens")).allTextContents();
     expect(tokens.map((s) => s.trim()).includes("54 tok"), `tokens per step: ${JSON.stringify(tokens)}`);
+    // A JS database's values are JSON, not Python: the ⋯ menu offers JSON only.
+    const card = `${tid("channel")}[data-channel="messages"]`;
+    await page.locator(`${card} ${tid("channel-more")}`).click();
+    const offered = await page.locator(`${card} ${tid("channel-more-menu")} [role="menuitem"]`).evaluateAll((bs) => bs.map((b) => b.dataset.testid));
+    expect(offered.includes("copy-json") && !offered.includes("copy-python"), `no copy Python for JS: ${offered.join(", ")}`);
+    await page.keyboard.press("Escape");
+    await page.locator(`${card} ${tid("channel-more-menu")}`).waitFor({ state: "detached" });
     await page.locator(tid("chat")).first().scrollIntoViewIfNeeded();
     await shot("langgraphjs-chat.png");
   },
@@ -175,7 +182,7 @@ export const fork = {
     const said = (await toast.textContent()).replace(/\s*×\s*$/, "");
     expect(said.includes("Resume it in LangGraph.js with graph.invoke(null, { configurable: { thread_id: \"chat-tools\" } })"), `the toast: ${said}`);
     expect(!said.includes("invoke(None"), `no Python in the toast: ${said}`);
-    expect((await head(page).textContent()).includes("copy fork"), "the new head is Flashback's copy fork");
+    expect((await head(page).locator(tid("branch-label")).getAttribute("data-action")) === "copy_fork", "the new head is Flashback's copy fork");
     const forkId = await head(page).getAttribute("data-id");
     expect((await selectedId()) === forkId, "the fork is selected");
     // The fork shows the same chat as its source.

@@ -92,6 +92,26 @@ export const demoAndTheme = {
     await page.locator(tid("theme-toggle")).click(); // system → light
     await page.locator(tid("theme-toggle")).click(); // light → dark
     expect((await page.evaluate(() => document.documentElement.dataset.theme)) === "dark", "dark theme");
+    // The primary button reads in both themes (issue 33: white on light lavender in the dark).
+    for (const theme of ["light", "dark"]) {
+      const ratio = await page.evaluate((th) => {
+        const root = document.documentElement;
+        const was = root.dataset.theme;
+        root.dataset.theme = th;
+        const b = document.createElement("button");
+        b.className = "primary";
+        b.textContent = "Open";
+        document.body.append(b);
+        const cs = getComputedStyle(b);
+        const rgb = (c) => c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+        const lum = ([r, g, bl]) => [r, g, bl].map((v) => ((v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const [a, z] = [lum(rgb(cs.color)), lum(rgb(cs.backgroundColor))].sort((x, y) => y - x);
+        b.remove();
+        root.dataset.theme = was;
+        return (a + 0.05) / (z + 0.05);
+      }, theme);
+      expect(ratio >= 4.5, `the primary button's text on its colour in the ${theme} theme: ${ratio.toFixed(2)}:1`);
+    }
     await openThread("chat-tools");
     await page.locator(tid("chat")).first().waitFor();
     await shot("state-view-dark.png");

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { expect, tid } from "./harness.mjs";
+import { atSize, clipped, covered, headerHeights, SMALL, wrappedHeaders } from "./layout.mjs";
 
 export const bigThread = {
   name: "a 10,000-checkpoint thread opens and scrolls",
@@ -92,6 +93,18 @@ export const deltaChannels = {
     }
     await log.locator(tid("rebuilt-badge")).getByText(replayed).waitFor();
     await shot("delta-rebuilt.png");
+    // At 1280×720 every state card's header is one line (the rebuilt chip and the reducer
+    // picker beside the name, the rest behind ⋯), and the DeltaChannel bar clips nothing.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const wrapped = await wrappedHeaders(page);
+      expect(wrapped.length === 0, `headers on more than one line: ${wrapped.join(" | ")}`);
+      const heights = await headerHeights(page);
+      expect(Math.max(...heights) - Math.min(...heights) <= 1, `one header height: ${heights.join(", ")}`);
+      const bars = [...(await clipped(page, tid("delta-bar"))), ...(await covered(page, tid("delta-bar")))];
+      expect(bars.length === 0, `the DeltaChannel bar clips or is covered: ${bars.join(" | ")}`);
+      await shot("delta-rebuilt-1280.png");
+    });
     await page.locator(tid("delta-raw-toggle")).click();
     await page.locator(tid("delta-bar")).getByText("Stored view").waitFor();
     // The bar changes at once; the detail in the stored view arrives after it.
@@ -130,8 +143,26 @@ export const encrypted = {
     await openDb(path);
     await page.locator(tid("sealed-banner")).waitFor();
     await page.locator(tid("thread-locked")).first().waitFor();
+    // Locked, no status is known: the chips do not claim "0 waiting, 0 failed", the threads
+    // are counted as of unknown status, and the time comes from the checkpoint id (UUIDv6).
+    const chip = async (key) => (await page.locator(`${tid(`filter-${key}`)} .count`).textContent()).trim();
+    expect((await chip("interrupted")) === "—" && (await chip("failed")) === "—", `locked counts: ${await chip("interrupted")} ${await chip("failed")}`);
+    const rows = await page.locator(tid("thread-row")).count();
+    expect((await chip("unknown")) === String(rows) && (await chip("all")) === String(rows), `the unknown chip: ${await chip("unknown")} of ${rows}`);
+    const when = await page.locator(`${tid("thread-row")}[data-thread="wait"] ${tid("thread-last")}`).getAttribute("title");
+    expect(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(when ?? ""), `the locked thread's last activity: ${when}`);
     await page.locator(`${tid("thread-row")}[data-thread="wait"]`).click();
     await page.locator(tid("values-locked")).waitFor();
+    // The line says it whole, below the tab strip (not under it), at 1280×720 too.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const line = await page.locator(tid("values-locked")).boundingBox();
+      const tabs = await page.locator('[role="tablist"]').boundingBox();
+      expect(line.y >= tabs.y + tabs.height - 0.5, `the locked line (top ${line.y}) is below the tabs (bottom ${tabs.y + tabs.height})`);
+      const cut = [...(await clipped(page, tid("values-locked"))), ...(await covered(page, tid("values-locked")))];
+      expect(cut.length === 0, `the locked line clips or is covered: ${cut.join(" | ")}`);
+      await shot("values-locked-1280.png");
+    });
     await page.locator(tid("unlock-open")).click();
     await page.locator(tid("unlock-key")).fill("x".repeat(32));
     await page.locator(tid("unlock-submit")).click();

@@ -20,16 +20,53 @@ async function clickBar(page, testid, i, { horizontal }) {
   await canvas.click({ position });
 }
 
+/** The app's short form of a checkpoint id (ui/src/lib/graph/lanes.ts `shortId`). */
+function shortId(id) {
+  const parts = id.split("-");
+  return parts.length === 5 ? `${parts[1]}-${parts[2]}-${parts[4].slice(0, 4)}` : id.slice(0, 14);
+}
+
+/** Each chart's legend as kind → colour (the swatch's computed colour), and the colours its
+ * canvas drew (`data-colors`), which must be the same. */
+async function legendColours(page, testid) {
+  await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.colors, tid(`${testid}-canvas`));
+  const legend = await page.locator(`${tid(`${testid}-legend`)} ${tid("legend-item")}`).evaluateAll((items) =>
+    items.map((li) => ({ kind: li.dataset.kind, label: li.textContent.trim(), color: getComputedStyle(li.querySelector('[data-testid="kind-swatch"]')).backgroundColor })),
+  );
+  const drawn = JSON.parse(await page.locator(tid(`${testid}-canvas`)).getAttribute("data-colors"));
+  const rgb = (hex) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(", ")})`;
+  expect(drawn.length === legend.length, `${testid}: a legend entry per part (${legend.length} of ${drawn.length})`);
+  drawn.forEach((d, k) => expect(legend[k].kind === d.kind && legend[k].color === rgb(d.color), `${testid}: ${d.label} drawn ${d.color}, legend ${legend[k].color}`));
+  return legend;
+}
+
+/** The same data kind has the same colour in every chart, and different kinds differ. */
+function sameKindSameColour(legends) {
+  const byKind = new Map();
+  for (const [chart, legend] of Object.entries(legends))
+    for (const { kind, color } of legend) {
+      const seen = byKind.get(kind);
+      expect(!seen || seen.color === color, `${kind} is ${color} in ${chart} but ${seen?.color} in ${seen?.chart}`);
+      byKind.set(kind, { color, chart });
+    }
+  const colours = [...byKind.values()].map((v) => v.color);
+  expect(new Set(colours).size === colours.length, `one colour per kind: ${JSON.stringify([...byKind])}`);
+  return byKind;
+}
+
 export const storage = {
-  name: "storage: the database's report with charts; a thread's bar opens it; its Storage tab's growth bars open checkpoints",
-  run: async ({ page, shot }) => {
+  name: "storage: the database's report with charts, one colour per data kind; a thread's bar opens it; its Storage tab's bars follow the DAG's rows and select checkpoints",
+  run: async ({ page, shot, db, bin }) => {
     if (await page.locator(tid("crumb-db")).count()) await page.locator(tid("crumb-db")).click();
     await page.locator(tid("storage-open")).click();
     const totals = page.locator(tid("storage-totals"));
     await totals.waitFor({ timeout: 20_000 });
     const text = await totals.textContent();
-    // The fixture: 12 threads, 381 checkpoints, 601,559 bytes in all (flashback storage --json).
-    expect(text.includes("587.5 KB") && text.includes("12") && text.includes("381"), `the totals: ${text}`);
+    // The fixture: 12 threads, 381 checkpoints, 601,559 bytes in all (flashback storage --json),
+    // in the same units the CLI prints (decimal: 1 kB = 1000 B).
+    expect(text.includes("601.6 kB") && text.includes("12") && text.includes("381"), `the totals: ${text}`);
+    const human = spawnSync(bin, ["storage", db], { encoding: "utf8", timeout: 60_000 }).stdout ?? "";
+    expect(human.includes("601.6 kB"), `the CLI says the same size: ${human.slice(0, 300)}`);
     const hash = await page.evaluate(() => location.hash);
     expect(hash.startsWith("#/storage?db="), `the URL: ${hash}`);
     for (const chart of ["storage-by-thread", "storage-by-channel", "storage-by-node"]) {
@@ -40,6 +77,20 @@ export const storage = {
     expect((await page.locator(tid("storage-checkpoint-row")).count()) > 0, "the largest checkpoints are listed");
     await shot("storage.png");
 
+    // A colour means one kind of bytes in every chart (issue 33: orange was Metadata in one
+    // chart and Writes in the next).
+    const legends = {};
+    for (const chart of ["storage-by-thread", "storage-by-channel", "storage-by-node"]) legends[chart] = await legendColours(page, chart);
+    expect(legends["storage-by-thread"].some((l) => l.kind === "metadata") && legends["storage-by-channel"].some((l) => l.kind === "write"), "metadata and writes are both charted");
+    // The totals and the tables' columns wear the same swatches.
+    const swatches = async (sel) =>
+      page.locator(`${sel} ${tid("kind-swatch")}`).evaluateAll((xs) => xs.map((x) => ({ kind: x.dataset.kind, color: getComputedStyle(x).backgroundColor })));
+    legends["storage-totals"] = await swatches(tid("storage-totals"));
+    legends["storage-largest-checkpoints"] = await swatches(tid("storage-largest-checkpoints"));
+    expect(legends["storage-totals"].length === 4, `a swatch per kind in the totals (${legends["storage-totals"].length})`);
+    const kinds = sameKindSameColour(legends);
+    expect(kinds.size === 4, `kinds shown: ${[...kinds.keys()]}`);
+
     // The bars are ranked as the report lists the threads; chat-tools' bar opens chat-tools.
     const labels = await page.locator(`${tid("storage-by-thread")} li button`).allTextContents();
     const i = labels.findIndex((l) => l.startsWith("chat-tools:"));
@@ -47,7 +98,7 @@ export const storage = {
     await page.waitForSelector(tid("dag-row"));
     expect((await page.locator(tid("crumb-thread")).textContent()).trim() === "chat-tools", "the bar opened chat-tools");
 
-    // Its Storage tab: one bar per checkpoint; the last opens the newest checkpoint.
+    // Its Storage tab: one bar per checkpoint, in the DAG's row order and labelled as the rows.
     await page.locator(tid("tab-storage")).click();
     const report = page.locator(`${tid("storage-report")}[data-scope="thread"]`);
     await report.waitFor({ timeout: 20_000 });
@@ -55,32 +106,48 @@ export const storage = {
     const n = Number(await page.locator(tid("storage-growth-canvas")).getAttribute("data-bars"));
     expect(n === 10, `one bar per root checkpoint of chat-tools (${n})`);
     const total = await page.locator(tid("storage-thread-total")).textContent();
-    expect(total.includes("21.6 KB") && total.includes("10 checkpoints"), `the thread's total: ${total}`);
+    expect(total.includes("22.1 kB") && total.includes("10 checkpoints"), `the thread's total: ${total}`);
     expect((await page.locator(tid("storage-quadratic")).textContent()).includes("stored whole 9 times"), "the thread's quadratic flag");
     expect((await page.evaluate(() => location.hash)).includes("tab=storage"), "the URL keeps the tab");
     await shot("storage-thread.png");
 
+    const dagRows = await page.locator(tid("dag-row")).evaluateAll((rows) => rows.filter((r) => r.dataset.ns === "").map((r) => ({ id: r.dataset.id, step: r.querySelector(".step")?.textContent.trim() })));
+    const rowIds = dagRows.map((r) => r.id);
+    const bars = page.locator(tid("storage-growth-bar"));
+    const barLabels = await bars.allTextContents();
+    expect(rowIds.length === n && barLabels.every((l, i) => l.includes(shortId(rowIds[i]))), `the bars in the DAG's order: ${barLabels.join(" | ")} vs ${rowIds.map(shortId).join(" ")}`);
+    expect(barLabels.every((l, i) => l.startsWith(`${dagRows[i].step} `)), `each bar starts with its row's step: ${barLabels[0]}`);
+    const barTitle = await bars.first().getAttribute("title");
+    expect(/main branch/.test(barTitle) && barTitle.includes(shortId(rowIds[0])) && /step \d/.test(barTitle), `the bar's tooltip names node, step and branch: ${barTitle}`);
+    const growthLegend = await legendColours(page, "storage-growth");
+    sameKindSameColour({ ...legends, "storage-growth": growthLegend });
+
     const last = await report.getAttribute("data-last-checkpoint");
+    expect(last === rowIds[0], "the newest checkpoint is the top row and the first bar");
     // Select another checkpoint first, so that the click visibly moves the selection.
     await page.locator(tid("dag-row")).last().click();
     await page.locator(tid("tab-storage")).click();
     await page.locator(tid("storage-growth-canvas")).waitFor();
-    await clickBar(page, "storage-growth", n - 1, { horizontal: false });
+    await clickBar(page, "storage-growth", 0, { horizontal: true });
     await page.locator(`${tid("detail-pane")}[data-checkpoint="${last}"]`).waitFor();
-    expect((await page.locator(tid("tab-state")).getAttribute("aria-selected")) === "true", "the checkpoint opens on its state");
+    expect((await page.locator(tid("tab-storage")).getAttribute("aria-selected")) === "true", "the bar selects its checkpoint and keeps the Storage tab");
+    expect((await page.locator(`${tid("dag-row")}[data-id="${last}"]`).getAttribute("aria-selected")) === "true", "the DAG selects the bar's row");
+    await clickBar(page, "storage-growth", 3, { horizontal: true });
+    await page.locator(`${tid("detail-pane")}[data-checkpoint="${rowIds[3]}"]`).waitFor();
     await page.locator(tid("crumb-db")).click();
     await page.locator(tid("thread-row")).first().waitFor();
   },
 };
 
-/** The app's byte formatter (ui/src/lib/state/format.ts `formatBytes`), for the expectations. */
+/** The app's byte formatter (ui/src/lib/state/format.ts `formatBytes`: decimal units, as the
+ * CLI's), for the expectations. */
 function formatBytes(n) {
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let v = n / 1024;
+  if (n < 1000) return `${n} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let v = n / 1000;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  while (Math.round(v * 10) >= 10_000 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;

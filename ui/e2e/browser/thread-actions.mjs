@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, tid } from "./harness.mjs";
+import { atSize, headRow, SMALL } from "./layout.mjs";
 
 export const forkHere = {
   name: "fork here makes a new branch that becomes the head",
@@ -21,7 +22,7 @@ export const forkHere = {
     await page.locator(tid("fork-here")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     const head = page.locator(`${tid("dag-row")}[data-head="true"]`);
-    expect((await head.textContent()).includes("copy fork"), "the new head is Flashback's copy fork");
+    expect((await head.locator(tid("branch-label")).getAttribute("data-action")) === "copy_fork", "the new head is Flashback's copy fork");
     expect((await head.locator(tid("branch-label")).textContent()).trim() === "fork", "its branch is labelled fork");
     // Every branch that was there keeps its lane (and so its colour).
     const lanesAfter = await lanes();
@@ -58,17 +59,27 @@ export const badEdits = {
     await page.locator(tid("edit-json")).fill('["input",\n  oops]');
     const status = await page.locator(tid("edit-status")).textContent();
     expect(status.includes("line 2"), `syntax error with its line: ${status}`);
+    const submit = page.locator(tid("edit-fork-submit"));
+    expect(await submit.isDisabled(), "no fork while the JSON does not parse");
+    // A value that does not fit: said once with its path, and the fork cannot be pressed.
+    const misfit = async (path) => {
+      await page.locator(tid("edit-invalid")).waitFor();
+      const said = (await page.locator(tid("edit-invalid")).textContent()).trim();
+      expect(said.startsWith(`Does not fit at ${path}: `), `the misfit names its path: ${said}`);
+      expect(said.split(path).length === 2, `the path said once: ${said}`);
+      expect(await submit.isDisabled(), `no fork while the value does not fit: ${said}`);
+      return said;
+    };
     await page.locator(tid("edit-json")).fill('{"$type": "builtins.bytes", "base64": "%%%"}');
-    await page.locator(tid("edit-invalid")).waitFor();
-    await page.locator(tid("edit-fork-submit")).click();
-    const err = await page.locator(tid("edit-error")).textContent();
-    expect(err.includes("values.log"), `the engine's rejection names the path: ${err}`);
+    await misfit("values.log");
     // A typed value Python could not revive (it would keep the string) is refused too.
     await page.locator(tid("edit-json")).fill('["input", {"$type": "datetime.datetime", "$value": "not a date"}]');
-    await page.locator(tid("edit-fork-submit")).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid="edit-error"]')?.textContent?.includes("datetime"));
-    const typed = await page.locator(tid("edit-error")).textContent();
-    expect(typed.includes("values.log[1]"), `the typed rejection names the path: ${typed}`);
+    const typed = await misfit("values.log[1]");
+    expect(typed.includes("datetime"), `the typed misfit says why: ${typed}`);
+    // Fixed: the fork can be pressed again.
+    await page.locator(tid("edit-json")).fill('["input"]');
+    await page.locator(tid("edit-valid")).waitFor();
+    expect(!(await submit.isDisabled()), "a value that fits can be forked");
     await page.locator(tid("modal-close")).click();
     expect((await dagRows()) === before, "no checkpoint written");
   },
@@ -83,6 +94,16 @@ export const merge = {
     await page.locator(tid("merge-submit")).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-testid="dag"]')?.dataset.rows) === n, before + 1);
     expect((await page.locator(`${tid("dag-row")}[data-head="true"]`).textContent()).includes("merge"), "a merge head");
+    // At 1280×720 the merge head says each thing once, its time whole, and the DAG does not
+    // scroll sideways for it.
+    await atSize(page, SMALL, async () => {
+      await page.waitForTimeout(100);
+      const h = await headRow(page);
+      expect(new Set(h.chips).size === h.chips.length, `one chip per meaning: ${h.chips.join(", ")}`);
+      expect(h.chips.filter((c) => /\bmerge\b/.test(c)).length === 1, `merge said once: ${h.chips.join(", ")}`);
+      expect(/^\d{2}:\d{2}:\d{2}$/.test(h.time) && !h.timeCut, `a whole time: ${JSON.stringify(h.time)}${h.timeCut ? " (cut)" : ""}`);
+      expect(!h.dagSideways, "the DAG does not scroll sideways");
+    });
   },
 };
 

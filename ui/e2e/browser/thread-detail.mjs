@@ -11,6 +11,9 @@ export const lanes = {
     expect((await dagRows()) === 14, "14 checkpoints");
     const lanes = await page.locator(tid("dag-row")).evaluateAll((rows) => new Set(rows.map((r) => r.dataset.lane)).size);
     expect(lanes >= 3, `several lanes (${lanes})`);
+    // Each branch its own colour (issue 33: two branches hashed to one colour read as one).
+    const colours = await page.locator(`${tid("dag")} circle.dot`).evaluateAll((dots) => new Set(dots.map((d) => getComputedStyle(d).getPropertyValue("--c").trim() || getComputedStyle(d).fill)).size);
+    expect(colours >= lanes, `a colour per branch: ${colours} colours for ${lanes} lanes`);
     expect((await page.locator(`${tid("dag-row")}[data-head="true"]`).count()) === 1, "one head");
     await shot("thread-dag.png");
   },
@@ -66,7 +69,7 @@ export const dialogFocus = {
 
 export const chatBubble = {
   name: "a decoded message shows as a chat bubble with its tool calls",
-  run: async ({ page, shot, openThread }) => {
+  run: async ({ page, shot, openThread, channelAction }) => {
     await openThread("chat-tools");
     await page.locator(tid("chat")).first().waitFor();
     const texts = await page.locator(tid("chat-text")).allTextContents();
@@ -77,7 +80,7 @@ export const chatBubble = {
     // What the step into this checkpoint changed is marked without playing anything.
     expect(await page.locator(`${tid("channel")}[data-channel="messages"].changed`).count() === 1, "messages: changed by this step");
     // A channel's value copies as Python source (and as JSON).
-    await page.locator(`${tid("channel")}[data-channel="messages"] ${tid("copy-python")}`).click();
+    await channelAction("messages", "copy-python");
     await page.locator(tid("toast-info")).getByText("Copied messages as Python.").waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText().catch(() => null));
     if (copied !== null) expect(copied.startsWith("[HumanMessage(content='What is 2+3 and 4*5?'"), `the Python text: ${copied.slice(0, 80)}`);
@@ -113,6 +116,49 @@ export const writeTrace = {
     await page.locator(tid("writes-made-none")).getByText("holds an input").waitFor();
     await page.locator(tid("tab-state")).click();
     await page.keyboard.press("End");
+  },
+};
+
+/** The computed colour of a token (as `rgb(…)`), read through a probe element. */
+export async function tokenColour(page, token) {
+  return page.evaluate((t) => {
+    const probe = document.createElement("span");
+    probe.style.color = `var(${t})`;
+    document.body.append(probe);
+    const c = getComputedStyle(probe).color;
+    probe.remove();
+    return c;
+  }, token);
+}
+
+export const errorText = {
+  name: "an error reads as its type and message, monospace, in the failed colour (thread list, tasks, writes), not as a str value",
+  run: async ({ page, shot, openThread }) => {
+    const want = "ValueError: upstream returned HTTP 500 for item 42";
+    if (await page.locator(tid("crumb-db")).count()) await page.locator(tid("crumb-db")).click();
+    const listed = await page.locator(`${tid("thread-row")}[data-thread="parallel-failure"] .failure`).textContent();
+    expect(listed.includes(want) && !listed.includes("('"), `the thread list's error: ${listed}`);
+    await openThread("parallel-failure");
+    // fetch_bad raised in the step after the head: its task (and its __error__ write) are the head's.
+    await page.locator(`${tid("dag-row")}[data-head="true"]`).click();
+    await page.locator(tid("tab-tasks")).click();
+    const err = page.locator(`${tid("task-error")} ${tid("error-value")}`);
+    await err.waitFor();
+    expect((await err.textContent()).trim() === want, `the task's error: ${await err.textContent()}`);
+    expect((await err.getAttribute("data-type")) === "ValueError", "its type");
+    expect((await page.locator(`${tid("task-error")} ${tid("type-badge")}`).count()) === 0, "no `str` badge");
+    expect((await page.locator(`${tid("task-error")} ${tid("string-value")}`).count()) === 0, "not a string leaf");
+    const look = await err.evaluate((e) => ({ color: getComputedStyle(e).color, font: getComputedStyle(e).fontFamily }));
+    expect(look.color === (await tokenColour(page, "--bad")), `the failed colour: ${look.color}`);
+    expect(/mono/i.test(look.font), `monospace: ${look.font}`);
+    const [box, text] = await Promise.all([page.locator(tid("task-error")).boundingBox(), err.boundingBox()]);
+    expect(box.height <= text.height + 16, `the box holds the error and no blank line (${box.height} for ${text.height})`);
+    await shot("task-error.png");
+    await page.locator(tid("tab-writes")).click();
+    const write = page.locator(`${tid("write")}[data-kind="error"] ${tid("error-value")}`);
+    await write.waitFor();
+    expect((await write.textContent()).trim() === want, `the __error__ write: ${await write.textContent()}`);
+    await page.locator(tid("tab-state")).click();
   },
 };
 

@@ -8,9 +8,9 @@ const channel = (name) => `${tid("channel")}[data-channel="${name}"]`;
 
 export const watchKey = {
   name: "watch a key: the checkpoints where a value changed and who wrote it; click and prev/next select them",
-  run: async ({ page, shot, openThread }) => {
+  run: async ({ page, shot, openThread, channelAction }) => {
     await openThread("chat-tools");
-    await page.locator(`${channel("messages")} ${tid("watch-channel")}`).click();
+    await channelAction("messages", "watch-channel");
     const panel = page.locator(tid("watch-panel"));
     const entries = panel.locator(tid("watch-entry"));
     await entries.first().waitFor();
@@ -45,7 +45,7 @@ export const watchKey = {
     expect((await panel.getAttribute("data-path")) === "log[0]", `the node's path: ${await panel.getAttribute("data-path")}`);
     expect((await panel.locator(tid("watch-by")).first().textContent()).trim() === "__start__", "the input wrote the first item");
     // The whole channel `value`, on every branch or on the head's only.
-    await page.locator(`${channel("value")} ${tid("watch-channel")}`).click();
+    await channelAction("value", "watch-channel");
     await page.locator(`${tid("watch-panel")}[data-path="value"]`).waitFor();
     await panel.locator(tid("watch-entry")).first().waitFor();
     const all = await panel.locator(tid("watch-entry")).count();

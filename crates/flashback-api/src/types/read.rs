@@ -19,7 +19,8 @@ pub struct ThreadSummary {
     pub checkpoint_count: u32,
     /// The head.
     pub latest_checkpoint_id: Option<String>,
-    /// Its timestamp.
+    /// Its timestamp: the checkpoint's `ts`, or, when its document does not read (encrypted
+    /// without a key, damaged), the time its UUIDv6 id was made.
     pub latest_ts: Option<String>,
     /// Its step.
     pub latest_step: Option<i32>,
@@ -47,6 +48,12 @@ pub struct ThreadSummary {
     /// the app reads it per row from `thread_activity`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens: Option<flashback_engine::TokenUsage>,
+    /// The run of similar ids it belongs to (`bulk-` for `bulk-000001`, `bulk-000002`, …;
+    /// the rule is [`crate::groups::group_prefix`]), set when at least
+    /// [`crate::groups::GROUP_MIN`] threads of the list share it: the app's list and
+    /// `flashback threads` fold them into one row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// Threads whose history to look through (the rows of the list in view).

@@ -70,6 +70,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             db: location,
             limit,
             wide,
+            unfold,
             json,
         } => {
             let (api, info) = open_info(&location).await?;
@@ -105,7 +106,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 if info.holds == DbHolds::Store {
                     note
                 } else {
-                    human::threads(t, &recovered, human::width(wide))
+                    human::threads(t, &recovered, human::width(wide), unfold)
                         + &activity_note
                         + &human::sealed_note(&info.encryption)
                         + &note

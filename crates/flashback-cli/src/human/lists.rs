@@ -4,6 +4,7 @@
 
 use super::{clip, ns_label, opt, problems, table, wire_name, WIDTH};
 use flashback_api::{HistoryEntry, Stamp, ThreadSummary};
+use std::collections::HashMap;
 
 /// How much of each value a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,13 +56,14 @@ pub fn ago(ts: &str, now: i64) -> String {
     }
 }
 
-/// `flashback threads`.
 /// `flashback threads`; `recovered`: each thread's tasks that raised, then recovered on a
-/// retry (from `thread_activity`; a thread missing from it is not marked).
+/// retry (from `thread_activity`; a thread missing from it is not marked). Runs of similar ids
+/// (`ThreadSummary::group`) are one row each unless `unfold`.
 pub fn threads(
     rows: &[ThreadSummary],
-    recovered: &std::collections::HashMap<String, Vec<String>>,
+    recovered: &HashMap<String, Vec<String>>,
     width: Width,
+    unfold: bool,
 ) -> String {
     if rows.is_empty() {
         return "no threads\n".into();
@@ -72,55 +74,16 @@ pub fn threads(
     let served = rows.iter().any(|r| r.server.is_some());
     // Token usage, when any thread's model calls carried it.
     let tokens = rows.iter().any(|r| r.tokens.is_some());
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let subgraphs = r.namespaces.len().saturating_sub(1);
-            let status = match (&r.status, &r.problem) {
-                (Some(s), _) => wire_name(s),
-                (None, Some(_)) => "unreadable".into(),
-                (None, None) if r.locked => "locked".into(),
-                (None, None) => "-".into(),
-            };
-            let status = match recovered.get(&r.thread_id) {
-                Some(nodes) if !nodes.is_empty() => format!("{status} ↻"),
-                _ => status,
-            };
-            let latest = r.latest_checkpoint_id.as_deref().unwrap_or("-");
-            let mut row = vec![
-                if wide {
-                    r.thread_id.clone()
-                } else {
-                    clip(&r.thread_id, KEY_WIDTH)
-                },
-                status,
-                r.checkpoint_count.to_string(),
-                if subgraphs > 0 {
-                    subgraphs.to_string()
-                } else {
-                    "-".into()
-                },
-                match (&r.latest_ts, wide) {
-                    (Some(ts), true) => ts.clone(),
-                    (Some(ts), false) => ago(ts, now),
-                    (None, _) => "-".into(),
-                },
-                if wide {
-                    latest.to_owned()
-                } else {
-                    short_id(latest)
-                },
-            ];
-            if tokens {
-                row.push(
-                    r.tokens
-                        .map_or_else(|| "-".into(), |t| token_count(t.total)),
-                );
+    let row = |r: &ThreadSummary| thread_row(r, recovered, now, wide, tokens, served);
+    let mut folded = 0;
+    let body: Vec<Vec<String>> = folds(rows, unfold)
+        .into_iter()
+        .map(|e| match e {
+            Entry::Thread(r) => row(r),
+            Entry::Group(prefix, members) => {
+                folded += members.len();
+                group_row(prefix, &members, now, wide, tokens, served)
             }
-            if served {
-                row.extend(server_columns(r, wide));
-            }
-            row
         })
         .collect();
     let headers = ["THREAD", "STATUS", "CHECKPOINTS", "SUBGRAPHS"];
@@ -141,6 +104,11 @@ pub fn threads(
         &[&headers[..], &last[..], tokens_header, server].concat(),
         &body,
     );
+    if folded > 0 {
+        out.push_str(&format!(
+            "{folded} threads with similar ids are folded into `PREFIX*` rows (--unfold lists them)\n"
+        ));
+    }
     out.push_str(&problems(
         rows.iter()
             .map(|r| (r.thread_id.as_str(), r.problem.as_ref())),
@@ -165,6 +133,152 @@ pub fn threads(
         }
     }
     fitted(out, width)
+}
+
+/// A row of the table: one thread, or a run of similar ids folded into one row.
+enum Entry<'a> {
+    Thread(&'a ThreadSummary),
+    Group(&'a str, Vec<&'a ThreadSummary>),
+}
+
+/// `rows` in order, each group at its first member's place holding all its members.
+fn folds(rows: &[ThreadSummary], unfold: bool) -> Vec<Entry<'_>> {
+    let mut out: Vec<Entry<'_>> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for r in rows {
+        match r.group.as_deref().filter(|_| !unfold) {
+            Some(g) => match at.get(g) {
+                Some(&i) => {
+                    if let Entry::Group(_, members) = &mut out[i] {
+                        members.push(r);
+                    }
+                }
+                None => {
+                    at.insert(g, out.len());
+                    out.push(Entry::Group(g, vec![r]));
+                }
+            },
+            None => out.push(Entry::Thread(r)),
+        }
+    }
+    out
+}
+
+/// One thread's row.
+fn thread_row(
+    r: &ThreadSummary,
+    recovered: &HashMap<String, Vec<String>>,
+    now: i64,
+    wide: bool,
+    tokens: bool,
+    served: bool,
+) -> Vec<String> {
+    let subgraphs = r.namespaces.len().saturating_sub(1);
+    let status = status_word(r);
+    let status = match recovered.get(&r.thread_id) {
+        Some(nodes) if !nodes.is_empty() => format!("{status} ↻"),
+        _ => status,
+    };
+    let latest = r.latest_checkpoint_id.as_deref().unwrap_or("-");
+    let mut row = vec![
+        if wide {
+            r.thread_id.clone()
+        } else {
+            clip(&r.thread_id, KEY_WIDTH)
+        },
+        status,
+        r.checkpoint_count.to_string(),
+        if subgraphs > 0 {
+            subgraphs.to_string()
+        } else {
+            "-".into()
+        },
+        match (&r.latest_ts, wide) {
+            (Some(ts), true) => ts.clone(),
+            (Some(ts), false) => ago(ts, now),
+            (None, _) => "-".into(),
+        },
+        if wide {
+            latest.to_owned()
+        } else {
+            short_id(latest)
+        },
+    ];
+    if tokens {
+        row.push(
+            r.tokens
+                .map_or_else(|| "-".into(), |t| token_count(t.total)),
+        );
+    }
+    if served {
+        row.extend(server_columns(r, wide));
+    }
+    row
+}
+
+/// A folded run's row: `bulk-* ×40`, its statuses counted, checkpoints and tokens summed, the
+/// newest activity.
+fn group_row(
+    prefix: &str,
+    members: &[&ThreadSummary],
+    now: i64,
+    wide: bool,
+    tokens: bool,
+    served: bool,
+) -> Vec<String> {
+    let mut statuses: Vec<(String, usize)> = Vec::new();
+    for r in members {
+        let s = status_word(r);
+        match statuses.iter_mut().find(|(w, _)| *w == s) {
+            Some((_, n)) => *n += 1,
+            None => statuses.push((s, 1)),
+        }
+    }
+    statuses.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let checkpoints: u64 = members.iter().map(|r| u64::from(r.checkpoint_count)).sum();
+    let latest = members.iter().filter_map(|r| r.latest_ts.as_deref()).max();
+    let mut row = vec![
+        format!("{prefix}* ×{}", members.len()),
+        statuses
+            .iter()
+            .map(|(w, n)| format!("{n} {w}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        checkpoints.to_string(),
+        "-".into(),
+        match (latest, wide) {
+            (Some(ts), true) => ts.to_owned(),
+            (Some(ts), false) => ago(ts, now),
+            (None, _) => "-".into(),
+        },
+        "-".into(),
+    ];
+    if tokens {
+        let total: u64 = members
+            .iter()
+            .filter_map(|r| r.tokens.map(|t| u64::from(t.total)))
+            .sum();
+        row.push(if total > 0 {
+            token_count(u32::try_from(total).unwrap_or(u32::MAX))
+        } else {
+            "-".into()
+        });
+    }
+    if served {
+        let n = server_columns(members[0], wide).len();
+        row.extend(std::iter::repeat_n("-".to_owned(), n));
+    }
+    row
+}
+
+/// A thread's status in one word (`unreadable`, `locked` or `-` when none is known).
+fn status_word(r: &ThreadSummary) -> String {
+    match (&r.status, &r.problem) {
+        (Some(s), _) => wire_name(s),
+        (None, Some(_)) => "unreadable".into(),
+        (None, None) if r.locked => "locked".into(),
+        (None, None) => "-".into(),
+    }
 }
 
 /// A token count as people read it: `950`, `12.3k`, `4.1M`.

@@ -6,7 +6,9 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 mod approvals;
+mod diff;
 mod lists;
+mod messages;
 mod repair;
 mod retention;
 mod search;
@@ -14,6 +16,7 @@ mod state;
 mod storage;
 mod topology;
 mod watch;
+pub use diff::diff;
 pub use lists::{history, short_id, threads, Width};
 pub use repair::repaired;
 pub use retention::{retention, vacuum_failed};
@@ -32,6 +35,21 @@ pub fn width(wide: bool) -> Width {
         Width::Wide
     } else {
         Width::Fit
+    }
+}
+
+/// A count and its noun, singular for one: `1 checkpoint`, `3 checkpoints`, `2 copies`.
+pub(crate) fn n<N: Into<u64>>(count: N, noun: &str) -> String {
+    let count = count.into();
+    if count == 1 {
+        format!("1 {noun}")
+    } else if let Some(stem) = noun
+        .strip_suffix('y')
+        .filter(|s| !s.ends_with(['a', 'e', 'o']))
+    {
+        format!("{count} {stem}ies")
+    } else {
+        format!("{count} {noun}s")
     }
 }
 
@@ -121,8 +139,9 @@ pub fn store_note(location: &str, holds: DbHolds, store: &Option<StoreSummary>) 
         return String::new();
     };
     let what = format!(
-        "a LangGraph memory store ({} items in {} namespaces): see `flashback store ls {location}`",
-        s.items, s.namespaces
+        "a LangGraph memory store ({} in {}): see `flashback store ls {location}`",
+        n(s.items, "item"),
+        n(s.namespaces, "namespace")
     );
     match holds {
         DbHolds::Store => format!("this database holds only {what}\n"),
@@ -276,29 +295,6 @@ fn ran_label(ran: &[String]) -> String {
         .join(", ")
 }
 
-/// `flashback diff`.
-pub fn diff(d: &CheckpointDiff) -> String {
-    let s = &d.summary;
-    let mut out = format!(
-        "{} -> {}: {} added, {} removed, {} changed, {} unchanged\n",
-        d.a_id, d.b_id, s.added, s.removed, s.changed, s.unchanged
-    );
-    for c in &d.channels {
-        let change = wire_name(&c.change);
-        if change == "unchanged" {
-            continue;
-        }
-        let side = |v: &Option<Json>| v.as_ref().map_or_else(|| "-".into(), Json::to_string);
-        out.push_str(&format!(
-            "  {change:<9} {}\n    a: {}\n    b: {}\n",
-            c.channel,
-            clip(&side(&c.a), WIDTH),
-            clip(&side(&c.b), WIDTH)
-        ));
-    }
-    out
-}
-
 /// `flashback replay`.
 pub fn replay(steps: &[ReplayStep]) -> String {
     let body: Vec<Vec<String>> = steps
@@ -359,9 +355,9 @@ pub fn rebuild(report: &[ChannelRebuild]) -> String {
 /// `flashback export`.
 pub fn exported(r: &ExportResult) -> String {
     format!(
-        "wrote {} checkpoints ({} bytes) to {}; bundle hash {}\n",
-        r.checkpoints,
-        r.size,
+        "wrote {} ({}) to {}; bundle hash {}\n",
+        n(r.checkpoints, "checkpoint"),
+        flashback_api::units::bytes(u64::from(r.size)),
         r.path.as_deref().unwrap_or("-"),
         r.bundle_hash
     )
@@ -369,15 +365,17 @@ pub fn exported(r: &ExportResult) -> String {
 
 /// `flashback convert`.
 pub fn converted(r: &ConvertReport, target: &str) -> String {
-    let mb = |b: f64| format!("{:.2} MB", b / 1e6);
+    let mb = |b: f64| flashback_api::units::bytes(b.max(0.0) as u64);
     let verb = if r.dry_run {
         "would convert"
     } else {
         "converted"
     };
     let mut out = format!(
-        "{verb} {} threads ({} checkpoints, {} writes) into {target}\n",
-        r.threads, r.checkpoints, r.writes
+        "{verb} {} ({}, {}) into {target}\n",
+        n(r.threads, "thread"),
+        n(r.checkpoints, "checkpoint"),
+        n(r.writes, "write")
     );
     out.push_str(&format!(
         "values as LangGraph's SQLite saver stores them (every checkpoint whole): {}\n",
@@ -410,8 +408,8 @@ pub fn converted(r: &ConvertReport, target: &str) -> String {
 pub fn verify(r: &VerifyReport) -> String {
     if r.ok {
         format!(
-            "OK: {} checkpoints, every hash and chain link verified\n",
-            r.checkpoints
+            "OK: {}, every hash and chain link verified\n",
+            n(r.checkpoints as u64, "checkpoint")
         )
     } else {
         let lines: Vec<String> = r.problems.iter().map(|p| format!("  - {p}")).collect();
@@ -445,13 +443,17 @@ pub fn rerun_event(e: &JobEvent) -> String {
 pub fn deleted(r: &DeleteReport) -> String {
     if r.dry_run {
         format!(
-            "would delete thread {:?}: {} checkpoints, {} writes (dry run; add --yes)\n",
-            r.thread_id, r.checkpoints, r.writes
+            "would delete thread {:?}: {}, {} (dry run; add --yes)\n",
+            r.thread_id,
+            n(r.checkpoints, "checkpoint"),
+            n(r.writes, "write")
         )
     } else {
         format!(
-            "deleted thread {:?}: {} checkpoints, {} writes\n",
-            r.thread_id, r.checkpoints, r.writes
+            "deleted thread {:?}: {}, {}\n",
+            r.thread_id,
+            n(r.checkpoints, "checkpoint"),
+            n(r.writes, "write")
         )
     }
 }
@@ -466,10 +468,10 @@ pub fn pruned(r: &PruneSummary) -> String {
     }
     let verb = if r.dry_run { "would delete" } else { "deleted" };
     let mut out = format!(
-        "{verb} {} checkpoints, {} writes, {} blobs",
-        r.checkpoints.len(),
-        r.writes,
-        r.blobs
+        "{verb} {}, {}, {}",
+        n(r.checkpoints.len() as u64, "checkpoint"),
+        n(r.writes, "write"),
+        n(r.blobs, "blob")
     );
     if r.dry_run {
         out.push_str(" (dry run; add --yes)");
@@ -513,8 +515,10 @@ pub fn activity(rows: &[ThreadActivity]) -> String {
 /// `flashback copy`.
 pub fn copied(r: &CopyReport, source: &str, target: &str) -> String {
     format!(
-        "copied {source:?} to {target:?}: {} checkpoints, {} writes, {} blobs\n",
-        r.checkpoints, r.writes, r.blobs
+        "copied {source:?} to {target:?}: {}, {}, {}\n",
+        n(r.checkpoints, "checkpoint"),
+        n(r.writes, "write"),
+        n(r.blobs, "blob")
     )
 }
 

@@ -1,25 +1,13 @@
 //! `flashback prune` across the database (`--older-than`, `--status`, `--keep-last`): what
 //! goes, per thread and in all, for people.
 
-use super::{clip, opt, table, wire_name};
+use super::{clip, n, opt, table, wire_name};
 use flashback_api::*;
 
 /// Threads listed in the table; `--json` has every one.
 const ROWS: usize = 100;
 
-/// Bytes for people (decimal units).
-fn size(b: u64) -> String {
-    let f = b as f64;
-    if b < 1_000 {
-        format!("{b} B")
-    } else if b < 1_000_000 {
-        format!("{:.1} kB", f / 1e3)
-    } else if b < 1_000_000_000 {
-        format!("{:.1} MB", f / 1e6)
-    } else {
-        format!("{:.2} GB", f / 1e9)
-    }
-}
+use flashback_api::units::bytes as size;
 
 /// The report: a summary line, the threads skipped, what was asked, one row per thread, the
 /// VACUUM (its preview, outcome or failure).
@@ -27,20 +15,21 @@ pub fn retention(r: &RetentionReport) -> String {
     let t = &r.totals;
     let verb = if r.dry_run { "would prune" } else { "pruned" };
     let mut out = format!(
-        "{verb} {} threads: {} checkpoints go ({} kept), {} writes, {} blobs, {}",
-        t.threads - t.skipped,
-        t.checkpoints,
+        "{verb} {}: {} go ({} kept), {}, {}, {}",
+        n(t.threads - t.skipped, "thread"),
+        n(t.checkpoints, "checkpoint"),
         t.kept,
-        t.writes,
-        t.blobs,
+        n(t.writes, "write"),
+        n(t.blobs, "blob"),
         size(t.bytes)
     );
     if r.dry_run {
         out.push_str(" (dry run; add --yes)");
     } else if r.transactions > 0 {
         out.push_str(&format!(
-            " (committed in {} transactions, the longest holding the write lock {} ms)",
-            r.transactions, r.longest_transaction_ms
+            " (committed in {}, the longest holding the write lock {} ms)",
+            n(r.transactions, "transaction"),
+            r.longest_transaction_ms
         ));
     }
     out.push('\n');
@@ -61,7 +50,7 @@ pub fn retention(r: &RetentionReport) -> String {
         asked.push(format!("status {}", s.join(", ")));
     }
     if !f.thread_ids.is_empty() {
-        asked.push(format!("{} threads named", f.thread_ids.len()));
+        asked.push(format!("{} named", n(f.thread_ids.len() as u64, "thread")));
     }
     asked.push(match f.strategy {
         PruneStrategy::Delete => "delete whole threads".to_owned(),

@@ -2,6 +2,7 @@
 //! message list as one readable line per message; internal channels folded), its pending writes
 //! by node and its next tasks (approvals as cards, other interrupts in full).
 
+use super::messages::message_parts;
 use super::{clip, one_line, opt, shown, WIDTH};
 use flashback_api::{CheckpointDetail, TaskStatus, ThreadStatus};
 use serde_json::Value as Json;
@@ -247,64 +248,13 @@ fn interrupt_text(i: &Json) -> String {
 /// line each: the role, the text, and an AI message's tool calls; `None` for anything else.
 fn messages(v: &Json) -> Option<Vec<String>> {
     let items = v.as_array().filter(|a| !a.is_empty())?;
-    items.iter().map(message_line).collect()
-}
-
-fn message_line(m: &Json) -> Option<String> {
-    let o = m.as_object()?;
-    let kind = o.get("$type")?.as_str()?;
-    if !kind.starts_with("langchain_core.messages.") {
-        return None;
-    }
-    let role = o
-        .get("type")
-        .and_then(Json::as_str)
-        .unwrap_or("message")
-        .trim_end_matches("Chunk");
-    let who = match (role, o.get("name").and_then(Json::as_str)) {
-        ("tool", Some(name)) => format!("tool {name}"),
-        (role, _) => role.to_owned(),
-    };
-    let mut text = content_text(o.get("content").unwrap_or(&Json::Null));
-    if let Some(calls) = o.get("tool_calls").and_then(Json::as_array) {
-        for c in calls {
-            let name = c.get("name").and_then(Json::as_str).unwrap_or("?");
-            let args = c.get("args").map(Json::to_string).unwrap_or_default();
-            if !text.is_empty() {
-                text.push(' ');
-            }
-            text.push_str(&format!("→ {name}({args})"));
-        }
-    }
-    if text.is_empty() {
-        text = "(empty)".into();
-    }
-    Some(format!("{who:<10} {}", clip(&text, WIDTH - 15)))
-}
-
-/// A message's content as text: a string as is; content blocks by their text (other blocks by
-/// their type, e.g. `[image_url]`).
-fn content_text(c: &Json) -> String {
-    match c {
-        Json::String(s) => s.clone(),
-        Json::Array(blocks) => blocks
-            .iter()
-            .map(|b| match b {
-                Json::String(s) => s.clone(),
-                Json::Object(o) => match o.get("text").and_then(Json::as_str) {
-                    Some(t) => t.to_owned(),
-                    None => format!(
-                        "[{}]",
-                        o.get("type").and_then(Json::as_str).unwrap_or("block")
-                    ),
-                },
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-        Json::Null => String::new(),
-        other => one_line(other),
-    }
+    items
+        .iter()
+        .map(|m| {
+            let (who, text) = message_parts(m)?;
+            Some(format!("{who:<10} {}", clip(&text, WIDTH - 15)))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,21 +1,9 @@
 //! `flashback storage`: the storage report as tables for people.
 
-use super::{clip, ns_label, table};
+use super::{clip, n, ns_label, table};
 use flashback_api::storage_report::*;
 
-/// Bytes for people (decimal units).
-fn size(b: u64) -> String {
-    let f = b as f64;
-    if b < 1_000 {
-        format!("{b} B")
-    } else if b < 1_000_000 {
-        format!("{:.1} kB", f / 1e3)
-    } else if b < 1_000_000_000 {
-        format!("{:.1} MB", f / 1e6)
-    } else {
-        format!("{:.2} GB", f / 1e9)
-    }
-}
+use flashback_api::units::bytes as size;
 
 fn tally(t: &Tally) -> String {
     if t.count == 0 {
@@ -72,7 +60,7 @@ fn keyed(out: &mut String, title: &str, first: &str, rows: &[KeyedUsage], ns: bo
 pub fn storage(r: &StorageReport) -> String {
     let scope = match &r.thread_id {
         Some(t) => format!("thread {t}"),
-        None => format!("{} threads", r.thread_count),
+        None => n(r.thread_count, "thread"),
     };
     let mut out = format!(
         "{scope}: {} as stored ({}; {})\n",

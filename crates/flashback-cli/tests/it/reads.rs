@@ -23,6 +23,113 @@ fn threads_human_table() {
     );
 }
 
+/// A copy of the fixture with `n` copies of the thread "reducers" as `bulk-0000`, `bulk-0001`, …
+fn with_similar_threads(dir: &std::path::Path, n: usize) -> String {
+    let db = dir.join("similar.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    for table in ["checkpoints", "writes"] {
+        let cols: Vec<String> = c
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|c: &String| c != "thread_id")
+            .collect();
+        let cols = cols.join(", ");
+        for i in 0..n {
+            c.execute(
+                &format!(
+                    "INSERT INTO {table} (thread_id, {cols}) SELECT ?1, {cols} FROM {table} \
+                     WHERE thread_id = 'reducers'"
+                ),
+                [format!("bulk-{i:04}")],
+            )
+            .unwrap();
+        }
+    }
+    db.to_string_lossy().into_owned()
+}
+
+#[test]
+fn similar_threads_fold_into_one_row_as_in_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = with_similar_threads(dir.path(), 25);
+    let out = flashback(&["threads", &db]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("bulk-* ×25"))
+        .unwrap_or_else(|| panic!("one row for the run: {text}"));
+    assert!(row.contains("25 finished"), "{row}");
+    assert!(!text.contains("bulk-0003"), "{text}");
+    assert!(
+        text.contains("25 threads with similar ids are folded"),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    // --unfold lists them; --json has every thread with its group.
+    let all =
+        String::from_utf8_lossy(&flashback(&["threads", &db, "--unfold"]).stdout).into_owned();
+    assert!(
+        all.contains("bulk-0003") && !all.contains("bulk-* ×"),
+        "{all}"
+    );
+    let json = json_ok(&["threads", &db, "--json"]);
+    let rows = json.as_array().unwrap();
+    let grouped = rows.iter().filter(|t| t["group"] == "bulk-").count();
+    assert_eq!(grouped, 25);
+    assert!(rows
+        .iter()
+        .filter(|t| t["group"].is_null())
+        .all(|t| !t["thread_id"].as_str().unwrap().starts_with("bulk-")));
+    // A handful of similar ids is not a run.
+    let few_dir = tempfile::tempdir().unwrap();
+    let few = with_similar_threads(few_dir.path(), 5);
+    let text = String::from_utf8_lossy(&flashback(&["threads", &few]).stdout).into_owned();
+    assert!(
+        text.contains("bulk-0004") && !text.contains("folded"),
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_reads_message_by_message_within_100_columns() {
+    // chat-tools: step 1 (the question) against step 8 (the answer, after a tool call).
+    let out = flashback(&[
+        "diff",
+        &sqlite(),
+        "chat-tools",
+        "1f1e641e-e2cc-69d7-8001-e37cf14529c3",
+        "1f1e641e-e387-6e5b-8008-a728a060a3d3",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    assert!(
+        text.starts_with("e2cc-69d7-e37c → e387-6e5b-a728: "),
+        "{text}"
+    );
+    let head = text
+        .lines()
+        .find(|l| l.contains("messages:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(head.contains("messages differ"), "{head}");
+    // Each added message on its own line: who said it, then the text.
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("+ #") && l.contains(" ai ")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("+ #") && l.contains(" tool ")),
+        "{text}"
+    );
+}
+
 #[test]
 fn history_is_newest_first_with_parents_and_limits() {
     let items = json_ok(&["history", &sqlite(), "forked", "--json"]);

@@ -152,7 +152,7 @@ fn prune_previews_for_people_then_prunes_with_yes() {
     let out = flashback(&["prune", &db, "long", "--keep-last", "1", "--yes"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("pruned 1 threads: 299 checkpoints go (1 kept)"),
+        text.starts_with("pruned 1 thread: 299 checkpoints go (1 kept)"),
         "{text}"
     );
 }

@@ -134,7 +134,7 @@ pub fn too_large_view(bytes: u64, kind: &str, reason: crate::TooLargeReason) -> 
     json!({
         "$too_large": {"bytes": bytes, "reason": why},
         "$type": kind,
-        "$message": format!("too large: {} ({note}); open it to load it", crate::budget::human_bytes(bytes)),
+        "$message": format!("too large: {} ({note}); open it to load it", crate::units::bytes(bytes)),
     })
 }
 

@@ -46,7 +46,7 @@ fn describe(d: &Decoded) -> String {
     match d {
         Decoded::TooLarge { bytes, .. } => format!(
             "{} over the decode budget",
-            flashback_codec::budget::human_bytes(*bytes)
+            flashback_codec::units::bytes(*bytes)
         ),
         Decoded::Encrypted { tag, .. } => format!("encrypted, {tag}"),
         Decoded::Error { message, .. } => message.clone(),

@@ -5,7 +5,7 @@
 use base64::Engine;
 
 /// Strings shorter than this are not looked at as files.
-pub(crate) const MIN_ENCODED: usize = 1024;
+pub(crate) const MIN_ENCODED: usize = 1_000;
 
 /// What a large string holds, if it is an encoded file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::{xxh3_128, Xxh3Builder};
 
 /// Payloads smaller than this are not compared.
-pub(crate) const MIN_PAYLOAD: usize = 1024;
+pub(crate) const MIN_PAYLOAD: usize = 1_000;
 /// Distinct payloads remembered at most.
 const MAX_SEEN: usize = 250_000;
 /// Distinct embedded files remembered at most.

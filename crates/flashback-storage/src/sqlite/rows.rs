@@ -184,7 +184,7 @@ impl Row {
         let over = || {
             format!(
                 "a {tag} document of {} is over the decode budget",
-                flashback_codec::budget::human_bytes(len)
+                flashback_codec::units::bytes(len)
             )
         };
         let read = match (tag.as_str(), key) {

@@ -8,7 +8,7 @@
 // converging into a fork point are one path per colour, not 5,000 elements.
 
 import type { GraphRow } from "../ipc/bindings";
-import { branchColor, dotKind, laneX, ROW_HEIGHT, rowY, type DotKind } from "./lanes";
+import { branchColor, branchColors, dotKind, laneX, ROW_HEIGHT, rowY, type DotKind } from "./lanes";
 import type { LineIndex } from "./lines";
 
 /** The dash pattern of subgraph links (CSS `stroke-dasharray: 3 3`): one period. */
@@ -51,7 +51,8 @@ export function drawWindow(
   lanes: [number, number],
   merges: readonly [number, number][] = [],
 ): Drawing {
-  const colorOf = (r: GraphRow) => branchColor(r.branch_key, r.lane === 0 && r.branch_key === trunkKey(rows));
+  const slots = branchColors(rows);
+  const colorOf = (r: GraphRow) => slots.get(r.branch_key) ?? branchColor(r.branch_key, false);
   const [lo, hi] = lanes;
   const groups = new Map<string, LinePath>();
   const add = (color: number, dashed: boolean, d: string) => {
@@ -115,21 +116,4 @@ export function mergeLinks(rows: readonly GraphRow[]): [number, number][] {
     if (r.merged_from_row !== null && r.merged_from_row !== undefined) out.push([i, r.merged_from_row]);
   });
   return out;
-}
-
-/** The trunk's key: the branch of the oldest row in lane 0 (the last one). */
-const trunkKeys = new WeakMap<readonly GraphRow[], string>();
-function trunkKey(rows: readonly GraphRow[]): string {
-  let k = trunkKeys.get(rows);
-  if (k === undefined) {
-    k = "";
-    for (let i = rows.length - 1; i >= 0; i--) {
-      if (rows[i].lane === 0) {
-        k = rows[i].branch_key;
-        break;
-      }
-    }
-    trunkKeys.set(rows, k);
-  }
-  return k;
 }

@@ -28,14 +28,37 @@ export function graphWidth(width: number): number {
 }
 
 /**
- * The colour slot of a branch, from its key (the id of its first checkpoint): the same on every
- * load and whatever lane the branch is drawn in. The trunk (lane 0's branch) keeps slot 0.
+ * The colour slot of a branch from its key alone (a hash): the fallback for a key the thread's
+ * rows do not hold. The trunk keeps slot 0. Two branches may share a slot: `branchColors` gives
+ * the slots the graph uses.
  */
 export function branchColor(key: string, trunk: boolean): number {
   if (trunk) return 0;
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
   return 1 + ((h >>> 0) % (PALETTE_SIZE - 1));
+}
+
+const slotsOf = new WeakMap<readonly GraphRow[], Map<string, number>>();
+
+/**
+ * The colour slot of every branch of a thread's rows (issue 33: two branches hashed to one
+ * colour read as one). The trunk — the branch of the oldest row in lane 0 — has slot 0; the
+ * other branches take slots 1…7 in the order of their keys (the id of their first checkpoint:
+ * LangGraph's ids sort by time, so in the order they were made). So up to seven branches never
+ * share a colour, and a branch keeps its colour when the thread grows (a new branch is newer,
+ * so it comes last) and whatever lane it is drawn in.
+ */
+export function branchColors(rows: readonly GraphRow[]): Map<string, number> {
+  let slots = slotsOf.get(rows);
+  if (slots) return slots;
+  let trunk: string | null = null;
+  for (let i = rows.length - 1; i >= 0 && trunk === null; i--) if (rows[i].lane === 0) trunk = rows[i].branch_key;
+  const others = [...new Set(rows.map((r) => r.branch_key))].filter((k) => k !== trunk).sort();
+  slots = new Map(others.map((k, i) => [k, 1 + (i % (PALETTE_SIZE - 1))]));
+  if (trunk !== null) slots.set(trunk, 0);
+  slotsOf.set(rows, slots);
+  return slots;
 }
 
 /** The most lanes the graph column shows at once. */

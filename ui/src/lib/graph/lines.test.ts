@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GraphRow } from "../ipc/bindings";
 import { drawWindow, mergeLinks } from "./draw";
-import { branchColor, laneX, PALETTE_SIZE, ROW_HEIGHT, rowY } from "./lanes";
+import { branchColor, branchColors, laneX, PALETTE_SIZE, ROW_HEIGHT, rowY } from "./lanes";
 import { LineIndex } from "./lines";
 import { linked, row } from "./testrows";
 
@@ -74,7 +74,7 @@ describe("drawWindow", () => {
     const d = drawWindow(rows, new LineIndex(rows), 0, 3, [0, 10]);
     const [y0, y1, y2] = [rowY(0), rowY(1), rowY(2)];
     const byColor = Object.fromEntries(d.paths.map((p) => [p.color, p.d]));
-    expect(byColor[branchColor("k1", false)]).toBe(`M${laneX(1)} ${y0}V${y1}M${laneX(1)} ${y1}C${laneX(1)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y2}`);
+    expect(byColor[1]).toBe(`M${laneX(1)} ${y0}V${y1}M${laneX(1)} ${y1}C${laneX(1)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y1 + ROW_HEIGHT / 2} ${laneX(0)} ${y2}`);
     expect(byColor[0]).toBe(`M${laneX(0)} ${y1}V${y2}`);
     expect(d.dots.map((x) => [x.row, x.cx, x.cy, x.fork])).toEqual([
       [0, laneX(1), y0, false],
@@ -83,19 +83,31 @@ describe("drawWindow", () => {
     ]);
   });
 
-  it("colours by branch, not lane: the trunk slot 0, others from their key, the same every time", () => {
+  it("colours by branch, not lane: the trunk slot 0, the others 1…7 in the order they were made, never sharing a slot (issue 33)", () => {
+    // Seven branches off the trunk, their keys out of order in the rows: slots follow the keys.
+    const keys = ["k3", "k1", "k7", "k2", "k5", "k4", "k6"];
+    const many = linked([...keys.map((k, i) => row(`b${k}`, i + 1, { parent_row: keys.length, branch_key: k })), row("a", 0, { branch_key: "t" })]);
+    const slots = branchColors(many);
+    expect(slots.get("t")).toBe(0);
+    expect(["k1", "k2", "k3", "k4", "k5", "k6", "k7"].map((k) => slots.get(k))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // A newer branch (a later key) comes last: the others keep their colours; an eighth wraps.
+    const grown = linked([row("b8", 8, { parent_row: 8, branch_key: "k8" }), ...many.map((r) => ({ ...r, parent_row: r.parent_row === null ? null : r.parent_row + 1 }))]);
+    const again = branchColors(grown);
+    expect(["k1", "k2", "k3", "k4", "k5", "k6", "k7"].every((k) => again.get(k) === slots.get(k))).toBe(true);
+    expect(again.get("k8")).toBe(1);
+    // The same rows, the same map (computed once).
+    expect(branchColors(many)).toBe(slots);
+    // A branch moved to another lane keeps its colour.
+    const moved = linked([row("c", 3, { parent_row: 2, branch_key: "k1" }), row("b", 0, { parent_row: 2 }), row("a", 0)]);
+    const d = drawWindow(moved, new LineIndex(moved), 0, 3, [0, 10]);
+    expect(d.dots[0].color).toBe(1);
+    expect(d.dots[2].color).toBe(0);
+    // The hash, for a key the rows do not hold: the same every time, never the trunk's slot.
     expect(branchColor("anything", true)).toBe(0);
     const a = branchColor("1f1e641e-e93a-6d53-8001-9d3db27f99b4", false);
     expect(a).toBe(branchColor("1f1e641e-e93a-6d53-8001-9d3db27f99b4", false));
     expect(a).toBeGreaterThan(0);
     expect(a).toBeLessThan(PALETTE_SIZE);
-    const slots = new Set(Array.from({ length: 200 }, (_, i) => branchColor(`branch-${i}`, false)));
-    expect(slots.size).toBe(PALETTE_SIZE - 1);
-    // A branch moved to another lane keeps its colour.
-    const moved = linked([row("c", 3, { parent_row: 2, branch_key: "k1" }), row("b", 0, { parent_row: 2 }), row("a", 0)]);
-    const d = drawWindow(moved, new LineIndex(moved), 0, 3, [0, 10]);
-    expect(d.dots[0].color).toBe(branchColor("k1", false));
-    expect(d.dots[2].color).toBe(0);
   });
 
   it("links a merge to the checkpoint it took from, dashed in that branch's colour", () => {
@@ -109,7 +121,7 @@ describe("drawWindow", () => {
     expect(links).toEqual([[0, 1]]);
     const d = drawWindow(r, new LineIndex(r), 0, 3, [0, 10], links);
     const dashed = d.paths.find((p) => p.dashed)!;
-    expect(dashed.color).toBe(branchColor("kb", false));
+    expect(dashed.color).toBe(1);
     expect(dashed.d.startsWith(`M${laneX(0)} ${rowY(0)}C`)).toBe(true);
     expect(dashed.d.endsWith(`${laneX(1)} ${rowY(1)}`)).toBe(true);
     // Out of view: not drawn.
@@ -121,7 +133,7 @@ describe("drawWindow", () => {
     const d = drawWindow(r, new LineIndex(r), 0, 2, [0, 10]);
     expect(d.paths).toHaveLength(1);
     expect(d.paths[0].dashed).toBe(true);
-    expect(d.paths[0].color).toBe(branchColor("k1", false));
+    expect(d.paths[0].color).toBe(1);
   });
 
   it("cuts long lines to the rows in view, at whole dash periods", () => {

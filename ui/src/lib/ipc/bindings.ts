@@ -2393,7 +2393,10 @@ export type ThreadSummary = {
 	checkpoint_count: number,
 	/**  The head. */
 	latest_checkpoint_id: string | null,
-	/**  Its timestamp. */
+	/**
+	 *  Its timestamp: the checkpoint's `ts`, or, when its document does not read (encrypted
+	 *  without a key, damaged), the time its UUIDv6 id was made.
+	 */
 	latest_ts: string | null,
 	/**  Its step. */
 	latest_step: number | null,
@@ -2427,6 +2430,13 @@ export type ThreadSummary = {
 	 *  the app reads it per row from `thread_activity`.
 	 */
 	tokens?: TokenUsage | null,
+	/**
+	 *  The run of similar ids it belongs to (`bulk-` for `bulk-000001`, `bulk-000002`, …;
+	 *  the rule is [`crate::groups::group_prefix`]), set when at least
+	 *  [`crate::groups::GROUP_MIN`] threads of the list share it: the app's list and
+	 *  `flashback threads` fold them into one row.
+	 */
+	group?: string | null,
 };
 
 /**  The graphs that ran, their nodes and the transitions between them, counted. */

@@ -2,6 +2,7 @@
 // which of them still wait, which waiting interrupts are not approvals, and how an action's
 // arguments read (JSON whose strings keep their line breaks).
 
+import { plural } from "./format";
 import type { Approval, ApprovalAction, CheckpointDetail } from "../ipc/bindings";
 import type { Json } from "./json";
 import type { Waiting } from "./resume";
@@ -41,7 +42,7 @@ export function splitWaiting(approvals: Approval[], waiting: Waiting[]): { appro
 /** "per tool call" or "batched: 2 tool calls". */
 export function modeLabel(a: Pick<Approval, "mode" | "actions">): string {
   if (a.mode === "per_call") return "per tool call";
-  return `batched: ${a.actions.length} tool call${a.actions.length === 1 ? "" : "s"}`;
+  return `batched: ${plural(a.actions.length, "tool call")}`;
 }
 
 const isObject = (v: unknown): v is { [key: string]: Json } => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -26,7 +26,7 @@ describe("one type badge per node", () => {
 
   it("gives bytes their length and numpy arrays their shape", () => {
     expect(badge({ $type: "builtins.bytes", base64: btoa("hello world!") })).toEqual({ text: "bytes 12 B", title: "builtins.bytes, 12 bytes" });
-    expect(badge({ $type: "builtins.bytearray", base64: btoa("x".repeat(2048)) }).text).toBe("bytearray 2.0 KB");
+    expect(badge({ $type: "builtins.bytearray", base64: btoa("x".repeat(2048)) }).text).toBe("bytearray 2.0 kB");
     expect(badge({ $type: "numpy.ndarray", dtype: "<f8", shape: [2, 3], order: "C", base64: "", values: [] }).text).toBe("ndarray[2×3]");
   });
 

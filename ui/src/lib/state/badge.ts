@@ -2,7 +2,7 @@
 // and bytes (`list[3]`, `dict{4}`, `set{2}`, `bytes 12 B`, `ndarray[2×3]`, `AIMessage`,
 // `datetime`, `UUID`), the full Python type in its title.
 
-import { formatBytes } from "./format";
+import { formatBytes, plural } from "./format";
 import { shortType, type TreeNode } from "./tree";
 
 export interface Badge {
@@ -32,11 +32,11 @@ export function typeBadge(node: TreeNode): Badge {
       return { text: short, title };
     }
     case "string":
-      return { text: "str", title: node.folded ? `str, ${(node.fullText ?? "").length} characters` : "str" };
+      return { text: "str", title: node.folded ? `str, ${plural((node.fullText ?? "").length, "character")}` : "str" };
     case "null":
       return { text: "NoneType", title: "None" };
     case "bytes":
-      return { text: `${short} ${formatBytes(node.size ?? 0)}`, title: `${title}, ${node.size ?? 0} bytes` };
+      return { text: `${short} ${formatBytes(node.size ?? 0)}`, title: `${title}, ${plural(node.size ?? 0, "byte")}` };
     case "error":
       return { text: "undecodable", title: `${title}: could not be decoded` };
     case "too_large":

@@ -6,6 +6,7 @@
 // A decision: `{"type": "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`,
 // `{"type": "reject", "message"?}`, `{"type": "respond", "message"}`.
 
+import { plural } from "./format";
 import type { Approval, ApprovalAction } from "../ipc/bindings";
 import { allowedOf, type DecisionType } from "./approvals";
 import type { Json } from "./json";
@@ -168,7 +169,7 @@ function checkAnswer(slot: Slot, v: Json, base: string): FieldError[] {
   const where = prefixed(base, "decisions");
   if (!Array.isArray(list)) return [{ path: where, message: "required: a list of decisions, one per tool call, in order" }];
   if (list.length !== a.actions.length) {
-    return [{ path: where, message: `needs ${a.actions.length} decision${a.actions.length === 1 ? "" : "s"}, one per tool call in order (has ${list.length})` }];
+    return [{ path: where, message: `needs ${plural(a.actions.length, "decision")}, one per tool call in order (has ${list.length})` }];
   }
   return list.flatMap((d, k) => at(validate(decisionSchema(a.actions[k]), d), `${where}[${k}]`));
 }

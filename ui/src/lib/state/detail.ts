@@ -1,6 +1,7 @@
 // A checkpoint's channels joined with their values, in stored order: what the state panel and
 // the edit dialog list. The API sends the values as a map (`values`, as Python's
 // `get_state().values`) and what it knows of each channel beside it (`channels`).
+import { plural } from "./format";
 import type { ChannelInfo, CheckpointDetail, Rebuilt, Reducer, Value } from "../ipc/bindings";
 
 export type ChannelValue = ChannelInfo & { value: Value };
@@ -32,7 +33,7 @@ export function rebuiltLabel(r: Rebuilt): string {
   if (r.error) return "cannot be rebuilt";
   const from =
     r.from_step !== null ? `step ${r.from_step}` : r.from_checkpoint ? "a stored value" : "empty";
-  return `rebuilt from ${from} + ${r.writes} write${r.writes === 1 ? "" : "s"}`;
+  return `rebuilt from ${from} + ${plural(r.writes, "write")}`;
 }
 
 /** How the state panel switches DeltaChannels between the graph's view and the stored one,

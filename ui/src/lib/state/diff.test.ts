@@ -65,7 +65,7 @@ describe("message lines and where the branches meet", () => {
   it("reads a message by its role and text first, its id shortened after (the full id kept)", () => {
     const id = "run-8b6a1f3e-6c2d-4e5f-9a7b-0c1d2e3f4a5b";
     const l = itemLabel({ a: null, b: msg(id, "The sum is 5.") });
-    expect(l).toEqual({ role: "ai", text: "The sum is 5.", shortId: "run-8b6a1f3e", id });
+    expect(l).toEqual({ role: "ai", text: "The sum is 5.", shortId: "8b6a1f3e", id });
     expect(l.text.startsWith(id)).toBe(false);
     const calls = itemLabel({ a: msg("m1", ""), b: null });
     expect(calls).toEqual({ role: "ai", text: "", shortId: "m1", id: "m1" });
@@ -74,10 +74,11 @@ describe("message lines and where the branches meet", () => {
     expect(itemLabel({ a: null, b: { x: 1 } })).toEqual({ role: null, text: "{1 key}", shortId: "", id: "" });
   });
 
-  it("shortens long message ids", () => {
+  it("shortens message ids as the CLI's diff does", () => {
     expect(messageShortId("human-1")).toBe("human-1");
     expect(messageShortId("8b6a1f3e-6c2d-4e5f-9a7b-0c1d2e3f4a5b")).toBe("8b6a1f3e");
-    expect(messageShortId("lc_run--8b6a1f3e-6c2d")).toBe("lc_run--8b…");
+    expect(messageShortId("lc_run--0199aabb-cc")).toBe("0199aabb");
+    expect(messageShortId("ai-turn2-final")).toBe("ai-turn2");
   });
 
   it("says where A's and B's lines meet", () => {

@@ -145,12 +145,11 @@ export interface ItemLabel {
   id: string;
 }
 
-/** A message id as the diff shows it: short ids as they are, a long one's first 8 characters
- * (a UUID's first group, `run-1a2b3c4d`'s prefix and start). */
+/** A message id as the diff shows it: its first 8 characters, LangChain's `lc_run--` and
+ * `run-` prefixes dropped (`flashback diff` shortens them the same way). */
 export function messageShortId(id: string): string {
-  if (id.length <= 12) return id;
-  const uuid = /^([a-z]+-)?([0-9a-f]{8})-[0-9a-f]{4}-/i.exec(id);
-  return uuid ? `${uuid[1] ?? ""}${uuid[2]}` : `${id.slice(0, 10)}…`;
+  const bare = id.startsWith("lc_run--") ? id.slice(8) : id.startsWith("run-") ? id.slice(4) : id;
+  return [...bare].slice(0, 8).join("");
 }
 
 export function itemLabel(it: Pick<ItemDiff, "a" | "b">): ItemLabel {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadSummary } from "../ipc/bindings";
+import byteUnits from "../../../../tests/fixtures/byte_units.json";
 import { ago, errorTitle, formatBytes, formatTs, formatVersion, interruptText } from "./format";
-import { byActivity, filterThreads, statusCounts } from "./threadfilter";
+import { byActivity, countText, filterThreads, statusCounts } from "./threadfilter";
 
 const t = (id: string, status: ThreadSummary["status"], ts: string, extra: Partial<ThreadSummary> = {}): ThreadSummary => ({
   thread_id: id,
@@ -27,11 +28,10 @@ describe("format", () => {
     expect(ago("2026-11-22T06:59:30+00:00", now)).toBe("30s ago");
     expect(ago("2026-11-22T05:00:00+00:00", now)).toBe("2h ago");
     expect(ago("2026-11-20T07:00:00+00:00", now)).toBe("2d ago");
-    expect(formatBytes(512)).toBe("512 B");
-    expect(formatBytes(1536)).toBe("1.5 KB");
-    expect(formatBytes(135 * 1024 ** 3)).toBe("135.0 GB");
-    expect(formatBytes(2 * 1024 ** 4)).toBe("2.0 TB");
-    expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+    // The cases the Rust side (flashback_codec::units) is checked against too.
+    const cases = byteUnits as [number, string][];
+    expect(cases.length).toBeGreaterThan(10);
+    for (const [n, want] of cases) expect(formatBytes(n), String(n)).toBe(want);
   });
 
   it("searches and filters threads", () => {
@@ -43,7 +43,16 @@ describe("format", () => {
     expect(filterThreads(list, "", "interrupted").map((x) => x.thread_id)).toEqual(["ask-human"]);
     expect(filterThreads(list, "refund", "all").map((x) => x.thread_id)).toEqual(["ask-human"]);
     expect(filterThreads(list, "TOOL_node", "all").map((x) => x.thread_id)).toEqual(["broken"]);
-    expect(statusCounts(list)).toEqual({ all: 3, finished: 1, interrupted: 1, failed: 1, pending: 0 });
+    expect(statusCounts(list)).toEqual({ all: 3, finished: 1, interrupted: 1, failed: 1, pending: 0, unknown: 0 });
+    // A locked database: no status is known, so no chip claims none are waiting or failed.
+    const locked = [t("a", null, "2026-11-22T06:57:07+00:00", { locked: true }), t("b", null, "2026-11-22T06:57:07+00:00", { locked: true })];
+    const lc = statusCounts(locked);
+    expect(lc.unknown).toBe(2);
+    expect([countText(lc, "all"), countText(lc, "interrupted"), countText(lc, "failed"), countText(lc, "unknown")]).toEqual(["2", "—", "—", "2"]);
+    expect(filterThreads(locked, "", "unknown").length).toBe(2);
+    expect(filterThreads(list, "", "unknown").length).toBe(0);
+    // Some known: their counts are counts.
+    expect(countText(statusCounts([...list, ...locked]), "failed")).toBe("1");
     expect([...list].sort(byActivity).map((x) => x.thread_id)).toEqual(["ask-human", "broken", "chat"]);
     const interrupt = (value: unknown) => ({ $type: "langgraph.types.Interrupt", value, id: "x" });
     expect(interruptText(interrupt("Approve?"))).toBe("Approve?");

@@ -19,14 +19,17 @@ export function ago(ts: string | null | undefined, now: number): string {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/** 1536 → `1.5 KB` (up to TB: databases reach hundreds of GB). */
+/** Sizes the same at every door (flashback_codec::units): decimal SI, one decimal — `999 B`,
+ * `1.5 kB`, `21.3 MB`, `4.0 GB`, `1.2 TB` (1 kB = 1000 B); checked against
+ * tests/fixtures/byte_units.json, as the Rust side is. */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KB", "MB", "GB", "TB"];
-  let v = n / 1024;
+  if (n < 1000) return `${n} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let v = n / 1000;
   let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
+  // A value that would print as `1000.0` moves up a unit.
+  while (Math.round(v * 10) >= 10_000 && i < units.length - 1) {
+    v /= 1000;
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;
@@ -86,4 +89,10 @@ export function errorTitle(code: string): string {
 /** A channel version as a short step-like number: "00000000000000000000000000000005.0.2369…" → "5". */
 export function formatVersion(version: string): string {
   return version.split(".")[0].replace(/^0+(?=\d)/, "");
+}
+
+/** A count and its noun, singular for one: `1 namespace`, `3 namespaces`, `1,204 checkpoints`
+ * (`many` for a noun whose plural is not `one + "s"`: `plural(n, "match", "matches")`). */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }

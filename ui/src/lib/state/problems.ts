@@ -1,5 +1,6 @@
 // Checkpoints the backend could not read in full (a corrupt blob, a bad row): where the UI marks
 // them. The backend keeps going past them; these helpers only decide what the badges say.
+import { plural } from "./format";
 import type { CheckpointProblem } from "../ipc/bindings";
 
 /** The key a DAG row is found by: namespace and id. */
@@ -20,6 +21,6 @@ export function unreadableSummary(unreadable: CheckpointProblem[] | undefined | 
   if (list.length === 0) return null;
   const first = list[0];
   const n = list.length;
-  const head = `${n} checkpoint${n === 1 ? "" : "s"} could not be read in full and ${n === 1 ? "is" : "are"} marked ⚠; the rest of the thread is usable.`;
+  const head = `${plural(n, "checkpoint")} could not be read in full and ${n === 1 ? "is" : "are"} marked ⚠; the rest of the thread is usable.`;
   return `${head} First: ${first.checkpoint_id}: ${first.problem}`;
 }

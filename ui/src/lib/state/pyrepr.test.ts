@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pyStr, toPython } from "./pyrepr";
+import { offersPython, pyStr, toPython } from "./pyrepr";
 
 describe("copy as Python", () => {
   it("writes Python literals", () => {
@@ -27,5 +27,14 @@ describe("copy as Python", () => {
     expect(toPython({ $type: "fixture_types.Weird", $$ref: 1 })).toBe("Weird($ref=1)");
     expect(toPython({ $type: "pydantic.types.SecretStr", $value: "**********", $secret: true })).toBe("SecretStr('**********')");
     expect(toPython({ $type: "pickle", $opaque: true, size: 3 })).toBe("...  # pickle not decoded here");
+  });
+});
+
+describe("where copy as Python is offered", () => {
+  it("for a Python program's database, not a LangGraph.js one", () => {
+    expect(offersPython({ dialect: "python" })).toBe(true);
+    expect(offersPython({ dialect: "js" })).toBe(false);
+    // No database open yet: Python, as everywhere else (forkhint's snippets).
+    expect(offersPython(null)).toBe(true);
   });
 });

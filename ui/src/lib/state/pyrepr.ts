@@ -2,7 +2,14 @@
 // Python" puts on the clipboard. Constructors are written by their short name (`AIMessage(…)`,
 // `UUID('…')`, `datetime.fromisoformat('…')`); what was not decoded becomes `...` with a comment.
 
+import type { DbInfo } from "../ipc/bindings";
 import type { Json } from "./tree";
+
+/** Whether "Copy as Python" is offered: for a database a Python program wrote (LangGraph's
+ * msgpack values), not a LangGraph.js one (`dialect` "js": JSON values, read by JavaScript). */
+export function offersPython(db: Pick<DbInfo, "dialect"> | null | undefined): boolean {
+  return db?.dialect !== "js";
+}
 
 type Obj = { [key: string]: Json };
 

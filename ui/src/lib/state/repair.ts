@@ -4,10 +4,8 @@
 
 import type { BlobRepair, DbInfo, RepairReport } from "../ipc/bindings";
 import { shortId } from "../graph/lanes";
-import { formatVersion } from "./format";
+import { formatVersion, plural } from "./format";
 import { reducerName } from "./detail";
-
-const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 /** Whether the open database is Flashback's three-table store (the only one repair works on). */
 export function canRepair(db: Pick<DbInfo, "schema_kind"> | null | undefined): boolean {

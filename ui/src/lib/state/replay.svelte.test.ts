@@ -109,6 +109,30 @@ describe("Replay", () => {
     expect(track.selects).toEqual([]);
   });
 
+  it("pauses where the person selects a row while it plays", async () => {
+    await replay.toggle();
+    vi.advanceTimersByTime(REPLAY_INTERVAL);
+    expect(track.selects).toEqual([0, 1]);
+    replay.interrupt();
+    track.select(3);
+    expect(replay.playing).toBe(false);
+    vi.advanceTimersByTime(10 * REPLAY_INTERVAL);
+    expect(track.selects).toEqual([0, 1, 3]);
+    // Not playing: nothing to pause.
+    replay.interrupt();
+    expect(replay.playing).toBe(false);
+  });
+
+  it("pauses, without moving on, when the selection moved on the branch since the last tick", async () => {
+    await replay.toggle();
+    vi.advanceTimersByTime(REPLAY_INTERVAL);
+    track.selected = 0; // moved by the person (a key, the scrubber, Back) on the same branch
+    vi.advanceTimersByTime(REPLAY_INTERVAL);
+    expect(replay.playing).toBe(false);
+    expect(track.selected).toBe(0);
+    expect(track.selects).toEqual([0, 1]);
+  });
+
   it("reports a failed load and does not play", async () => {
     replay = new Replay(
       track,

@@ -31,6 +31,8 @@ export class Replay {
   );
 
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The row the replay selected last: a selection elsewhere was the person's, and pauses it. */
+  private at = -1;
   private readonly track: ReplayTrack;
   private readonly load: () => Promise<ReplayStep[] | null>;
   private readonly fail: (f: Failure) => void;
@@ -79,17 +81,26 @@ export class Replay {
     // From the start when at the tip.
     const branch = this.track.branch;
     if (branch.indexOf(this.track.selected) === branch.length - 1) this.track.select(branch[0]);
+    this.at = this.track.selected;
     this.playing = true;
     // A second Play pressed while the steps loaded must not leave a second timer running.
     if (this.timer) clearInterval(this.timer);
     this.timer = setInterval(() => this.advance(), this.interval);
   }
 
-  /** One tick: the next checkpoint on the branch, or stop at its tip (or off the branch). */
+  /** The person selected a checkpoint (a click on a row, a key, the scrubber): Play pauses
+   * there, as a player's does when you grab its position. */
+  interrupt() {
+    if (this.playing) this.stop();
+  }
+
+  /** One tick: the next checkpoint on the branch, or stop at its tip (or off the branch), or
+   * where the person moved the selection since the last tick. */
   advance() {
     const b = this.track.branch;
     const p = b.indexOf(this.track.selected);
-    if (p < 0 || p >= b.length - 1) this.stop();
-    else this.track.select(b[p + 1]);
+    if (this.track.selected !== this.at || p < 0 || p >= b.length - 1) return this.stop();
+    this.track.select(b[p + 1]);
+    this.at = this.track.selected;
   }
 }

@@ -92,7 +92,7 @@ describe("retention: the request", () => {
 describe("retention: the preview", () => {
   it("sums up what would go", () => {
     const r = report([thread("a", 312), thread("b", 2048, { checkpoints: 1, kept: 0, writes: 0 })]);
-    expect(totalsLine(r.totals)).toBe("2 threads, 3 checkpoints, 3 writes, 0 blobs, 2.3 KB would go; 1 kept");
+    expect(totalsLine(r.totals)).toBe("2 threads, 3 checkpoints, 3 writes, 0 blobs, 2.4 kB would go; 1 kept");
     expect(totalsLine(report([thread("a", 312, { checkpoints: 1, writes: 1, blobs: 1 })]).totals)).toBe("1 thread, 1 checkpoint, 1 write, 1 blob, 312 B would go; 1 kept");
     expect(cutoffLine(r)).toBe("Threads whose latest checkpoint is before 2026-11-26 13:48:23 UTC");
     expect(cutoffLine({ ...r, cutoff: null })).toBe("Threads of any age");
@@ -100,7 +100,7 @@ describe("retention: the preview", () => {
   it("lists the threads largest first, ties by id", () => {
     const rows = retentionRows(report([thread("b", 10), thread("c", 5000), thread("a", 10, { status: null, last_checkpoint_ts: null })]));
     expect(rows.map((r) => r.thread_id)).toEqual(["c", "a", "b"]);
-    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "4.9 KB", skipped: null });
+    expect(rows[0]).toEqual({ thread_id: "c", status: "failed", last: "2026-11-22 06:57:07", checkpoints: 2, kept: 1, bytes: "5.0 kB", skipped: null });
     expect(rows[1].last).toBe("—");
   });
 });
@@ -123,7 +123,7 @@ describe("retention: confirmation and outcome", () => {
       filters: { ...kept.filters, strategy: "delete", keep_last: 0 },
       vacuum: { bytes_before: 8192, bytes_after: 4096, bytes_returned: 4096 },
     });
-    expect(doneText(gone)).toBe("Deleted 1 thread (1 checkpoint); VACUUM returned 4.0 KB.");
+    expect(doneText(gone)).toBe("Deleted 1 thread (1 checkpoint); VACUUM returned 4.1 kB.");
   });
 });
 
@@ -144,12 +144,12 @@ describe("retention: issue 28 — skipped threads and the VACUUM", () => {
       report([thread("a", 1)], { vacuum_preview: { bytes: 225_000_000, blocks_writers: true, seconds: 6, open_elsewhere: [], ...over } });
     expect(vacuumLines(report([thread("a", 1)]))).toBeNull();
     expect(vacuumLines(preview({}))).toEqual({
-      warning: 'VACUUM rewrites the whole 214.6 MB file and stops every writer for about 6 s; a LangGraph program waits 5 s, then fails with "database is locked".',
+      warning: 'VACUUM rewrites the whole 225.0 MB file and stops every writer for about 6 s; a LangGraph program waits 5 s, then fails with "database is locked".',
       refused: null,
     });
     expect(vacuumLines(preview({ open_elsewhere: [4242] }))?.refused).toBe("Another program (pid 4242) has the database open now: the VACUUM is refused unless forced.");
     expect(vacuumLines(preview({ open_elsewhere: [0] }))?.refused).toBe("Another program has the database open now: the VACUUM is refused unless forced.");
-    expect(vacuumLines(preview({ blocks_writers: false, seconds: 0, open_elsewhere: null }))).toEqual({ warning: "VACUUM ANALYZE works through 214.6 MB; writers go on meanwhile.", refused: null });
+    expect(vacuumLines(preview({ blocks_writers: false, seconds: 0, open_elsewhere: null }))).toEqual({ warning: "VACUUM ANALYZE works through 225.0 MB; writers go on meanwhile.", refused: null });
   });
   it("says the prune committed when the VACUUM failed after it", () => {
     const r = report([thread("a", 1, { checkpoints: 159 })], { dry_run: false, vacuum_error: "database or disk is full" });

@@ -5,7 +5,7 @@
 // writers, and a VACUUM that failed after the prune committed is said beside it.
 
 import type { PruneStrategy, RetentionReport, RetentionRequest, RetentionThread, RetentionTotals, StatusFilter } from "../ipc/bindings";
-import { formatBytes, formatTs } from "./format";
+import { formatBytes, formatTs, plural } from "./format";
 import { confirmPhrase } from "./prune";
 
 /** The statuses a retention prune can choose, in the order the form shows them. */
@@ -79,9 +79,7 @@ export function sameSelection(a: RetentionRequest, b: RetentionRequest): boolean
   return key(a) === key(b);
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
-
-/** `3 threads, 40 checkpoints, 12 writes, 0 blobs, 1.5 KB would go; 3 kept`. */
+/** `3 threads, 40 checkpoints, 12 writes, 0 blobs, 1.5 kB would go; 3 kept`. */
 export function totalsLine(t: RetentionTotals): string {
   return `${plural(t.threads, "thread")}, ${plural(t.checkpoints, "checkpoint")}, ${plural(t.writes, "write")}, ${plural(t.blobs, "blob")}, ${formatBytes(t.bytes)} would go; ${t.kept.toLocaleString("en-US")} kept`;
 }

@@ -1,6 +1,7 @@
 // Encrypted databases (LangGraph's EncryptedSerializer): what the banner says, and checking a
 // typed key the way LangGraph reads LANGGRAPH_AES_KEY (its UTF-8 bytes: 16, 24 or 32).
 
+import { plural } from "./format";
 import type { EncryptionInfo } from "../ipc/bindings";
 
 export interface SealedBanner {
@@ -50,7 +51,7 @@ export function sealedBanner(e: EncryptionInfo | null | undefined): SealedBanner
 export function keyProblem(key: string): string | null {
   if (key.length === 0) return "Enter the key.";
   const n = new TextEncoder().encode(key).length;
-  return [16, 24, 32].includes(n) ? null : `An AES key is 16, 24 or 32 bytes long; this one is ${n} bytes.`;
+  return [16, 24, 32].includes(n) ? null : `An AES key is 16, 24 or 32 bytes long; this one is ${plural(n, "byte")}.`;
 }
 
 /** The flagged plaintext parts of a checkpoint, as one line (`null` when there are none). */

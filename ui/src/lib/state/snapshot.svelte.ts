@@ -2,6 +2,7 @@
 // thread into a SQLite file in LangGraph's own schema, followed to its end with Cancel. The
 // dialog (SnapshotDialog.svelte) only lays it out.
 
+import { plural } from "./format";
 import type { ConvertReport, ConvertRequest } from "../ipc/bindings";
 import { commands } from "../ipc/bindings";
 import { call, cancelJob, followJob } from "../ipc/api";
@@ -32,7 +33,7 @@ export function isAbsolutePath(p: string): boolean {
 /** What a finished snapshot says: `Kept 12 threads, 84 checkpoints in x.sqlite (1 skipped).` */
 export function snapshotText(r: ConvertReport, target: string): string {
   const skipped = r.skipped.length ? ` (${r.skipped.length} skipped)` : "";
-  return `Kept ${r.threads} ${r.threads === 1 ? "thread" : "threads"}, ${r.checkpoints} checkpoints in ${target}${skipped}.`;
+  return `Kept ${plural(r.threads, "thread")}, ${plural(r.checkpoints, "checkpoint")} in ${target}${skipped}.`;
 }
 
 export class SnapshotJob extends JobRun<ConvertRequest> {

@@ -3,13 +3,26 @@
 // `StorageReport` (docs/storage.md); these turn it into chart series, table rows, labels and
 // the places a bar or a row opens.
 
-import type { CheckpointSize, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
-import { formatBytes } from "./format";
+import type { CheckpointSize, GraphRow, JobProgress, StorageReport, Usage, Value, ValueSize } from "../ipc/bindings";
+import { shortId } from "../graph/lanes";
+import { ranLabel } from "../graph/rowinfo";
+import { formatBytes, formatVersion, plural } from "./format";
 import type { Route } from "./route";
+import { trunkKey } from "./watch";
 
-/** One stacked part of a bar (a dataset of the chart). */
+/** What stored bytes are: each has one colour in every chart, legend and table (ui/DESIGN.md).
+ * `file`: files inside values (data URLs, base64), which any of the others may hold. */
+export type DataKind = "document" | "metadata" | "blob" | "write" | "file";
+
+/** The colour token of a data kind. */
+export function kindToken(kind: DataKind): string {
+  return `--kind-${kind}`;
+}
+
+/** One stacked part of a bar (a dataset of the chart), of one kind of bytes. */
 export interface Series {
   label: string;
+  kind: DataKind;
   values: number[];
 }
 
@@ -31,11 +44,12 @@ function withTotals(labels: string[], series: Series[], opens: (Route | null)[])
   return { labels, series, opens, totals };
 }
 
-/** A round step for a byte axis reaching `max` (1, 2 or 5 × a power of 1024's units), about
- * `ticks` steps: 341 KB → 100 KB, so the ticks read 0, 100 KB, 200 KB, 300 KB. */
+/** A round step for a byte axis reaching `max` (1, 2 or 5 × a power of ten; sizes are decimal
+ * SI, 1 kB = 1000 B), about `ticks` steps: 341 kB → 100 kB, so the ticks read 0, 100 kB,
+ * 200 kB, 300 kB. */
 export function byteStep(max: number, ticks = 5): number {
   if (!(max > 0)) return 1;
-  const unit = max < 1024 ? 1 : 1024 ** Math.min(4, Math.floor(Math.log(max) / Math.log(1024)));
+  const unit = max < 1000 ? 1 : 1000 ** Math.min(4, Math.floor(Math.log10(max) / 3));
   const raw = max / unit / ticks;
   const pow = 10 ** Math.floor(Math.log10(raw));
   const nice = [1, 2, 5, 10].find((m) => m * pow >= raw) ?? 10;
@@ -43,23 +57,21 @@ export function byteStep(max: number, ticks = 5): number {
 }
 
 /** The parts of a usage, as the report counts them. */
-export function usageParts(u: Usage): { label: string; bytes: number; count: number | null }[] {
+export function usageParts(u: Usage): { label: string; kind: DataKind; bytes: number; count: number | null }[] {
   return [
-    { label: "Documents", bytes: u.checkpoints.bytes, count: u.checkpoints.count },
-    { label: "Metadata", bytes: u.metadata_bytes, count: null },
-    { label: "Blobs", bytes: u.blobs.bytes, count: u.blobs.count },
-    { label: "Writes", bytes: u.writes.bytes, count: u.writes.count },
+    { label: "Documents", kind: "document", bytes: u.checkpoints.bytes, count: u.checkpoints.count },
+    { label: "Metadata", kind: "metadata", bytes: u.metadata_bytes, count: null },
+    { label: "Blobs", kind: "blob", bytes: u.blobs.bytes, count: u.blobs.count },
+    { label: "Writes", kind: "write", bytes: u.writes.bytes, count: u.writes.count },
   ];
 }
 
-const USAGE_LABELS = ["Documents", "Metadata", "Blobs", "Writes"];
-
 /** Stacked usage series for keyed rows (by thread, by namespace). */
 function usageSeries(rows: readonly Usage[]): Series[] {
-  return USAGE_LABELS.map((label, k) => ({
-    label,
-    values: rows.map((u) => usageParts(u)[k].bytes),
-  })).filter((s) => s.values.some((v) => v > 0));
+  const parts = usageParts(rows[0] ?? { checkpoints: { count: 0, bytes: 0 }, metadata_bytes: 0, blobs: { count: 0, bytes: 0 }, writes: { count: 0, bytes: 0 }, total_bytes: 0 });
+  return parts
+    .map(({ label, kind }, k) => ({ label, kind, values: rows.map((u) => usageParts(u)[k].bytes) }))
+    .filter((s) => s.values.some((v) => v > 0));
 }
 
 /** Where a thread opens: its screen at its head. */
@@ -85,9 +97,9 @@ export function threadBars(r: StorageReport): Bars {
 export function channelBars(r: StorageReport): Bars {
   const rows = r.by_channel;
   const series = [
-    { label: "Inline (documents)", values: rows.map((c) => c.inline.bytes) },
-    { label: "Blobs", values: rows.map((c) => c.blobs.bytes) },
-    { label: "Writes", values: rows.map((c) => c.writes.bytes) },
+    { label: "Inline (documents)", kind: "document" as const, values: rows.map((c) => c.inline.bytes) },
+    { label: "Blobs", kind: "blob" as const, values: rows.map((c) => c.blobs.bytes) },
+    { label: "Writes", kind: "write" as const, values: rows.map((c) => c.writes.bytes) },
   ].filter((s) => s.values.some((v) => v > 0));
   // A channel opens its largest value, when the report lists one.
   const opens = rows.map((c) => {
@@ -106,7 +118,7 @@ export function nodeLabel(node: string): string {
 export function nodeBars(r: StorageReport): Bars {
   const rows = r.by_node;
   const opens = rows.map(() => null);
-  return withTotals(rows.map((n) => nodeLabel(n.node)), [{ label: "Writes", values: rows.map((n) => n.writes.bytes) }], opens);
+  return withTotals(rows.map((n) => nodeLabel(n.node)), [{ label: "Writes", kind: "write", values: rows.map((n) => n.writes.bytes) }], opens);
 }
 
 /** The namespaces of a thread's growth curve, root first. */
@@ -115,26 +127,72 @@ export function growthNamespaces(r: StorageReport): string[] {
   return seen.sort((a, b) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b)));
 }
 
-/** The size of each checkpoint of one namespace along the thread (oldest first), stacked by
- * part; a bar opens its checkpoint. */
-export function growthBars(r: StorageReport, ns: string): Bars {
-  const rows = r.growth.filter((c) => c.checkpoint_ns === ns);
-  const series = [
-    { label: "Document", values: rows.map((c) => c.document_bytes) },
-    { label: "Metadata", values: rows.map((c) => c.metadata_bytes) },
-    { label: "Blobs introduced", values: rows.map((c) => c.blobs.bytes) },
-    { label: "Writes", values: rows.map((c) => c.writes.bytes) },
+/** One checkpoint's size beside the DAG row that shows it (null: the DAG does not show it, e.g.
+ * a folded subgraph). */
+export interface GrowthEntry {
+  size: CheckpointSize;
+  row: GraphRow | null;
+}
+
+/** The checkpoints of one namespace in the DAG's row order (newest at the top, each branch as
+ * the graph lays it out), so that a bar sits where its row does; those the DAG does not show
+ * follow, oldest first. Without rows (the DAG not loaded): oldest first. */
+export function growthEntries(r: StorageReport, ns: string, rows: readonly GraphRow[] = []): GrowthEntry[] {
+  const sizes = r.growth.filter((c) => c.checkpoint_ns === ns);
+  const byId = new Map(sizes.map((c) => [c.checkpoint_id, c]));
+  const shown: GrowthEntry[] = [];
+  const placed = new Set<string>();
+  for (const row of rows) {
+    const size = row.ns === ns ? byId.get(row.id) : undefined;
+    if (!size || placed.has(row.id)) continue;
+    placed.add(row.id);
+    shown.push({ size, row });
+  }
+  return [...shown, ...sizes.filter((c) => !placed.has(c.checkpoint_id)).map((size) => ({ size, row: null }))];
+}
+
+/** What a DAG row says first, as its bar's label: `3 agent 1f1e-8002-ab12` (step, the nodes
+ * that ran or the source, short id); a checkpoint without a row: its short id. */
+export function growthLabel(e: GrowthEntry): string {
+  const r = e.row;
+  if (!r) return shortId(e.size.checkpoint_id);
+  const what = r.ran.length && r.source === "loop" ? ranLabel(r.ran) : (r.source ?? "?");
+  return `${r.step ?? "·"} ${what} ${shortId(r.id)}`;
+}
+
+/** The branch a row is on, in words: the trunk, or the tip's kind of branch and where it starts. */
+export function branchText(row: GraphRow, rows: readonly GraphRow[]): string {
+  if (row.branch_key === trunkKey(rows)) return "main branch";
+  const tip = rows.find((x) => x.branch_key === row.branch_key && x.branch_label);
+  const label = tip?.branch_label && tip.branch_label !== "head" ? `${tip.branch_label} branch` : "branch";
+  return `${label} starting at ${shortId(row.branch_key)}`;
+}
+
+/** The size of each checkpoint of one namespace, in the DAG's row order (see growthEntries),
+ * stacked by part; a bar selects its checkpoint and keeps the Storage tab. */
+export function growthBars(r: StorageReport, ns: string, rows: readonly GraphRow[] = []): Bars {
+  const all = growthEntries(r, ns, rows);
+  const entries = all.map((e) => e.size);
+  const series: Series[] = [
+    { label: "Document", kind: "document" as const, values: entries.map((c) => c.document_bytes) },
+    { label: "Metadata", kind: "metadata" as const, values: entries.map((c) => c.metadata_bytes) },
+    { label: "Blobs introduced", kind: "blob" as const, values: entries.map((c) => c.blobs.bytes) },
+    { label: "Writes", kind: "write" as const, values: entries.map((c) => c.writes.bytes) },
   ].filter((s) => s.values.some((v) => v > 0));
   return withTotals(
-    rows.map((c, i) => `${i + 1}`),
+    all.map(growthLabel),
     series,
-    rows.map((c) => checkpointRoute(c.thread_id, c.checkpoint_ns, c.checkpoint_id)),
+    entries.map((c) => checkpointRoute(c.thread_id, c.checkpoint_ns, c.checkpoint_id, "storage")),
   );
 }
 
-/** What a growth bar is, for its tooltip: `#3 1f1e…-8002: 12.0 KB`. */
-export function growthTitle(c: CheckpointSize, i: number): string {
-  return `#${i + 1} ${c.checkpoint_id}: ${formatBytes(c.total_bytes)}`;
+/** What a growth bar is, for its tooltip: the node, the step, the branch and the id. */
+export function growthTitle(e: GrowthEntry, rows: readonly GraphRow[] = []): string {
+  const r = e.row;
+  const id = `${shortId(e.size.checkpoint_id)}: ${formatBytes(e.size.total_bytes)}`;
+  if (!r) return `${id} (not shown in the graph)`;
+  const what = r.ran.length && r.source === "loop" ? ranLabel(r.ran) : `source ${r.source ?? "?"}`;
+  return `${what} · step ${r.step ?? "?"} · ${branchText(r, rows)} · ${id}`;
 }
 
 /** Where a stored value opens: its checkpoint (writes: the writes tab); null when no
@@ -147,7 +205,8 @@ export function valueRoute(v: ValueSize): Route | null {
 /** How a value is stored, in words. */
 export function valueKind(v: ValueSize): string {
   if (v.kind === "inline") return "inline";
-  if (v.kind === "blob") return v.version ? `blob v${v.version}` : "blob";
+  // The version as the state view shows it ("v2", not Python's 40-character counter.random).
+  if (v.kind === "blob") return v.version ? `blob v${formatVersion(v.version)}` : "blob";
   return v.task_path ? `write by ${taskName(v.task_path)}` : "write";
 }
 
@@ -166,15 +225,15 @@ export function nsLabel(ns: string): string {
 }
 
 /** The totals as label/value lines, with what a VACUUM would return or the relations' sizes. */
-export function totalsLines(r: StorageReport): { label: string; value: string }[] {
+export function totalsLines(r: StorageReport): { label: string; value: string; kind?: DataKind }[] {
   const u = r.totals;
   const n = (x: number) => x.toLocaleString("en-US");
-  const lines = [
+  const lines: { label: string; value: string; kind?: DataKind }[] = [
     { label: "Total", value: formatBytes(u.total_bytes) },
-    { label: "Checkpoints", value: `${n(u.checkpoints.count)} · ${formatBytes(u.checkpoints.bytes)}` },
-    { label: "Metadata", value: formatBytes(u.metadata_bytes) },
-    { label: "Blobs", value: `${n(u.blobs.count)} · ${formatBytes(u.blobs.bytes)}` },
-    { label: "Writes", value: `${n(u.writes.count)} · ${formatBytes(u.writes.bytes)}` },
+    { label: "Documents", value: `${n(u.checkpoints.count)} · ${formatBytes(u.checkpoints.bytes)}`, kind: "document" },
+    { label: "Metadata", value: formatBytes(u.metadata_bytes), kind: "metadata" },
+    { label: "Blobs", value: `${n(u.blobs.count)} · ${formatBytes(u.blobs.bytes)}`, kind: "blob" },
+    { label: "Writes", value: `${n(u.writes.count)} · ${formatBytes(u.writes.bytes)}`, kind: "write" },
   ];
   if (r.thread_id === null) lines.splice(1, 0, { label: "Threads", value: n(r.thread_count) });
   const f = r.space.sqlite;
@@ -192,8 +251,8 @@ export function orphansText(r: StorageReport): string | null {
   const { writes, blobs } = r.orphans;
   if (writes.count === 0 && blobs.count === 0) return null;
   const parts = [];
-  if (writes.count) parts.push(`${writes.count.toLocaleString("en-US")} writes (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
-  if (blobs.count) parts.push(`${blobs.count.toLocaleString("en-US")} blobs (${formatBytes(blobs.bytes)}) no checkpoint names`);
+  if (writes.count) parts.push(`${plural(writes.count, "write")} (${formatBytes(writes.bytes)}) whose checkpoint is gone`);
+  if (blobs.count) parts.push(`${plural(blobs.count, "blob")} (${formatBytes(blobs.bytes)}) no checkpoint names`);
   return `Orphaned: ${parts.join("; ")}.`;
 }
 
@@ -214,4 +273,14 @@ export function reportOf(result: Value | null): StorageReport | null {
   const r = result as Record<string, Value>;
   if (typeof r.layout !== "string" || !r.totals || typeof r.totals !== "object") return null;
   return result as unknown as StorageReport;
+}
+
+/** The longest axis label a chart draws whole: past it a label ends in `…` (its bar's tooltip
+ * says it whole), so a long node name is never cut at the chart's edge; a UUID thread id (36) is drawn whole. */
+export const TICK_LABEL_MAX = 36;
+
+/** A bar's axis label as drawn: `max` characters at most, ending in `…` when cut. */
+export function tickLabel(label: string, max = TICK_LABEL_MAX): string {
+  const chars = [...label];
+  return chars.length <= max ? label : `${chars.slice(0, max - 1).join("")}…`;
 }

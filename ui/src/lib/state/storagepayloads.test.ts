@@ -26,18 +26,18 @@ import { duplicates, embeddedFiles, place, sends } from "./teststorage";
 describe("repeated payloads", () => {
   it("lists the totals of whole values and of strings: payloads, copies, stored, saved", () => {
     expect(repeatLines(duplicates())).toEqual([
-      { label: "Whole values", payloads: "5", copies: "13", stored: "488.6 KB", saved: "296.3 KB" },
-      { label: "Strings and bytes inside values", payloads: "8", copies: "54", stored: "861.6 KB", saved: "718.6 KB" },
+      { label: "Whole values", payloads: "5", copies: "13", stored: "500.3 kB", saved: "303.5 kB" },
+      { label: "Strings and bytes inside values", payloads: "8", copies: "54", stored: "882.3 kB", saved: "735.8 kB" },
     ]);
   });
 
   it("shapes the largest as rows: kind, size, copies, saved, preview, where, checkpoint", () => {
     const rows = repeatRows(duplicates());
     expect(rows.map((r) => [r.kind, r.size, r.copies, r.saved])).toEqual([
-      ["string", "32.2 KB", "17", "515.2 KB"],
-      ["whole value", "34.5 KB", "4", "103.6 KB"],
-      ["bytes", "2.0 KB", "2", "2.0 KB"],
-      ["string", "1.5 KB", "3", "2.9 KB"],
+      ["string", "33.0 kB", "17", "527.6 kB"],
+      ["whole value", "35.4 kB", "4", "106.1 kB"],
+      ["bytes", "2.0 kB", "2", "2.0 kB"],
+      ["string", "1.5 kB", "3", "3.0 kB"],
     ]);
     expect(rows[0].preview).toBe("data:image/png;base64,iVBORw0KGgo…");
     expect(rows[1].preview).toBe("(the whole value, byte for byte)");
@@ -63,7 +63,7 @@ describe("repeated payloads", () => {
     const none = duplicates({ values: { payloads: 0, copies: 0, stored_bytes: 0, saved_bytes: 0 }, strings: { payloads: 0, copies: 0, stored_bytes: 0, saved_bytes: 0 }, largest: [] });
     expect(noRepeats(none)).toBe(true);
     expect(noRepeats(duplicates())).toBe(false);
-    expect(noRepeatsText(none)).toBe("No repeated payloads of 1 KB or more.");
+    expect(noRepeatsText(none)).toBe("No repeated payloads of 1 kB or more.");
     expect(noRepeatsText({ ...none, min_bytes: 512 })).toBe("No repeated payloads of 512 B or more.");
   });
 
@@ -79,14 +79,14 @@ describe("repeated payloads", () => {
 
 describe("files in values", () => {
   it("totals the files and their text", () => {
-    expect(filesTotalText(embeddedFiles())).toBe("27 files stored (every copy counts) · 626.2 KB as text");
-    expect(filesTotalText(embeddedFiles({ total: { count: 1, bytes: 2048 } }))).toBe("1 file stored (every copy counts) · 2.0 KB as text");
+    expect(filesTotalText(embeddedFiles())).toBe("27 files stored (every copy counts) · 641.2 kB as text");
+    expect(filesTotalText(embeddedFiles({ total: { count: 1, bytes: 2048 } }))).toBe("1 file stored (every copy counts) · 2.0 kB as text");
   });
 
   it("charts bytes by media type; a bar opens the largest file of its type", () => {
     const b = fileTypeBars(embeddedFiles());
     expect(b.labels).toEqual(["image/png (17)", "application/pdf (10)", "audio/wav (1)"]);
-    expect(b.series).toEqual([{ label: "Bytes as text", values: [560558, 80640, 2000] }]);
+    expect(b.series).toEqual([{ label: "Bytes as text", kind: "file", values: [560558, 80640, 2000] }]);
     expect(b.totals).toEqual([560558, 80640, 2000]);
     expect(b.opens[1]).toEqual({ screen: "thread", thread: "vision", checkpoint: { ns: "", id: "c4" }, tab: "state" });
     expect(b.opens[2]).toBeNull();
@@ -95,8 +95,8 @@ describe("files in values", () => {
   it("shapes the largest files as rows: type, size, decoded, copies, all copies, data URL or base64", () => {
     const rows = fileRows(embeddedFiles());
     expect(rows.map((f) => [f.type, f.size, f.decoded, f.copies, f.takes, f.encoding])).toEqual([
-      ["image/png", "32.2 KB", "24.1 KB", "17", "547.4 KB", "data URL"],
-      ["application/pdf", "7.9 KB", "5.9 KB", "10", "78.8 KB", "base64"],
+      ["image/png", "33.0 kB", "24.7 kB", "17", "560.6 kB", "data URL"],
+      ["application/pdf", "8.1 kB", "6.0 kB", "10", "80.6 kB", "base64"],
     ]);
     expect(rows[0].where).toBe("vision · __start__ · messages[1].content[1].image_url.url");
     expect(rows[0].open).toEqual(placeRoute(embeddedFiles().largest[0].place));
@@ -107,29 +107,29 @@ describe("files in values", () => {
     const none = embeddedFiles({ total: { count: 0, bytes: 0 }, by_type: [], largest: [] });
     expect(noFiles(none)).toBe(true);
     expect(noFiles(embeddedFiles())).toBe(false);
-    expect(noFilesText({ ...none, min_bytes: 1536 })).toBe("No files stored as base64 text of 1.5 KB or more.");
+    expect(noFilesText({ ...none, min_bytes: 1536 })).toBe("No files stored as base64 text of 1.5 kB or more.");
   });
 });
 
 describe("Send payloads", () => {
   it("lists the writes and stored tallies", () => {
     expect(sendsLines(sends())).toEqual([
-      { label: "Pending writes to __pregel_tasks", value: "5 · 101.2 KB" },
-      { label: "Stored __pregel_tasks values", value: "3 · 101.2 KB" },
+      { label: "Pending writes to __pregel_tasks", value: "5 · 103.6 kB" },
+      { label: "Stored __pregel_tasks values", value: "3 · 103.6 kB" },
     ]);
     expect(tallyText({ count: 12345, bytes: 10 })).toBe("12,345 · 10 B");
   });
 
   it("lists the target nodes, naming an unreadable packet", () => {
     expect(sendNodeRows(sends())).toEqual([
-      { node: "work", writes: "5 · 101.2 KB", stored: "5 · 101.2 KB" },
+      { node: "work", writes: "5 · 103.6 kB", stored: "5 · 103.6 kB" },
       { node: "? (not a readable Send)", writes: "0 · 0 B", stored: "1 · 3 B" },
     ]);
   });
 
   it("shapes the largest Send writes; a row opens its checkpoint's writes", () => {
     const rows = sendRows(sends());
-    expect(rows[0]).toMatchObject({ by: "plan", size: "20.2 KB", where: "fanout · __pregel_tasks (write)", checkpoint: "c5" });
+    expect(rows[0]).toMatchObject({ by: "plan", size: "20.7 kB", where: "fanout · __pregel_tasks (write)", checkpoint: "c5" });
     expect(rows[0].open).toEqual({ screen: "thread", thread: "fanout", checkpoint: { ns: "", id: "c5" }, tab: "writes" });
     expect(rows[1].open).toBeNull();
     expect(sendRows(sends(), false)[0].where).toBe("__pregel_tasks (write)");
@@ -143,6 +143,6 @@ describe("Send payloads", () => {
 
 describe("sizes in words", () => {
   it("drops a whole unit's decimal", () => {
-    expect([thresholdText(1024), thresholdText(1536), thresholdText(100), thresholdText(1048576)]).toEqual(["1 KB", "1.5 KB", "100 B", "1 MB"]);
+    expect([thresholdText(1024), thresholdText(1536), thresholdText(100), thresholdText(1048576)]).toEqual(["1 kB", "1.5 kB", "100 B", "1 MB"]);
   });
 });

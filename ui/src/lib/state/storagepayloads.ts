@@ -10,12 +10,12 @@ import { checkpointRoute, nsLabel, taskName, valueRoute, type Bars } from "./sto
 
 const n = (x: number) => x.toLocaleString("en-US");
 
-/** A size threshold in words: 1024 → `1 KB`, 1536 → `1.5 KB`, 100 → `100 B`. */
+/** A size threshold in words: 1000 → `1 kB`, 1536 → `1.5 kB`, 100 → `100 B`. */
 export function thresholdText(bytes: number): string {
   return formatBytes(bytes).replace(/\.0 /, " ");
 }
 
-/** `12 · 3.4 KB` (a count and its bytes). */
+/** `12 · 3.4 kB` (a count and its bytes). */
 export function tallyText(t: Tally): string {
   return `${n(t.count)} · ${formatBytes(t.bytes)}`;
 }
@@ -100,7 +100,7 @@ export function noFilesText(e: EmbeddedFiles): string {
   return `No files stored as base64 text of ${thresholdText(e.min_bytes)} or more.`;
 }
 
-/** The files in values in words: `27 files stored · 626.2 KB as text`. */
+/** The files in values in words: `27 files stored · 626.2 kB as text`. */
 export function filesTotalText(e: EmbeddedFiles): string {
   return `${n(e.total.count)} ${e.total.count === 1 ? "file" : "files"} stored (every copy counts) · ${formatBytes(e.total.bytes)} as text`;
 }
@@ -115,7 +115,7 @@ export function fileTypeBars(e: EmbeddedFiles): Bars {
   });
   return {
     labels: rows.map((t) => `${t.media_type} (${n(t.count)})`),
-    series: [{ label: "Bytes as text", values: rows.map((t) => t.bytes) }],
+    series: [{ label: "Bytes as text", kind: "file", values: rows.map((t) => t.bytes) }],
     opens,
     totals: rows.map((t) => t.bytes),
   };

@@ -40,9 +40,9 @@ describe("the thread search", () => {
   });
 
   it("finds the error or interrupt text the row shows", () => {
-    expect(rowNoteText(list[1])).toContain("HTTP 500");
+    expect(rowNoteText(list[1])).toBe("ValueError: upstream returned HTTP 500 for item 42");
     expect(ids(filterThreads(list, "HTTP 500", "all"))).toEqual(["parallel-failure"]);
-    expect(ids(filterThreads(list, "valueerror", "all"))).toEqual(["parallel-failure"]);
+    expect(ids(filterThreads(list, "valueerror: upstream", "all"))).toEqual(["parallel-failure"]);
     expect(rowNoteText(list[2])).toBe("Ship it?");
     expect(ids(filterThreads(list, "ship it?", "all"))).toEqual(["ask"]);
     expect(rowNoteText(list[0])).toBe("");

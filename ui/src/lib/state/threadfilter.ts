@@ -4,10 +4,13 @@
 
 import type { ThreadStatus, ThreadSummary } from "../ipc/bindings";
 import { serverSearchText } from "./devserver";
+import { errorLine } from "./errorvalue";
 import { interruptText } from "./format";
-import { preview, type Json } from "./tree";
+import type { Json } from "./tree";
 
-export type StatusFilter = "all" | ThreadStatus;
+/** A status chip: every thread, one status, or the threads whose status is unknown (an
+ * encrypted database opened without its key, a latest checkpoint that does not read). */
+export type StatusFilter = "all" | ThreadStatus | "unknown";
 
 /** What the search matches beyond a thread's summary. */
 export interface FilterContext {
@@ -21,7 +24,7 @@ export interface FilterContext {
 /** The error or interrupt text a thread's row shows (what the search also finds). */
 export function rowNoteText(t: Pick<ThreadSummary, "status" | "interrupts" | "error">): string {
   if (t.status === "interrupted" && t.interrupts.length) return interruptText(t.interrupts[0]);
-  if (t.status === "failed" && t.error) return preview(t.error as Json, 90);
+  if (t.status === "failed" && t.error) return errorLine(t.error as Json, 90);
   return "";
 }
 
@@ -36,7 +39,7 @@ export function filterThreads(
 ): ThreadSummary[] {
   const q = query.trim().toLowerCase();
   return threads.filter((t) => {
-    if (status !== "all" && t.status !== status) return false;
+    if (status === "unknown" ? t.status !== null : status !== "all" && t.status !== status) return false;
     if (!q || ctx.found?.has(t.thread_id)) return true;
     const hay = [
       t.thread_id,
@@ -55,11 +58,18 @@ export function filterThreads(
   });
 }
 
-/** Status counts for the filter chips. */
+/** Status counts for the filter chips (`unknown`: threads without a status). */
 export function statusCounts(threads: readonly ThreadSummary[]): Record<StatusFilter, number> {
-  const c: Record<StatusFilter, number> = { all: threads.length, finished: 0, interrupted: 0, failed: 0, pending: 0 };
-  for (const t of threads) if (t.status) c[t.status]++;
+  const c: Record<StatusFilter, number> = { all: threads.length, finished: 0, interrupted: 0, failed: 0, pending: 0, unknown: 0 };
+  for (const t of threads) c[t.status ?? "unknown"]++;
   return c;
+}
+
+/** A chip's count as shown: a status no thread is known to have reads `—`, not `0`, when no
+ * thread's status is known (a locked database's threads may all be waiting for a human). */
+export function countText(c: Record<StatusFilter, number>, key: StatusFilter): string {
+  const known = c.all - c.unknown;
+  return known === 0 && key !== "all" && key !== "unknown" ? "—" : String(c[key]);
 }
 
 /** Newest activity first, then by id. */

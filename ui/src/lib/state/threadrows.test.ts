@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ThreadSummary } from "../ipc/bindings";
-import { displayRows, groupPrefix, sortThreads } from "./threadrows";
+import { displayRows, sortThreads } from "./threadrows";
 
 const t = (thread_id: string, extra: Partial<ThreadSummary> = {}): ThreadSummary =>
   ({ thread_id, status: "finished", checkpoint_count: 1, latest_ts: "2026-01-01T00:00:00+00:00", namespaces: [""], ...extra }) as ThreadSummary;
@@ -22,24 +22,17 @@ describe("thread rows", () => {
     expect(list.map((x) => x.thread_id)).toEqual(["b", "a", "c"]);
   });
 
-  it("finds the prefix of similar ids", () => {
-    expect(groupPrefix("bulk-000123")).toBe("bulk-");
-    expect(groupPrefix("user_42")).toBe("user_");
-    expect(groupPrefix("run:1f1e953f-7f9a-6f8b-8002-3e7c14c2fed3")).toBe("run:");
-    expect(groupPrefix("chat-tools")).toBeNull();
-    expect(groupPrefix("42")).toBeNull();
-    expect(groupPrefix("forked")).toBeNull();
-  });
-
   it("folds many similar threads into one group row, opened on demand", () => {
-    const sorted = [t("chat-tools"), ...Array.from({ length: 25 }, (_, i) => t(`bulk-${String(i).padStart(4, "0")}`)), t("t-1"), t("forked")];
+    // The backend marks the members of a run (flashback_api::groups, tested there).
+    const sorted = [t("chat-tools"), ...Array.from({ length: 25 }, (_, i) => t(`bulk-${String(i).padStart(4, "0")}`, { group: "bulk-" })), t("t-1"), t("forked")];
     const closed = displayRows(sorted, new Set());
     expect(closed.map((r) => (r.kind === "group" ? `${r.prefix}*${r.count}` : r.thread.thread_id))).toEqual(["chat-tools", "bulk-*25", "t-1", "forked"]);
     const opened = displayRows(sorted, new Set(["bulk-"]));
     expect(opened.length).toBe(29);
     expect(opened[1]).toEqual({ kind: "group", prefix: "bulk-", count: 25, open: true });
     expect(opened[2].kind === "thread" && opened[2].thread.thread_id).toBe("bulk-0000");
-    // Under the threshold nothing is folded.
-    expect(displayRows(sorted.slice(0, 5), new Set()).every((r) => r.kind === "thread")).toBe(true);
+    // Threads the backend does not group are never folded; a search shows its matches unfolded.
+    expect(displayRows([t("t-1"), t("t-2")], new Set()).every((r) => r.kind === "thread")).toBe(true);
+    expect(displayRows(sorted, new Set(), true).every((r) => r.kind === "thread")).toBe(true);
   });
 });

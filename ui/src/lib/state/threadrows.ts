@@ -1,6 +1,6 @@
 // The thread list's rows: sorted by a column, and runs of many similar threads (`bulk-000001`,
-// `bulk-000002`, … — ids that differ only in a trailing number or id) folded into one group
-// row so that they do not bury the rest. Pure, for the virtualised table.
+// `bulk-000002`, … — the backend says which, `ThreadSummary.group`) folded into one group row
+// so that they do not bury the rest. Pure, for the virtualised table.
 
 import type { ThreadSummary } from "../ipc/bindings";
 
@@ -37,29 +37,18 @@ export function sortThreads(threads: readonly ThreadSummary[], key: SortKey, dir
   );
 }
 
-/** The group a thread id belongs to: the id without a trailing number, hex or UUID part
- * (`bulk-000123` → `bulk-`, `user_42` → `user_`); null when nothing trails. */
-export function groupPrefix(id: string): string | null {
-  const m = /^(.*?[-_:./])(?:\d+|[0-9a-f]{8,}(?:-[0-9a-f]{4,})*)$/i.exec(id);
-  return m && m[1].length > 0 ? m[1] : null;
-}
-
 /**
- * The rows to show: threads in `sorted` order, except that a group of at least `min` threads
- * sharing a prefix becomes one group row (at its first member's place), followed by its
- * threads when its prefix is in `open`.
+ * The rows to show: threads in `sorted` order, except that the threads of a group (the
+ * backend's `ThreadSummary.group`: a run of similar ids, flashback_api::groups) become one
+ * group row at its first member's place, followed by its threads when its prefix is in
+ * `open` — or when `unfold` (a search: its matches are shown, not hidden behind a group).
  */
-export function displayRows(sorted: readonly ThreadSummary[], open: ReadonlySet<string>, min = 20): DisplayRow[] {
-  const size = new Map<string, number>();
-  for (const t of sorted) {
-    const p = groupPrefix(t.thread_id);
-    if (p !== null) size.set(p, (size.get(p) ?? 0) + 1);
-  }
+export function displayRows(sorted: readonly ThreadSummary[], open: ReadonlySet<string>, unfold = false): DisplayRow[] {
   const members = new Map<string, ThreadSummary[]>();
   const order: (ThreadSummary | string)[] = [];
   for (const t of sorted) {
-    const p = groupPrefix(t.thread_id);
-    if (p !== null && (size.get(p) ?? 0) >= min) {
+    const p = unfold ? null : (t.group ?? null);
+    if (p !== null) {
       if (!members.has(p)) {
         members.set(p, []);
         order.push(p);

@@ -127,6 +127,19 @@ describe("ThreadView: graph reloads and actions", () => {
     expect(view.current?.id).toBe("c0");
   });
 
+  it("pauses Play when the person picks a row or steps", async () => {
+    const { view } = await openThread();
+    await view.replay.toggle();
+    expect(view.replay.playing).toBe(true);
+    view.pick(1); // rows are newest first: c3, c2, …
+    expect(view.replay.playing).toBe(false);
+    expect(view.current?.id).toBe("c2");
+    await view.replay.toggle();
+    expect(view.replay.playing).toBe(true);
+    view.step("older");
+    expect(view.replay.playing).toBe(false);
+  });
+
   it("stops loading and playing once stopped", async () => {
     const { view, calls } = await openThread();
     await view.replay.toggle();

@@ -259,9 +259,17 @@ export class ThreadView {
     if (!same(this.selectedKey, key)) this.selectedKey = key;
   }
 
-  /** Moves the selection through the graph (see graph/stepping.ts). */
+  /** The person selects row `i` (a click on a row, shift-click to compare; the scrubber):
+   * Play pauses first. */
+  pick(i: number, shift = false) {
+    this.replay.interrupt();
+    this.select(i, shift);
+  }
+
+  /** Moves the selection through the graph (see graph/stepping.ts): the person's keys, so Play
+   * pauses. */
   step(step: Step) {
-    this.select(move(this.rows, this.kids, this.selected, step));
+    this.pick(move(this.rows, this.kids, this.selected, step));
   }
 
   /** Compares with the selected checkpoint's parent, if it has one. */

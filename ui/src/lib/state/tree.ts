@@ -2,6 +2,7 @@
 // folded long strings, masked secrets, undecodable values shown in place, messages recognised
 // for the chat view.
 
+import { plural } from "./format";
 import type { Json } from "./json";
 import { bytesPreview, scalarValue } from "./scalars";
 
@@ -77,7 +78,7 @@ export function preview(v: Json, max = 80): string {
   if (v === null) text = "None";
   else if (typeof v === "string") text = JSON.stringify(v);
   else if (typeof v === "number" || typeof v === "boolean") text = pyScalar(v);
-  else if (Array.isArray(v)) text = `[${v.length} item${v.length === 1 ? "" : "s"}]`;
+  else if (Array.isArray(v)) text = `[${plural(v.length, "item")}]`;
   else if (typeof v.$error === "string") text = `⚠ ${v.$error}`;
   else if (v.$secret === true) text = "**********";
   else if (typeof v.$type === "string" && "$value" in v) text = `${shortType(v.$type)}(${pyLeaf(v.$value)})`;
@@ -85,7 +86,7 @@ export function preview(v: Json, max = 80): string {
   else if (typeof v.$type === "string") {
     const content = typeof v.content === "string" && v.content ? `: ${JSON.stringify(v.content)}` : "";
     text = `${shortType(v.$type)}${content}`;
-  } else text = `{${Object.keys(v).length} key${Object.keys(v).length === 1 ? "" : "s"}}`;
+  } else text = `{${plural(Object.keys(v).length, "key")}}`;
   const one = text.replace(/\n/g, "⏎");
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
@@ -137,11 +138,11 @@ export function buildTree(value: Json, key = "", path = key): TreeNode {
   }
   if (value.$secret === true) return node("secret", type ?? "SecretStr", "**********");
   if (typeof value.$encrypted === "string") {
-    const size = typeof value.size === "number" ? `, ${value.size} bytes` : "";
+    const size = typeof value.size === "number" ? `, ${plural(value.size, "byte")}` : "";
     return node("opaque", "encrypted", `🔒 locked (${value.$encrypted}${size}): unlock the database to read it`);
   }
   if (value.$opaque === true) {
-    const size = typeof value.size === "number" ? ` (${value.size} bytes)` : "";
+    const size = typeof value.size === "number" ? ` (${plural(value.size, "byte")})` : "";
     const cls = typeof value.class === "string" ? ` ${value.class}` : "";
     return node("opaque", type ?? "opaque", `${type}${cls}${size}, not decoded`);
   }

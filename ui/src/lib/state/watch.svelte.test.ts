@@ -4,6 +4,7 @@ import type { WatchReport, WatchRequest } from "../ipc/bindings";
 import { Failure } from "../ipc/api";
 import { Watch, type WatchHost } from "./watch.svelte";
 import { change } from "./testwatch";
+import { branchColor } from "../graph/lanes";
 
 class Host implements WatchHost {
   readonly threadId = "t1";
@@ -97,5 +98,13 @@ describe("Watch", () => {
     w.close();
     expect(w.path).toBeNull();
     expect(w.error).toBeNull();
+  });
+
+  it("colours a change's branch as the graph does, a key the graph lacks by its hash", () => {
+    const host = Object.assign(new Host(), { colors: () => new Map([["trunk", 0], ["fork", 3]]), trunk: () => "trunk" });
+    const w = new Watch(host, async () => report([]));
+    expect(w.colorOf("fork")).toBe(3);
+    expect(w.colorOf("trunk")).toBe(0);
+    expect(w.colorOf("elsewhere")).toBe(branchColor("elsewhere", false));
   });
 });

@@ -7,6 +7,7 @@ import { commands } from "../ipc/bindings";
 import { call, toFailure, type Failure } from "../ipc/api";
 import { latest } from "./latest";
 import { cursorOf, neighbour, visibleChanges, watchGroups } from "./watch";
+import { branchColor } from "../graph/lanes";
 
 /** What the watch needs from the thread view. */
 export interface WatchHost {
@@ -19,6 +20,8 @@ export interface WatchHost {
   select(key: { ns: string; id: string }): void;
   /** The trunk's branch key in the graph (its colour is the first lane's). */
   trunk?(): string;
+  /** The graph's colour slot of each branch (graph/lanes.ts `branchColors`). */
+  colors?(): Map<string, number>;
   /** The tip of the selected checkpoint's branch in namespace `ns` (null: none): the line
    * listed first. */
   along?(ns: string): string | null;
@@ -111,6 +114,11 @@ export class Watch {
   /** The trunk's branch key, for colouring the changes as the graph colours their branches. */
   get trunk(): string {
     return this.host.trunk?.() ?? "";
+  }
+
+  /** The colour slot of a change's branch: the graph's, else one from its key. */
+  colorOf(branchKey: string): number {
+    return this.host.colors?.().get(branchKey) ?? branchColor(branchKey, branchKey === this.trunk);
   }
 
   /** Where prev (-1) or next (+1) would go (null: nowhere). */

@@ -39,7 +39,7 @@ fn also(s: &Spliced, d: &CheckpointDetail, full: &CheckpointDetail) {
         big["$message"]
             .as_str()
             .unwrap()
-            .starts_with("too large: 2.9 MB"),
+            .starts_with("too large: 3.0 MB"),
         "{big}"
     );
     // The pending write holding the same value: a placeholder too.

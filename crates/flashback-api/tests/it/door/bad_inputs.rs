@@ -129,7 +129,7 @@ async fn bundles_to_verify_are_bounded() {
         .await
         .expect_err("too big");
     assert_eq!(e.code, ErrorCode::InvalidInput);
-    assert!(e.message.contains("up to 256 MB"), "{e}");
+    assert!(e.message.contains("up to 256.0 MB"), "{e}");
 
     let e = api
         .verify_export(VerifyRequest {

@@ -98,10 +98,10 @@ fn tally<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Tally {
     })
 }
 
-/// Whole values of 1 KiB or more stored more than once, summed as the report sums them.
+/// Whole values of 1 kB (1,000 bytes) or more stored more than once, summed as the report sums them.
 fn repeated_values<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> RepeatTotals {
     let mut count: HashMap<&[u8], u64> = HashMap::new();
-    for v in values.into_iter().filter(|v| v.len() >= 1024) {
+    for v in values.into_iter().filter(|v| v.len() >= 1_000) {
         *count.entry(v).or_default() += 1;
     }
     let mut t = RepeatTotals::default();

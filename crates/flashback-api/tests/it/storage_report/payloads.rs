@@ -58,10 +58,10 @@ fn occurrences(values: &[Vec<u8>], needle: &[u8]) -> u64 {
         .sum()
 }
 
-/// Whole values of 1 KiB or more stored more than once, summed as the report sums them.
+/// Whole values of 1 kB (1,000 bytes) or more stored more than once, summed as the report sums them.
 fn repeated_values(values: &[Vec<u8>]) -> RepeatTotals {
     let mut count: HashMap<&[u8], u64> = HashMap::new();
-    for v in values.iter().filter(|v| v.len() >= 1024) {
+    for v in values.iter().filter(|v| v.len() >= 1_000) {
         *count.entry(v.as_slice()).or_default() += 1;
     }
     let mut t = RepeatTotals::default();
@@ -317,7 +317,7 @@ async fn payload_figures_of_the_postgres_fixture_are_what_sql_says() {
          FROM (SELECT count(*) AS c, octet_length(v) AS n \
                FROM (SELECT blob AS v FROM checkpoint_blobs UNION ALL \
                      SELECT blob FROM checkpoint_writes) s \
-               WHERE octet_length(v) >= 1024 GROUP BY v HAVING count(*) > 1) d",
+               WHERE octet_length(v) >= 1000 GROUP BY v HAVING count(*) > 1) d",
     )
     .fetch_one(&pool)
     .await
