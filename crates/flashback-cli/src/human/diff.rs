@@ -335,6 +335,7 @@ mod tests {
                 changed: 2,
                 unchanged: 1,
             },
+            common_ancestor: None,
             channels: vec![
                 channel(
                     "messages",
