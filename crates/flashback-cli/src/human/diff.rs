@@ -29,6 +29,17 @@ pub fn diff(d: &CheckpointDiff) -> String {
         s.changed,
         s.unchanged
     )];
+    // Where the two lines meet, as the app's compare says it.
+    if let Some(m) = &d.common_ancestor {
+        let step = m.step.map(|n| format!(" step {n}")).unwrap_or_default();
+        out.push(if m.checkpoint_id == d.a_id {
+            "B descends from A (one line)".to_owned()
+        } else if m.checkpoint_id == d.b_id {
+            "A descends from B (one line)".to_owned()
+        } else {
+            format!("branches meet at {}{step}", short_id(&m.checkpoint_id))
+        });
+    }
     let changed: Vec<&ChannelDiff> = d
         .channels
         .iter()
@@ -221,7 +232,7 @@ fn flat(c: char) -> char {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashback_api::{Change, DiffSummary};
+    use flashback_api::{Change, CommonAncestor, DiffSummary};
     use serde_json::json;
 
     #[test]
@@ -335,7 +346,10 @@ mod tests {
                 changed: 2,
                 unchanged: 1,
             },
-            common_ancestor: None,
+            common_ancestor: Some(CommonAncestor {
+                checkpoint_id: "1f1e953f-7f90-6f8b-8001-2e7c14c2fed3".into(),
+                step: Some(1),
+            }),
             channels: vec![
                 channel(
                     "messages",
