@@ -154,7 +154,7 @@ def main() -> int:
                 report = json.loads(p.stdout) if p.stdout.strip() else {}
                 r.check(where, "the report is printed with the failure", bool(report.get("vacuum_error")) and report.get("totals", {}).get("checkpoints") == 2, p.stdout[:300])
             else:
-                r.check(where, "both lines are printed", "pruned 1 threads: 2 checkpoints go" in p.stdout and "VACUUM failed" in p.stdout, p.stdout)
+                r.check(where, "both lines are printed", "pruned 1 thread: 2 checkpoints go" in p.stdout and "VACUUM failed" in p.stdout, p.stdout)
             conn = sqlite3.connect(path)
             left = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (late,)).fetchone()[0]
             conn.close()

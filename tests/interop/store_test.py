@@ -258,7 +258,7 @@ def mixed(r: Results, where: str, db: str) -> None:
     r.check(where, "a mixed database lists its store items", [i["key"] for i in items] == ["beside"], str(items))
     p = flashback("threads", db)
     r.check(where, "flashback threads mentions the memory store beside the threads",
-            "mixed-thread" in p.stdout and "also a LangGraph memory store (1 items" in p.stdout, p.stdout)
+            "mixed-thread" in p.stdout and "also a LangGraph memory store (1 item in 1 namespace)" in p.stdout, p.stdout)
 
 
 def store_only_threads(r: Results, where: str, db: str) -> None:
