@@ -7,7 +7,7 @@ use crate::types::{
 use flashback_codec::{reserved, view_decoded, Decoded, ViewOptions};
 use flashback_engine::delta::Rebuilt;
 use flashback_engine::live::{apply_pending, Reducers};
-use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
+use flashback_engine::tasks::{derive_tasks_with, step_tasks, DeriveOptions, SnapshotMode};
 use flashback_engine::{is_control_channel, is_internal_channel};
 use flashback_storage::{CheckpointTuple, Dialect, PendingWrite, Serde};
 use serde_json::{json, Value as Json};
@@ -209,14 +209,7 @@ pub fn step_writes(
     opts: ViewOptions,
     dialect: Dialect,
 ) -> Vec<WriteGroup> {
-    let tasks = derive_tasks_with(
-        parent,
-        &DeriveOptions {
-            mode: SnapshotMode::History,
-            dialect,
-            ..Default::default()
-        },
-    );
+    let tasks = step_tasks(parent, dialect);
     let names: HashMap<&str, (&str, flashback_engine::TaskStatus)> = tasks
         .tasks
         .iter()

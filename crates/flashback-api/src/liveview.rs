@@ -10,7 +10,7 @@ use crate::types::CheckpointRequest;
 use flashback_codec::Decoded;
 use flashback_engine::is_control_channel;
 use flashback_engine::live::Reducers;
-use flashback_engine::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
+use flashback_engine::tasks::step_tasks;
 use flashback_storage::{CheckpointStore, CheckpointTuple, Dialect, ListQuery};
 use std::sync::Arc;
 
@@ -76,17 +76,6 @@ pub(crate) async fn view_for(
         view.reducers = evidence(store, tuple, dialect).await;
     }
     Ok(view)
-}
-
-fn step_tasks(t: &CheckpointTuple, dialect: Dialect) -> flashback_engine::TaskSet {
-    derive_tasks_with(
-        t,
-        &DeriveOptions {
-            mode: SnapshotMode::History,
-            dialect,
-            ..Default::default()
-        },
-    )
 }
 
 /// Reducers learnt from the steps before `tuple`, read only while the live view has writes to

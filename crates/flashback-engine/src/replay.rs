@@ -13,7 +13,7 @@
 
 use crate::dag::ThreadDag;
 use crate::error::EngineError;
-use crate::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode, TaskSet};
+use crate::tasks::{step_tasks, TaskSet};
 use flashback_codec::{view_decoded, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple, ListQuery};
 use serde::Serialize;
@@ -105,11 +105,7 @@ pub async fn replay(
         .filter_map(|n| by_id.get(n.checkpoint_id.as_str()).copied())
         .collect();
     lineage.reverse();
-    let opts = DeriveOptions {
-        mode: SnapshotMode::History,
-        dialect: store.schema().dialect,
-        ..Default::default()
-    };
+    let dialect = store.schema().dialect;
     let steps = lineage
         .iter()
         .enumerate()
@@ -122,7 +118,7 @@ pub async fn replay(
                 step: t.header.step(),
                 source: t.header.source().map(str::to_owned),
                 ts: t.header.ts.clone(),
-                tasks: derive_tasks_with(t, &opts),
+                tasks: step_tasks(t, dialect),
                 writes: t
                     .pending_writes
                     .iter()

@@ -275,6 +275,19 @@ fn packets(d: &Decoded) -> Vec<&Value> {
     }
 }
 
+/// The step record of a checkpoint: its tasks as `get_state` with its id derives them (every
+/// task, every interrupt raised) — what names the writes a step made and the tasks of a step.
+pub fn step_tasks(tuple: &CheckpointTuple, dialect: Dialect) -> TaskSet {
+    derive_tasks_with(
+        tuple,
+        &DeriveOptions {
+            mode: SnapshotMode::History,
+            dialect,
+            ..Default::default()
+        },
+    )
+}
+
 /// [`derive_tasks`] with options.
 pub fn derive_tasks_with(tuple: &CheckpointTuple, opts: &DeriveOptions) -> TaskSet {
     let cp = &tuple.checkpoint;

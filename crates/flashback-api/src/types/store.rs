@@ -103,9 +103,36 @@ pub struct StoreItem {
     pub problem: Option<String>,
 }
 
-/// A Store value as one line of at most [`STORE_PREVIEW_CHARS`] characters.
+/// A Store value as one line of at most [`STORE_PREVIEW_CHARS`] characters. Only the start of
+/// its JSON text is written (a value of many megabytes is not serialised whole for 60
+/// characters).
 pub fn store_preview(value: &Json) -> String {
-    flashback_engine::watch::clip(&value.to_string(), STORE_PREVIEW_CHARS)
+    /// Takes bytes until it holds `cap`, then refuses the rest (ending the serialisation).
+    struct Head {
+        buf: Vec<u8>,
+        cap: usize,
+    }
+    impl std::io::Write for Head {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let room = self.cap.saturating_sub(self.buf.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let n = room.min(b.len());
+            self.buf.extend_from_slice(&b[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // A UTF-8 character is at most 4 bytes: one more character than shown tells a cut.
+    let mut head = Head {
+        buf: Vec::new(),
+        cap: (STORE_PREVIEW_CHARS + 1) * 4,
+    };
+    let _ = serde_json::to_writer(&mut head, value);
+    flashback_engine::watch::clip(&String::from_utf8_lossy(&head.buf), STORE_PREVIEW_CHARS)
 }
 
 impl From<MemoryItem> for StoreItem {
@@ -247,4 +274,25 @@ pub struct StoreDeleteResult {
     pub removed_vectors: u32,
     /// Nothing was written.
     pub dry_run: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_preview_reads_only_the_start_and_says_the_same() {
+        for v in [
+            json!({"a": 1}),
+            json!({"text": "é∑😀".repeat(100_000), "n": [1, 2, 3]}),
+            json!("x".repeat(60)),
+            json!("x".repeat(61)),
+        ] {
+            assert_eq!(
+                store_preview(&v),
+                flashback_engine::watch::clip(&v.to_string(), STORE_PREVIEW_CHARS)
+            );
+        }
+    }
 }

@@ -29,7 +29,7 @@ pub use path::{KeyPath, PathError, Segment};
 use crate::dag::ThreadDag;
 use crate::error::EngineError;
 use crate::layout::{layout, LayoutOptions};
-use crate::tasks::{derive_tasks_with, DeriveOptions, SnapshotMode};
+use crate::tasks::step_tasks;
 use flashback_codec::{view_decoded, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple, Dialect, ListQuery};
 use serde::Serialize;
@@ -319,14 +319,7 @@ fn writes_to(
     if mine.is_empty() {
         return Vec::new();
     }
-    let tasks = derive_tasks_with(
-        parent,
-        &DeriveOptions {
-            mode: SnapshotMode::History,
-            dialect,
-            ..Default::default()
-        },
-    );
+    let tasks = step_tasks(parent, dialect);
     let node_of = |task: &str| {
         tasks
             .tasks

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tasks::{derive_tasks_with, DeriveOptions};
 use flashback_codec::Decoded;
 use flashback_storage::{Checkpoint, CheckpointHeader, PendingWrite, Version};
 use serde_json::json;
