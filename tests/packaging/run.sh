@@ -22,7 +22,7 @@
 # Each check prints `ok - name` or `not ok - name: why`; the last line is
 # `packaging: N passed, M failed`.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 repo=$PWD
 
 dist=${1:?usage: tests/packaging/run.sh DIST [--no-deb-install] [--no-cargo-install]}
@@ -119,7 +119,7 @@ in_venv() {
 
 # serve_answers NAME BIN: `BIN serve` on the fixture answers / with the UI and its API with the version.
 serve_answers() {
-    local name=$1 bin=$2 url="" i
+    local name=$1 bin=$2 url=""
     local log="$work/serve.log"
     if [ "$bin" = "$venv/bin/flashback" ]; then
         in_venv flashback serve "$work/fixture.sqlite" >"$log" 2>&1 &
@@ -128,7 +128,7 @@ serve_answers() {
             "$bin" serve "$work/fixture.sqlite" >"$log" 2>&1) &
     fi
     serve_pid=$!
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/#token=[0-9a-f]*' "$log" 2>/dev/null | head -n 1)
         [ -n "$url" ] && break
         sleep 0.1
@@ -156,7 +156,7 @@ wheel_in_venv() {
     local py=$1 full=$2 pyv
     pyv=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
     venv="$work/venv-$pyv"
-    rm -rf "$venv" "$work/home" "$work/data"
+    rm -rf "${venv:?}" "${work:?}/home" "${work:?}/data"
     mkdir -p "$work/home"
     if ! "$py" -m venv "$venv" >/dev/null 2>&1; then
         not_ok "Python $pyv: a venv" "python -m venv failed"
