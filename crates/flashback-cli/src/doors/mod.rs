@@ -66,6 +66,20 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             })
             .await?,
         ),
+        Command::Mcp {
+            db,
+            http,
+            allow_writes,
+            allow_run,
+        } => done(
+            crate::mcp::run(crate::mcp::McpOptions {
+                db,
+                http,
+                allow_writes,
+                allow_run,
+            })
+            .await?,
+        ),
         Command::Threads {
             db: location,
             limit,
