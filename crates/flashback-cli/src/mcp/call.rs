@@ -170,11 +170,14 @@ pub async fn call(
                 Shape::Job => jobs::run(door, spec, req).await?,
             }
         };
-    let answer = if spec.name == "threads" {
+    let mut answer = if spec.name == "threads" {
         with_tokens(door, answer).await?
     } else {
         answer
     };
+    if let Some(path) = &ex.path {
+        answer.json = at_path(&answer.json, path)?;
+    }
     Ok(shape(spec, answer, &ex))
 }
 
@@ -246,17 +249,7 @@ fn shape(spec: &ToolSpec, answer: Answer, ex: &Extras) -> Reply {
     let mut out = Map::new();
     let mut result = answer.json;
     let mut range = None;
-    if let Some(path) = &ex.path {
-        match at_path(&result, path) {
-            Ok(v) => result = v,
-            Err(e) => {
-                return Reply {
-                    text: e.message.clone(),
-                    structured: json!({"error": e}),
-                }
-            }
-        }
-    } else if let Some(member) = spec.list {
+    if let Some(member) = spec.list.filter(|_| ex.path.is_none()) {
         let list = if member.is_empty() {
             result.as_array().cloned()
         } else {
