@@ -11,6 +11,8 @@ tests/fixtures/requirements.txt) over stdio, the server being the built `flashba
   * with --allow-writes, `fork` is a dry run by default (nothing written) and with
     dry_run=false writes a checkpoint the REAL LangGraph `SqliteSaver` reads back as the
     thread's head, child of the checkpoint forked;
+  * over streamable HTTP (`--http 0`), the same answers with the bearer token, and a request
+    without it, with a wrong one or for another Host refused;
   * a 200 MB value written by LangGraph (a graph run with `SqliteSaver`) never floods an
     answer: `threads`, `history`, `state` (default, `full`, one `path`) and `watch` each stay
     within the default budget (~8k tokens).
@@ -222,6 +224,54 @@ async def fork(db: str) -> None:
         conn.close()
 
 
+async def http(db: str) -> None:
+    where = "http"
+    import secrets
+    import signal
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = "mcp-test-" + secrets.token_hex(12)
+    proc = subprocess.Popen([BIN, "mcp", db, "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=os.environ | {"FLASHBACK_MCP_TOKEN": token})
+    try:
+        url = ""
+        for line in proc.stdout:
+            if line.strip().startswith("url"):
+                url = line.split()[-1]
+                break
+        R.check(where, "the server prints its URL", url.startswith("http://127.0.0.1:"), url)
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "probe", "version": "1"}}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        for what, headers, status in [
+            ("no token", {}, 401),
+            ("a wrong token", {"Authorization": "Bearer " + "x" * len(token)}, 401),
+            ("another Host", {"Authorization": f"Bearer {token}", "Host": "evil.example"}, 403),
+            ("another origin", {"Authorization": f"Bearer {token}", "Origin": "http://evil.example"}, 403),
+        ]:
+            r = httpx2.post(url, json=init, headers=accept | headers, timeout=10)
+            R.check(where, f"{what}: refused ({status})", r.status_code == status, f"{r.status_code} {r.text[:200]}")
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with Client(streamable_http_client(url, http_client=client)) as c:
+            threads = fb_json("threads", db)
+            R.check(where, "threads == flashback threads --json", await answer(c, "threads", {}) == threads)
+            tid = threads[0]["thread_id"]
+            R.check(where, "state == flashback state --json",
+                    await answer(c, "state", {"thread_id": tid}) == fb_json("state", db, tid))
+            r = await call(c, "state", {"thread_id": "no-such-thread"})
+            R.check(where, "a missing thread is a tool error", bool(r.is_error) and "no-such-thread" in text_of(r))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    R.check(where, "Ctrl-C stops the server", proc.returncode == 0, f"exit {proc.returncode}")
+
+
 def big_db(path: str) -> str:
     """A thread whose state holds a 200 MB string, written by LangGraph itself."""
     from typing import TypedDict
@@ -276,6 +326,7 @@ async def main() -> int:
         db = os.path.join(tmp, "langgraph.sqlite")
         shutil.copy(FIXTURE, db)
         await reads(db)
+        await http(db)
         await fork(db)
         await huge(os.path.join(tmp, "big.sqlite"))
     print(f"{R.passed} passed, {R.failed} failed")

@@ -5,7 +5,7 @@
 
 use crate::human;
 
-mod ids;
+pub(crate) mod ids;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;

@@ -159,6 +159,7 @@ pub async fn call(
             args.insert("dry_run".into(), Json::Bool(ex.dry_run));
         }
     }
+    resolve_ids(door, &mut args).await?;
     args.insert("db".into(), Json::String(door.db.clone()));
     let req = Json::Object(args);
     let answer =
@@ -179,6 +180,46 @@ pub async fn call(
         answer.json = at_path(&answer.json, path)?;
     }
     Ok(shape(spec, answer, &ex))
+}
+
+/// The checkpoint ids of a request as people (and models reading the CLI's tables) give them:
+/// whole, in the short form the tables print (`7f9a-6f8b-3e7c`), or a unique start or end —
+/// resolved against the thread's checkpoints as every CLI command does.
+async fn resolve_ids(door: &Door, args: &mut Map<String, Json>) -> Result<(), ApiError> {
+    let Some(thread) = args
+        .get("thread_id")
+        .and_then(Json::as_str)
+        .map(str::to_owned)
+    else {
+        return Ok(());
+    };
+    let ns = args
+        .get("checkpoint_ns")
+        .and_then(Json::as_str)
+        .map(str::to_owned);
+    let resolve = |id: String, ns: Option<String>| {
+        let thread = thread.clone();
+        async move { crate::doors::ids::resolve(&door.api, &door.db, &thread, ns.as_deref(), &id).await }
+    };
+    for key in ["checkpoint_id", "tip", "into", "from", "along", "before"] {
+        if let Some(Json::String(id)) = args.get(key) {
+            let full = resolve(id.clone(), ns.clone()).await?;
+            args.insert(key.into(), Json::String(full));
+        }
+    }
+    for side in ["a", "b"] {
+        if let Some(Json::Object(o)) = args.get_mut(side) {
+            let side_ns = o
+                .get("checkpoint_ns")
+                .and_then(Json::as_str)
+                .map(str::to_owned);
+            if let Some(Json::String(id)) = o.get("checkpoint_id") {
+                let full = resolve(id.clone(), side_ns.or(Some(String::new()))).await?;
+                o.insert("checkpoint_id".into(), Json::String(full));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The most threads whose token usage `threads` looks up (as `flashback threads`).

@@ -147,6 +147,14 @@ pub const PROMPT_ABOUT: &str = "Why did this thread fail or stop? Gathers the th
      the failing task's error, the last writes and the interrupt it waits at, as a starting \
      point for finding the cause.";
 
+/// A string as itself, anything else as compact JSON.
+fn plain(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn compact(v: &Json, chars: usize) -> String {
     let fitted = bound::fit(v.clone(), chars);
     serde_json::to_string(&fitted.value).unwrap_or_default()
@@ -165,7 +173,10 @@ pub async fn why(door: &Door, thread_id: &str) -> Result<String, ApiError> {
         "Find out why the LangGraph thread {thread_id:?} failed or stopped, using the \
          flashback tools (history, graph, state with a path, diff, watch, replay).\n\n\
          Its latest checkpoint is {} (step {}, source {}); status: {}.\n",
-        d["checkpoint_id"], d["step"], d["source"], d["status"]
+        plain(&d["checkpoint_id"]),
+        plain(&d["step"]),
+        plain(&d["source"]),
+        plain(&d["status"])
     );
     let tasks = d["tasks"]["tasks"].as_array().cloned().unwrap_or_default();
     let next = d["tasks"]["next"].clone();
@@ -174,15 +185,15 @@ pub async fn why(door: &Door, thread_id: &str) -> Result<String, ApiError> {
         if !t["error"].is_null() {
             out.push_str(&format!(
                 "Task {} ({}) failed with: {}\n",
-                t["name"],
-                t["id"],
+                plain(&t["name"]),
+                plain(&t["id"]),
                 compact(&t["error"], 2_000)
             ));
         }
         for i in t["interrupts"].as_array().into_iter().flatten() {
             out.push_str(&format!(
                 "Task {} waits at an interrupt: {}\n",
-                t["name"],
+                plain(&t["name"]),
                 compact(i, 2_000)
             ));
         }
@@ -202,7 +213,7 @@ pub async fn why(door: &Door, thread_id: &str) -> Result<String, ApiError> {
                 .into_iter()
                 .flatten()
                 .take(10)
-                .map(|w| format!("{} = {}", w["channel"], compact(&w["value"], 400)))
+                .map(|w| format!("{} = {}", plain(&w["channel"]), compact(&w["value"], 400)))
                 .collect();
             out.push_str(&format!(
                 "  {} ({}): {}\n",

@@ -14,6 +14,10 @@ pub fn request_has(spec: &ToolSpec, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// Request members no tool offers: secrets stay masked for a model (`reveal_secrets`), and a
+/// locked database's values stay refused (`allow_locked`, the app's own switch).
+const HIDDEN: &[&str] = &["reveal_secrets", "allow_locked"];
+
 fn add(props: &mut Map<String, Json>, name: &str, schema: Json) {
     props.entry(name.to_owned()).or_insert(schema);
 }
@@ -33,6 +37,9 @@ pub fn input_schema(spec: &ToolSpec) -> Option<Json> {
         .or_insert_with(|| json!({}))
         .as_object_mut()?;
     props.remove("db");
+    for name in HIDDEN {
+        props.remove(*name);
+    }
     let own_limit = props.contains_key("limit");
     if spec.list.is_some() {
         if !own_limit {
@@ -113,5 +120,9 @@ mod tests {
             assert!(s["properties"].get(name).is_some(), "{name}: {s}");
         }
         assert_eq!(s["required"], json!(["thread_id"]));
+        assert!(
+            s["properties"].get("reveal_secrets").is_none(),
+            "secrets stay masked"
+        );
     }
 }

@@ -177,6 +177,19 @@ async fn answers_equal_the_json_of_every_other_door() {
             json!({"thread_id": first, "a": {"checkpoint_id": a}, "b": {"checkpoint_id": b}});
         let diff = result(&call(&c, "diff", sides.clone()).await);
         assert_eq!(diff, dispatch(&door, "diff_checkpoints", sides).await);
+        // The short ids the CLI's tables print name the same checkpoints.
+        let short = |id: &str| crate::human::short_id(id);
+        let shorts = json!({"thread_id": first, "a": {"checkpoint_id": short(a)}, "b": {"checkpoint_id": short(b)}});
+        assert_eq!(result(&call(&c, "diff", shorts).await), diff);
+        let old = result(
+            &call(
+                &c,
+                "state",
+                json!({"thread_id": first, "checkpoint_id": short(a)}),
+            )
+            .await,
+        );
+        assert_eq!(old["checkpoint_id"], json!(a));
     }
 }
 
