@@ -490,8 +490,8 @@ enum Command {
         /// taken from FLASHBACK_MCP_TOKEN) instead of stdio.
         #[arg(long, value_name = "PORT")]
         http: Option<u16>,
-        /// Offer the writes (fork, merge, delete, delete_branch, prune, copy, store_put,
-        /// store_delete), each with `dry_run` defaulting to true.
+        /// Offer the writes (fork, merge, delete, delete_branch, prune, copy, repair,
+        /// store_put, store_delete), each with `dry_run` defaulting to true.
         #[arg(long)]
         allow_writes: bool,
         /// Also offer `rerun`, which runs a command on this machine (needs --allow-writes).

@@ -69,10 +69,14 @@ pub async fn preview(door: &Door, spec: &ToolSpec, req: Json) -> Result<Answer, 
                 .map(|c| format!("{}: {}", c["channel"], c["check"]["message"]))
                 .collect();
             let text = if bad.is_empty() {
+                let edits = match checks.len() {
+                    0 => "a copy".to_owned(),
+                    1 => "1 channel edited".to_owned(),
+                    n => format!("{n} channels edited"),
+                };
                 format!(
-                    "would fork checkpoint {} of thread {thread:?} ({} edited channels) as its newest checkpoint\n",
+                    "would fork checkpoint {} of thread {thread:?} ({edits}) as its newest checkpoint\n",
                     s(&req, "checkpoint_id"),
-                    checks.len()
                 )
             } else {
                 format!("the fork would be refused: {}\n", bad.join("; "))
@@ -112,6 +116,17 @@ pub async fn preview(door: &Door, spec: &ToolSpec, req: Json) -> Result<Answer, 
             .await?;
             if source.as_array().is_none_or(|a| a.is_empty()) {
                 return Err(ApiError::not_found(format!("no thread {thread:?}")));
+            }
+            let taken = read(
+                door,
+                "thread_history",
+                json!({"db": door.db, "thread_id": target, "checkpoint_ns": null, "limit": 1}),
+            )
+            .await;
+            if taken.is_ok_and(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+                return Err(ApiError::invalid(format!(
+                    "thread {target:?} already exists: give a new thread id"
+                )));
             }
             let text = format!("would copy thread {thread:?} to {target:?}\n");
             Ok(answer(

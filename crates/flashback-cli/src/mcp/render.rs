@@ -73,6 +73,7 @@ pub fn human_text(tool: &str, typed: &dyn Any, range: Option<Range<usize>>) -> O
         "delete" => human::deleted(typed.downcast_ref::<DeleteReport>()?),
         "delete_branch" => human::pruned(typed.downcast_ref::<PruneSummary>()?),
         "prune" => human::retention(typed.downcast_ref::<RetentionReport>()?),
+        "repair" => human::repaired(typed.downcast_ref::<RepairReport>()?),
         "fork" | "merge" => {
             let f = typed.downcast_ref::<ForkResult>()?;
             format!(

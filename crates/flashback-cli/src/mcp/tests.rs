@@ -350,6 +350,25 @@ async fn writes_default_to_a_dry_run() {
     )
     .await;
     assert_eq!(after[0]["checkpoint_id"], fork["checkpoint_id"]);
+    // A copy onto a thread that exists is refused already in the dry run.
+    let copy = call(
+        &c,
+        "copy",
+        json!({"thread_id": thread, "target_thread_id": thread}),
+    )
+    .await;
+    assert_eq!(copy.is_error, Some(true), "{copy:?}");
+    assert!(text(&copy).contains("already exists"), "{}", text(&copy));
+    // The writes with a dry run of their own pass it on: nothing is deleted.
+    let preview = call(&c, "delete", json!({"thread_id": thread})).await;
+    assert_eq!(result(&preview)["dry_run"], json!(true));
+    let still = dispatch(
+        &door,
+        "thread_history",
+        json!({"thread_id": thread, "checkpoint_ns": ""}),
+    )
+    .await;
+    assert_eq!(still, after);
 }
 
 #[tokio::test]

@@ -144,7 +144,8 @@ pub const TOOLS: &[ToolSpec] = &[
          {checkpoint_id, checkpoint_ns}): changed channels, list items added/removed/changed, \
          messages matched by id, and where the two branches meet.",
     )
-    .example(r#"{"thread_id": "t-1", "a": {"checkpoint_id": "1f0…"}, "b": {"checkpoint_id": "1f1…"}}"#),
+    .example(r#"{"thread_id": "t-1", "a": {"checkpoint_id": "1f0…"}, "b": {"checkpoint_id": "1f1…"}}"#)
+    .list("channels"),
     tool(
         "replay",
         "replay_steps",
@@ -282,6 +283,15 @@ pub const TOOLS: &[ToolSpec] = &[
          default) it checks the source and writes nothing.",
     )
     .example(r#"{"thread_id": "t-1", "target_thread_id": "t-1-copy", "dry_run": true}"#)
+    .write(),
+    tool(
+        "repair",
+        "repair_blobs",
+        "Three-table store only: re-create a thread's missing or corrupt blob rows from the \
+         writes that produced them (`flashback rebuild --repair`). With dry_run (the default) it \
+         shows what would be written.",
+    )
+    .example(r#"{"thread_id": "t-1", "dry_run": true}"#)
     .write(),
     tool(
         "store_put",
