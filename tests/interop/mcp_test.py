@@ -11,6 +11,9 @@ tests/fixtures/requirements.txt) over stdio, the server being the built `flashba
   * with --allow-writes, `fork` is a dry run by default (nothing written) and with
     dry_run=false writes a checkpoint the REAL LangGraph `SqliteSaver` reads back as the
     thread's head, child of the checkpoint forked;
+  * LangGraph's memory Store written by the real `SqliteStore`: `store_ls`, `store_get`,
+    `store_search`, `store_ns` answer what `flashback store … --json` prints, and a `store_put`
+    with dry_run=false is read back by `SqliteStore.get` (the dry run leaves it unchanged);
   * over streamable HTTP (`--http 0`), the same answers with the bearer token, and a request
     without it, with a wrong one or for another Host refused;
   * a 200 MB value written by LangGraph (a graph run with `SqliteSaver`) never floods an
@@ -272,6 +275,42 @@ async def http(db: str) -> None:
     R.check(where, "Ctrl-C stops the server", proc.returncode == 0, f"exit {proc.returncode}")
 
 
+async def store(path: str) -> None:
+    where = "store"
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        st = SqliteStore(conn)
+        st.setup()
+        st.put(("users", "u-1"), "prefs", {"theme": "dark", "lang": "en"})
+        st.put(("users", "u-2"), "prefs", {"theme": "light"})
+        st.put(("docs",), "intro", {"text": "Hello world"})
+        async with server(path, "--allow-writes") as c:
+            R.check(where, "store_ls == flashback store ls --json",
+                    await answer(c, "store_ls", {}) == fb_json("store", "ls", path))
+            R.check(where, "store_ls under a prefix == --prefix",
+                    await answer(c, "store_ls", {"prefix": ["users"]}) == fb_json("store", "ls", path, "--prefix", "users"))
+            R.check(where, "store_get == flashback store get --json",
+                    await answer(c, "store_get", {"namespace": ["users", "u-1"], "key": "prefs"})
+                    == fb_json("store", "get", path, "users/u-1", "prefs"))
+            R.check(where, "store_search == flashback store search --json",
+                    await answer(c, "store_search", {"query": "dark"}) == fb_json("store", "search", path, "--query", "dark"))
+            R.check(where, "store_ns == flashback store namespaces --json",
+                    await answer(c, "store_ns", {}) == fb_json("store", "namespaces", path))
+            item = {"namespace": ["users", "u-1"], "key": "prefs", "value": {"theme": "solarized"}}
+            preview = await answer(c, "store_put", item)
+            R.check(where, "store_put is a dry run by default", preview.get("dry_run") is True and preview.get("would") == "replace",
+                    json.dumps(preview))
+            R.check(where, "the dry run changed nothing", st.get(("users", "u-1"), "prefs").value["theme"] == "dark")
+            await answer(c, "store_put", item | {"dry_run": False})
+        got = st.get(("users", "u-1"), "prefs")
+        R.check(where, "SqliteStore reads what store_put wrote", got is not None and got.value == {"theme": "solarized"},
+                str(got.value if got else None))
+    finally:
+        conn.close()
+
+
 def big_db(path: str) -> str:
     """A thread whose state holds a 200 MB string, written by LangGraph itself."""
     from typing import TypedDict
@@ -328,6 +367,7 @@ async def main() -> int:
         await reads(db)
         await http(db)
         await fork(db)
+        await store(os.path.join(tmp, "store.sqlite"))
         await huge(os.path.join(tmp, "big.sqlite"))
     print(f"{R.passed} passed, {R.failed} failed")
     return 1 if R.failed else 0
