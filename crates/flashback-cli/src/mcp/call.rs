@@ -199,7 +199,10 @@ async fn resolve_ids(door: &Door, args: &mut Map<String, Json>) -> Result<(), Ap
         .map(str::to_owned);
     let resolve = |id: String, ns: Option<String>| {
         let thread = thread.clone();
-        async move { crate::doors::ids::resolve(&door.api, &door.db, &thread, ns.as_deref(), &id).await }
+        async move {
+            let ns = ns.as_deref();
+            crate::doors::ids::resolve(&door.api, &door.db, &thread, ns, &id).await
+        }
     };
     for key in ["checkpoint_id", "tip", "into", "from", "along", "before"] {
         if let Some(Json::String(id)) = args.get(key) {
