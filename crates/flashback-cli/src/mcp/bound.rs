@@ -182,11 +182,11 @@ pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
         end -= 1;
     }
     let cut = text[..end].rfind('\n').map(|i| i + 1).unwrap_or(end);
-    let left = text[cut..].lines().count();
-    (
-        format!("{}… ({left} more lines not shown)\n", &text[..cut]),
-        true,
-    )
+    let left = match text[cut..].lines().count() {
+        1 => "1 more line".to_owned(),
+        n => format!("{n} more lines"),
+    };
+    (format!("{}… ({left} not shown)\n", &text[..cut]), true)
 }
 
 #[cfg(test)]
@@ -243,6 +243,6 @@ mod tests {
         let text = "one\ntwo\nthree\n";
         let (t, cut) = cut_text(text, 9);
         assert!(cut);
-        assert_eq!(t, "one\ntwo\n… (1 more lines not shown)\n");
+        assert_eq!(t, "one\ntwo\n… (1 more line not shown)\n");
     }
 }

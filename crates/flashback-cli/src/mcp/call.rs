@@ -284,8 +284,9 @@ fn at_path(state: &Json, path: &KeyPath) -> Result<Json, ApiError> {
 /// Page, fold and render an answer.
 fn shape(spec: &ToolSpec, answer: Answer, ex: &Extras) -> Reply {
     let total = ex.tokens * CHARS_PER_TOKEN;
+    // The text and the structured content share the budget (a client may show both).
     let (text_budget, json_budget) = if ex.json {
-        (total, total)
+        (total / 2, total / 2)
     } else {
         (total / 4, total * 3 / 4)
     };
@@ -354,7 +355,11 @@ fn shape(spec: &ToolSpec, answer: Answer, ex: &Extras) -> Reply {
     };
     let body = match human {
         Some(t) => t,
-        None => serde_json::to_string(&structured["result"]).unwrap_or_default() + "\n",
+        None => {
+            // The JSON itself, folded to the text's share rather than cut mid-value.
+            let fitted = bound::fit(structured["result"].clone(), text_budget.saturating_sub(1));
+            serde_json::to_string(&fitted.value).unwrap_or_default() + "\n"
+        }
     };
     let (mut text, cut) = bound::cut_text(&body, text_budget);
     if cut && !ex.json {

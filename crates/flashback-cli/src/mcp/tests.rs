@@ -308,6 +308,10 @@ async fn a_huge_value_is_folded_within_the_budget() {
     .await;
     let s = folded.structured_content.clone().unwrap_or_default();
     assert!(s["folded"].as_u64().unwrap_or(0) > 0, "{s}");
+    // The text of a value is its JSON, folded to the text's share, never cut mid-value.
+    let first = text(&folded).lines().next().unwrap_or_default().to_owned();
+    assert!(serde_json::from_str::<Json>(&first).is_ok(), "{first}");
+    assert!(text(&folded).contains("note: "), "{}", text(&folded));
     assert!(s.to_string().contains("4000000 in all"), "{s}");
 }
 
