@@ -98,9 +98,12 @@ pub async fn preview(door: &Door, spec: &ToolSpec, req: Json) -> Result<Answer, 
                        "into": s(&req, "into"), "from": s(&req, "from"), "channels": channels}),
             )
             .await?;
+            let what = match channels.len() {
+                1 => "1 channel".to_owned(),
+                n => format!("{n} channels"),
+            };
             let text = format!(
-                "would merge {} channels of {} into a new child of {} on thread {thread:?}\n",
-                channels.len(),
+                "would merge {what} of {} into a new child of {} on thread {thread:?}\n",
                 s(&req, "from"),
                 s(&req, "into")
             );
