@@ -47,6 +47,11 @@
 #   every checkpoint and every live state of every namespace against get_state /
 #   get_state_history, tokens, names, HITL approvals and resuming with their payload, on
 #   SQLite and on the Postgres server found here (a fresh database, dropped at exit).
+#   mcp_test.py (issue 35): `flashback mcp` through the official MCP Python SDK (`mcp`, pinned in
+#   tests/fixtures/requirements.txt) over stdio: tools listed, writes absent without the flag,
+#   threads/history/state/graph/diff/search equal to `flashback … --json`, bad arguments as tool
+#   errors, a fork (dry_run=false) read back by SqliteSaver, a 200 MB value never flooding an
+#   answer. tests/js-fixtures/mcp.mjs does the reads and errors with the TypeScript SDK.
 #   tests/js-fixtures/interop.mjs (Node, after the Python suites): the real LangGraph.js
 #   (SqliteSaver / PostgresSaver, pinned in tests/js-fixtures/package-lock.json) resumes the
 #   forks `flashback fork` writes into LangGraph.js databases as it resumes its own updateState
@@ -130,6 +135,9 @@ echo "== devserver_test.py: langgraph dev's .langgraph_api folder"
 echo
 echo "== agentserver_test.py: a running langgraph dev at http://127.0.0.1:PORT"
 "$python" tests/interop/agentserver_test.py || status=1
+echo
+echo "== mcp_test.py: flashback mcp through the official MCP Python SDK (stdio)"
+"$python" tests/interop/mcp_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -306,6 +314,9 @@ else
     echo
     echo "== tests/js-fixtures/edge.mjs: what JS reads and Rust's types cannot hold"
     FLASHBACK_TEST_PG="${pg_url:-${FLASHBACK_TEST_PG:-}}" node tests/js-fixtures/edge.mjs || status=1
+    echo
+    echo "== tests/js-fixtures/mcp.mjs: flashback mcp through the MCP TypeScript SDK (stdio)"
+    node tests/js-fixtures/mcp.mjs || status=1
 fi
 
 echo

@@ -71,7 +71,9 @@ pub use flashback_engine::replay::ReplayStep;
 pub use flashback_engine::search::{around as snippet_around, ValueHit};
 pub use flashback_engine::topology::{TopoCheckpoint, TopoEdge, TopoGraph, TopoNode};
 pub use flashback_engine::watch::clip as clip_line;
-pub use flashback_engine::watch::{ChangeKind, WatchChange, WatchReport, WatchValue, WatchWrite};
+pub use flashback_engine::watch::{
+    ChangeKind, KeyPath, WatchChange, WatchReport, WatchValue, WatchWrite,
+};
 pub use flashback_engine::TokenUsage;
 pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus, ThreadStatus};
 pub use flashback_storage::maintenance::{CopyReport, PruneStrategy, SkipReason, VacuumPreview};

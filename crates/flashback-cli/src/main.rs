@@ -8,6 +8,7 @@
 mod bridge;
 mod doors;
 mod human;
+mod mcp;
 mod out;
 mod serve;
 mod store;
@@ -476,6 +477,26 @@ enum Command {
         /// server writes no files and the browser downloads each export.
         #[arg(long, value_name = "DIR")]
         export_dir: Option<std::path::PathBuf>,
+    },
+    /// A Model Context Protocol server for one database (stdio; `--http PORT` for streamable
+    /// HTTP on 127.0.0.1), for a coding assistant: the read commands as tools (`threads`,
+    /// `history`, `state`, `diff`, `watch`, `search`, …), threads and checkpoints as resources,
+    /// and a prompt on why a thread failed or stopped (docs/mcp.md).
+    Mcp {
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
+        db: String,
+        /// Serve streamable HTTP at http://127.0.0.1:PORT/mcp (a bearer token is printed, or
+        /// taken from FLASHBACK_MCP_TOKEN) instead of stdio.
+        #[arg(long, value_name = "PORT")]
+        http: Option<u16>,
+        /// Offer the writes (fork, merge, delete, delete_branch, prune, copy, repair,
+        /// store_put, store_delete), each with `dry_run` defaulting to true.
+        #[arg(long)]
+        allow_writes: bool,
+        /// Also offer `rerun`, which runs a command on this machine (needs --allow-writes).
+        #[arg(long, requires = "allow_writes")]
+        allow_run: bool,
     },
     /// Compare two checkpoints of a thread: changed channels first, list items added,
     /// removed and changed, messages matched by id.

@@ -256,7 +256,7 @@ fn vectors(i: &StoreItem) -> String {
 }
 
 /// `store ls`, `store search`.
-fn items(list: &[StoreItem]) -> String {
+pub(crate) fn items(list: &[StoreItem]) -> String {
     if list.is_empty() {
         return "no items\n".into();
     }
@@ -291,7 +291,7 @@ fn items(list: &[StoreItem]) -> String {
 }
 
 /// `store get`.
-fn item(i: &StoreItem) -> String {
+pub(crate) fn item(i: &StoreItem) -> String {
     let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
     let mut out = format!(
         "namespace  {}\nkey        {}\ncreated    {}\nupdated    {}\n",
@@ -320,7 +320,7 @@ fn item(i: &StoreItem) -> String {
 }
 
 /// `store namespaces`.
-fn namespaces(list: &[StoreNamespace]) -> String {
+pub(crate) fn namespaces(list: &[StoreNamespace]) -> String {
     if list.is_empty() {
         return "no namespaces\n".into();
     }
@@ -332,7 +332,7 @@ fn namespaces(list: &[StoreNamespace]) -> String {
 }
 
 /// `store put`.
-fn put(r: &StorePutResult) -> String {
+pub(crate) fn put(r: &StorePutResult) -> String {
     let mut out = format!(
         "{} {}/{}",
         if r.created { "created" } else { "updated" },
@@ -353,7 +353,7 @@ fn put(r: &StorePutResult) -> String {
 }
 
 /// `store delete`.
-fn deleted(r: &StoreDeleteResult) -> String {
+pub(crate) fn deleted(r: &StoreDeleteResult) -> String {
     let what = format!("{}/{}", ns(&r.item.namespace), r.item.key);
     let vectors = match r.removed_vectors {
         0 => String::new(),

@@ -28,6 +28,7 @@ use std::sync::Arc;
 /// How a channel is taken from branch B.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MergeMode {
     /// B's value replaces A's.

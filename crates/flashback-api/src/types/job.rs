@@ -1,5 +1,6 @@
 //! Jobs: export, verify and re-run requests, progress, events and snapshots.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use specta::Type;
@@ -67,7 +68,7 @@ pub struct VerifyRequest {
 }
 
 /// Re-run from a checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct RerunRequest {
     /// Database handle.
     pub db: String,
@@ -90,7 +91,7 @@ pub struct RerunRequest {
 
 /// Search inside the threads' values (a job: one [`JobEvent::SearchHit`] per matching thread;
 /// the result is a [`ValueSearchSummary`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ValueSearchRequest {
     /// Database handle.
     pub db: String,
@@ -174,7 +175,7 @@ pub struct ConvertReport {
 }
 
 /// Where the bytes of an open database, or of one of its threads, are (`docs/storage.md`).
-#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StorageRequest {
     /// The database handle.
     pub db: String,

@@ -3,6 +3,7 @@
 use super::{source_of, step_of};
 use flashback_engine::delta::Rebuilt;
 use flashback_engine::{TaskSet, TaskStatus, ThreadStatus};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use specta::Type;
@@ -57,7 +58,7 @@ pub struct ThreadSummary {
 }
 
 /// Threads whose history to look through (the rows of the list in view).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ThreadActivityRequest {
     /// Database handle.
     pub db: String,
@@ -98,7 +99,7 @@ pub struct ThreadRequest {
 }
 
 /// The threads of a database.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ThreadsRequest {
     /// Database handle.
     pub db: String,
@@ -109,7 +110,7 @@ pub struct ThreadsRequest {
 }
 
 /// A thread's checkpoints, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct HistoryRequest {
     /// Database handle.
     pub db: String,
@@ -168,7 +169,7 @@ impl From<&flashback_storage::CheckpointHeader> for HistoryEntry {
 }
 
 /// The checkpoint graph of a thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct GraphRequest {
     /// Database handle.
     pub db: String,
@@ -227,7 +228,7 @@ pub struct CheckpointProblem {
 }
 
 /// One checkpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct CheckpointRequest {
     /// Database handle.
     pub db: String,
@@ -415,7 +416,7 @@ pub struct CheckpointDetail {
 }
 
 /// A checkpoint by namespace and id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct CheckpointRef {
     /// Namespace.
     #[serde(default)]
@@ -425,7 +426,7 @@ pub struct CheckpointRef {
 }
 
 /// Diff two checkpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct DiffRequest {
     /// Database handle.
     pub db: String,
@@ -438,7 +439,7 @@ pub struct DiffRequest {
 }
 
 /// The steps of a branch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ReplayRequest {
     /// Database handle.
     pub db: String,
@@ -453,7 +454,7 @@ pub struct ReplayRequest {
 }
 
 /// Rebuild a branch's channels from its writes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct RebuildRequest {
     /// Database handle.
     pub db: String,
@@ -468,7 +469,7 @@ pub struct RebuildRequest {
 }
 
 /// Watch a key: the checkpoints where the value at a path changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct WatchRequest {
     /// Database handle.
     pub db: String,

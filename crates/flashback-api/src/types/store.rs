@@ -5,6 +5,7 @@
 //! plain JSON).
 
 use flashback_storage::memory::{MemoryItem, MemorySchema, MemorySummary};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use specta::Type;
@@ -161,7 +162,7 @@ impl From<MemoryItem> for StoreItem {
 }
 
 /// List items under a namespace prefix, most recently updated first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StoreListRequest {
     /// Database handle.
     pub db: String,
@@ -177,7 +178,7 @@ pub struct StoreListRequest {
 }
 
 /// One item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StoreGetRequest {
     /// Database handle.
     pub db: String,
@@ -188,7 +189,7 @@ pub struct StoreGetRequest {
 }
 
 /// Text search: items whose value's JSON text contains `query`, case-insensitively.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StoreSearchRequest {
     /// Database handle.
     pub db: String,
@@ -206,7 +207,7 @@ pub struct StoreSearchRequest {
 }
 
 /// The namespaces under a prefix.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StoreNamespacesRequest {
     /// Database handle.
     pub db: String,
@@ -225,7 +226,7 @@ pub struct StoreNamespace {
 }
 
 /// Store an item (as Python's `store.put(namespace, key, value, ttl=…)`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StorePutRequest {
     /// Database handle.
     pub db: String,
@@ -253,7 +254,7 @@ pub struct StorePutResult {
 }
 
 /// Delete an item (or, with `dry_run`, show what would go).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct StoreDeleteRequest {
     /// Database handle.
     pub db: String,

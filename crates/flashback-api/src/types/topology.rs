@@ -1,11 +1,12 @@
 //! What `thread_topology` takes and returns: the nodes and transitions threads show by what ran.
 
 use flashback_engine::topology::TopoGraph;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
 /// A thread's topology (and optionally other threads' of the same graph, added up).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct TopologyRequest {
     /// Database handle.
     pub db: String,

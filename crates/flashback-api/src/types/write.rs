@@ -1,12 +1,13 @@
 //! What the write commands take and return: edits, forks, merges, delete, prune, copy.
 
 use flashback_engine::merge::MergeMode;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use specta::Type;
 
 /// A new value for a channel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ChannelEdit {
     /// The channel.
     pub channel: String,
@@ -15,7 +16,7 @@ pub struct ChannelEdit {
 }
 
 /// Fork a checkpoint (copy, or with edited channels).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ForkRequest {
     /// Database handle.
     pub db: String,
@@ -63,7 +64,7 @@ pub struct EditCheck {
 }
 
 /// The 3-way view of branches A and B.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct MergePreviewRequest {
     /// Database handle.
     pub db: String,
@@ -82,7 +83,7 @@ pub struct MergePreviewRequest {
 }
 
 /// A channel to take from B.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct MergeChannel {
     /// The channel.
     pub channel: String,
@@ -91,7 +92,7 @@ pub struct MergeChannel {
 }
 
 /// Merge channels of branch B into branch A.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct MergeRequest {
     /// Database handle.
     pub db: String,
@@ -109,7 +110,7 @@ pub struct MergeRequest {
 }
 
 /// Delete a thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct DeleteRequest {
     /// Database handle.
     pub db: String,
@@ -133,7 +134,7 @@ pub struct DeleteReport {
 }
 
 /// Copy a thread to a new thread id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct CopyRequest {
     /// Database handle of the source.
     pub db: String,
@@ -160,7 +161,7 @@ pub struct PruneRequest {
 }
 
 /// Delete a branch: a checkpoint and every checkpoint after it (a failed re-run's fork).
-#[derive(Debug, Clone, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, Serialize, Deserialize, Type, JsonSchema)]
 pub struct DeleteBranchRequest {
     /// Database handle.
     pub db: String,
@@ -208,7 +209,7 @@ pub struct CheckpointKey {
 }
 
 /// Rebuild a three-table thread's damaged blob rows from the writes, or preview it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct RepairRequest {
     /// Database handle.
     pub db: String,
@@ -220,7 +221,7 @@ pub struct RepairRequest {
 
 /// A thread status to prune (`--status`), one per [`flashback_engine::ThreadStatus`]: the
 /// status the thread list shows, from the latest root checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StatusFilter {
     /// Nothing left to run.
@@ -235,7 +236,7 @@ pub enum StatusFilter {
 
 /// Prune across the whole database: the threads chosen by id, by the age of their latest
 /// checkpoint and by status (all given conditions hold; at least one is required).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct RetentionRequest {
     /// Database handle.
     pub db: String,

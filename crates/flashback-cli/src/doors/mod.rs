@@ -5,7 +5,7 @@
 
 use crate::human;
 
-mod ids;
+pub(crate) mod ids;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;
@@ -63,6 +63,20 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 port,
                 allow_run,
                 export_dir,
+            })
+            .await?,
+        ),
+        Command::Mcp {
+            db,
+            http,
+            allow_writes,
+            allow_run,
+        } => done(
+            crate::mcp::run(crate::mcp::McpOptions {
+                db,
+                http,
+                allow_writes,
+                allow_run,
             })
             .await?,
         ),

@@ -71,7 +71,7 @@ pub async fn guard_host(State(shared): State<Arc<Shared>>, req: Request, next: N
     }
 }
 
-fn host_ok(host: &HeaderValue, port: u16) -> bool {
+pub(crate) fn host_ok(host: &HeaderValue, port: u16) -> bool {
     let Ok(host) = host.to_str() else {
         return false;
     };
@@ -85,7 +85,7 @@ fn host_ok(host: &HeaderValue, port: u16) -> bool {
 }
 
 /// Compare without stopping at the first difference.
-fn same_token(given: &str, want: &str) -> bool {
+pub(crate) fn same_token(given: &str, want: &str) -> bool {
     given.len() == want.len()
         && given
             .bytes()
@@ -95,7 +95,7 @@ fn same_token(given: &str, want: &str) -> bool {
 }
 
 /// A page of another origin (another port counts) must not drive the API.
-fn cross_site(headers: &HeaderMap) -> Option<&'static str> {
+pub(crate) fn cross_site(headers: &HeaderMap) -> Option<&'static str> {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok())?;
     if let Some(origin) = headers.get(header::ORIGIN) {
         let ours = origin
@@ -119,7 +119,7 @@ enum Auth {
     Cookie,
 }
 
-fn bearer(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+pub(crate) fn bearer(headers: &HeaderMap) -> impl Iterator<Item = &str> {
     headers
         .get_all(header::AUTHORIZATION)
         .iter()

@@ -16,7 +16,7 @@
 //! (run commands, write exports) is the `Api`'s policy, set from `--allow-run` and
 //! `--export-dir`.
 
-mod api;
+pub(crate) mod api;
 mod assets;
 pub mod http;
 
@@ -91,7 +91,7 @@ fn rights_line(policy: &Policy) -> String {
 /// (the usual 128 drops SYNs under a flood, and every dropped one costs its client a second;
 /// past 1024, thousands of clients at once lose requests in the kernel). The system's
 /// `somaxconn` may lower it.
-fn listen(port: u16) -> std::io::Result<tokio::net::TcpListener> {
+pub(crate) fn listen(port: u16) -> std::io::Result<tokio::net::TcpListener> {
     let socket = tokio::net::TcpSocket::new_v4()?;
     socket.set_reuseaddr(true)?;
     socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], port)))?;

@@ -73,6 +73,7 @@ pub(crate) use flashback_codec::reserved::TASKS;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum PruneStrategy {
     /// Keep the latest checkpoint of each namespace (Python's `"keep_latest"`).
     KeepLatest,
