@@ -152,6 +152,54 @@ def python_m():
 
 
 check("python -m langgraph_flashback --version", python_m)
+
+
+def mcp_over_stdio():
+    # The wheel's binary is an MCP server too: an initialize, then tools/list and one call,
+    # as newline-delimited JSON-RPC on stdio (what an MCP client sends).
+    import subprocess
+
+    proc = subprocess.Popen(
+        [flashback.binary(), "mcp", path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def send(msg):
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+
+        def answer(want_id):
+            while True:
+                line = proc.stdout.readline()
+                assert line, f"the server closed stdout: {proc.stderr.read()[-300:]}"
+                msg = json.loads(line)
+                if msg.get("id") == want_id:
+                    return msg
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "packaging-check", "version": "1"}}})
+        init = answer(1)
+        assert init["result"]["serverInfo"]["version"] == version, init
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        names = {t["name"] for t in answer(2)["result"]["tools"]}
+        assert {"threads", "history", "state", "diff"} <= names, sorted(names)
+        assert "fork" not in names, "a write tool without --allow-writes"
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "threads", "arguments": {}}})
+        result = answer(3)["result"]
+        assert not result.get("isError"), result
+        assert "helper-1" in json.dumps(result), str(result)[:300]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+check("flashback mcp (stdio) lists the read tools and answers threads", mcp_over_stdio)
 check("__version__ is the wheel's", lambda: None if flashback.__version__ == version else (_ for _ in ()).throw(AssertionError(flashback.__version__)))
 
 if pg_admin:
