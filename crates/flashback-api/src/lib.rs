@@ -27,6 +27,7 @@ mod commands;
 mod connections;
 mod detail;
 mod error;
+mod find;
 mod forks;
 mod graph;
 pub mod groups;

@@ -17,9 +17,13 @@ use std::io::Read;
 use std::path::Path;
 
 impl Api {
-    /// Every thread with its status.
+    /// Every thread with its status; with a filter, a time range, a status or a cursor, one
+    /// page of the threads found ([`ThreadsRequest::finds`]).
     pub async fn list_threads(&self, req: ThreadsRequest) -> ApiResult<Vec<ThreadSummary>> {
         let s = self.session(&req.db)?;
+        if req.finds() {
+            return crate::find::find_summaries(s.store.as_ref(), &req).await;
+        }
         thread_summaries(s.store.as_ref(), req.limit).await
     }
 

@@ -162,11 +162,8 @@ mod tests {
     fn time_bounds_sort_with_the_ids_made_then() {
         // 2026-11-26T12:00:00Z.
         let noon = 1_795_694_400_000_000;
-        let at_noon = crate::pyfmt::uuid6_from_parts(
-            (noon as u64) * 10 + 0x01B2_1DD2_1381_4000,
-            3,
-            0xabc,
-        );
+        let at_noon =
+            crate::pyfmt::uuid6_from_parts((noon as u64) * 10 + 0x01B2_1DD2_1381_4000, 3, 0xabc);
         let bound = time_bound(noon);
         assert!(is_v6(&bound), "{bound}");
         assert!(bound.as_str() <= at_noon.as_str());
@@ -209,7 +206,10 @@ mod tests {
             .collect();
         assert_eq!(first, ["b", "c"]);
         q.after = Some(("2".into(), "c".into()));
-        let next: Vec<_> = page(all, &q).into_iter().map(|f| f.info.thread_id).collect();
+        let next: Vec<_> = page(all, &q)
+            .into_iter()
+            .map(|f| f.info.thread_id)
+            .collect();
         assert_eq!(next, ["a"]);
     }
 }

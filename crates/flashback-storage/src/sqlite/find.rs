@@ -54,7 +54,9 @@ pub(super) fn find_threads_blocking(
         params.extend([m, m, t].map(|s| SqlValue::Text(s.clone())));
     }
     sql.push_str(" ORDER BY m DESC, thread_id DESC LIMIT ?");
-    params.push(SqlValue::Integer(i64::try_from(q.limit).unwrap_or(i64::MAX)));
+    params.push(SqlValue::Integer(
+        i64::try_from(q.limit).unwrap_or(i64::MAX),
+    ));
 
     let snapshot = match cx.conn.is_autocommit() {
         true => Some(cx.conn.unchecked_transaction().map_err(&err)?),

@@ -52,18 +52,27 @@ async fn check(store: &dyn CheckpointStore) {
         ["handover", "support-2", "support-1"]
     );
     assert_eq!(
-        ids(store, &q(json!({"user_id": "u-48213", "assistant_id": "asst-support"}))).await,
+        ids(
+            store,
+            &q(json!({"user_id": "u-48213", "assistant_id": "asst-support"}))
+        )
+        .await,
         ["handover", "support-1"]
     );
     // Every key of one checkpoint at once, not keys matched by different checkpoints.
-    assert!(ids(store, &q(json!({"user_id": "u-1", "run_id": "run-handover-2"})))
-        .await
-        .is_empty());
+    assert!(ids(
+        store,
+        &q(json!({"user_id": "u-1", "run_id": "run-handover-2"}))
+    )
+    .await
+    .is_empty());
     assert_eq!(
         ids(store, &q(json!({"source": "input", "step": 3}))).await,
         ["handover"]
     );
-    assert!(ids(store, &q(json!({"user_id": "nobody"}))).await.is_empty());
+    assert!(ids(store, &q(json!({"user_id": "nobody"})))
+        .await
+        .is_empty());
     // No filter: every thread, newest first.
     assert_eq!(
         ids(store, &q(json!({}))).await,
@@ -94,7 +103,10 @@ async fn check(store: &dyn CheckpointStore) {
         since: Some(time_bound(other)),
         ..q(json!({}))
     };
-    assert_eq!(ids(store, &since).await, ["handover", "plain", "other-user"]);
+    assert_eq!(
+        ids(store, &since).await,
+        ["handover", "plain", "other-user"]
+    );
     let until = ThreadQuery {
         until: Some(time_bound(other)),
         ..q(user.clone())
@@ -123,10 +135,16 @@ async fn check(store: &dyn CheckpointStore) {
     loop {
         let found = store.find_threads(&page).await.expect("page");
         let Some(last) = found.last() else { break };
-        page.after = Some((last.matched_checkpoint_id.clone(), last.info.thread_id.clone()));
+        page.after = Some((
+            last.matched_checkpoint_id.clone(),
+            last.info.thread_id.clone(),
+        ));
         all.extend(found.into_iter().map(|f| f.info.thread_id));
     }
-    assert_eq!(all, ["handover", "plain", "other-user", "support-2", "support-1"]);
+    assert_eq!(
+        all,
+        ["handover", "plain", "other-user", "support-2", "support-1"]
+    );
 
     // A key Python's saver would refuse is refused here too.
     let bad = q(json!({"user id": "x"}));
