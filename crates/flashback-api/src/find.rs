@@ -4,7 +4,9 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::summaries::summaries_of;
-use crate::types::{ThreadSummary, ThreadsRequest};
+use crate::types::{MetadataKey, ThreadSummary, ThreadsRequest};
+use serde_json::Value as Json;
+use std::collections::HashMap;
 use flashback_storage::find::{parse_time, time_bound};
 use flashback_storage::{CheckpointStore, ThreadQuery};
 
@@ -125,6 +127,53 @@ pub async fn find_summaries(
         }
     }
     out.truncate(page);
+    Ok(out)
+}
+
+/// Threads sampled for [`metadata_keys`], newest first.
+const SAMPLE_THREADS: usize = 50;
+/// Checkpoints sampled per thread, newest first.
+const SAMPLE_PER_THREAD: u64 = 10;
+
+/// The metadata keys of the newest checkpoints (the newest checkpoints of the most recently
+/// active threads: a bounded read, never a scan of every checkpoint), most common first, each
+/// with its most common scalar values.
+pub async fn metadata_keys(store: &dyn CheckpointStore) -> ApiResult<Vec<MetadataKey>> {
+    let threads = store.list_recent_threads(SAMPLE_THREADS).await?;
+    let mut keys: HashMap<String, (u32, HashMap<String, (u32, Json)>)> = HashMap::new();
+    for t in threads {
+        let query = flashback_storage::ListQuery {
+            thread_id: Some(t.thread_id),
+            limit: Some(SAMPLE_PER_THREAD),
+            ..Default::default()
+        };
+        for h in store.list_headers(&query).await? {
+            let Json::Object(m) = h.metadata else { continue };
+            for (k, v) in m {
+                let entry = keys.entry(k).or_default();
+                entry.0 += 1;
+                if matches!(v, Json::String(_) | Json::Number(_) | Json::Bool(_))
+                    && v.to_string().len() <= 200
+                {
+                    entry.1.entry(v.to_string()).or_insert((0, v)).0 += 1;
+                }
+            }
+        }
+    }
+    let mut out: Vec<MetadataKey> = keys
+        .into_iter()
+        .map(|(key, (count, values))| {
+            let mut values: Vec<(u32, String, Json)> =
+                values.into_iter().map(|(t, (n, v))| (n, t, v)).collect();
+            values.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            MetadataKey {
+                key,
+                count,
+                values: values.into_iter().take(8).map(|(_, _, v)| v).collect(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.key.cmp(&b.key)));
     Ok(out)
 }
 

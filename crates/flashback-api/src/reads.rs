@@ -27,6 +27,16 @@ impl Api {
         thread_summaries(s.store.as_ref(), req.limit).await
     }
 
+    /// The metadata keys of the newest checkpoints, with their common values: what a thread
+    /// filter can match (sampled: the newest checkpoints of the most recently active threads).
+    pub async fn metadata_keys(
+        &self,
+        req: crate::types::MetadataKeysRequest,
+    ) -> ApiResult<Vec<crate::types::MetadataKey>> {
+        let s = self.session(&req.db)?;
+        crate::find::metadata_keys(s.store.as_ref()).await
+    }
+
     /// What each thread's whole history says beyond its latest checkpoint: the tasks that
     /// raised and then recovered on a retry. One indexed read of each thread's write keys
     /// (no value decoded), for the rows of a list in view. A thread that cannot be read

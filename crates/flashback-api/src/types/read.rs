@@ -535,3 +535,21 @@ pub struct WatchRequest {
     #[serde(default)]
     pub along: Option<String>,
 }
+
+/// The metadata keys the newest checkpoints carry: suggestions for a thread filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
+pub struct MetadataKeysRequest {
+    /// Database handle.
+    pub db: String,
+}
+
+/// A metadata key seen in the sample, with the values seen most.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct MetadataKey {
+    /// The key (top level of the metadata).
+    pub key: String,
+    /// How many sampled checkpoints carry it.
+    pub count: u32,
+    /// Its most common scalar values in the sample (strings, numbers, booleans; at most 8).
+    pub values: Vec<Json>,
+}
