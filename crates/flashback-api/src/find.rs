@@ -5,10 +5,10 @@
 use crate::error::{ApiError, ApiResult};
 use crate::summaries::summaries_of;
 use crate::types::{MetadataKey, ThreadSummary, ThreadsRequest};
-use serde_json::Value as Json;
-use std::collections::HashMap;
 use flashback_storage::find::{parse_time, time_bound};
 use flashback_storage::{CheckpointStore, ThreadQuery};
+use serde_json::Value as Json;
+use std::collections::HashMap;
 
 /// Threads a page holds when no `limit` is given.
 pub const DEFAULT_PAGE: u32 = 100;
@@ -148,7 +148,9 @@ pub async fn metadata_keys(store: &dyn CheckpointStore) -> ApiResult<Vec<Metadat
             ..Default::default()
         };
         for h in store.list_headers(&query).await? {
-            let Json::Object(m) = h.metadata else { continue };
+            let Json::Object(m) = h.metadata else {
+                continue;
+            };
             for (k, v) in m {
                 let entry = keys.entry(k).or_default();
                 entry.0 += 1;

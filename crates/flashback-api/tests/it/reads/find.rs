@@ -21,7 +21,9 @@ async fn check(api: &Api, db: &DbInfo) {
         .await
         .expect("find");
     assert_eq!(ids(&found), ["handover", "support-2", "support-1"]);
-    assert!(found.iter().all(|t| t.cursor.is_some() && t.matched_checkpoint_id.is_some()));
+    assert!(found
+        .iter()
+        .all(|t| t.cursor.is_some() && t.matched_checkpoint_id.is_some()));
     let waiting = api
         .list_threads(find(
             json!({"user_id": "u-48213"}),
@@ -50,7 +52,9 @@ async fn check(api: &Api, db: &DbInfo) {
         .await
         .expect("list");
     assert_eq!(all.len(), 5);
-    assert!(all.iter().all(|t| t.cursor.is_none() && t.matched_checkpoint_id.is_none()));
+    assert!(all
+        .iter()
+        .all(|t| t.cursor.is_none() && t.matched_checkpoint_id.is_none()));
     let e = api
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
