@@ -130,6 +130,9 @@ pub async fn find_summaries(
     Ok(out)
 }
 
+/// How often each value was seen (by its JSON text), with the value.
+type ValueCounts = HashMap<String, (u32, Json)>;
+
 /// Threads sampled for [`metadata_keys`], newest first.
 const SAMPLE_THREADS: usize = 50;
 /// Checkpoints sampled per thread, newest first.
@@ -140,7 +143,7 @@ const SAMPLE_PER_THREAD: u64 = 10;
 /// with its most common scalar values.
 pub async fn metadata_keys(store: &dyn CheckpointStore) -> ApiResult<Vec<MetadataKey>> {
     let threads = store.list_recent_threads(SAMPLE_THREADS).await?;
-    let mut keys: HashMap<String, (u32, HashMap<String, (u32, Json)>)> = HashMap::new();
+    let mut keys: HashMap<String, (u32, ValueCounts)> = HashMap::new();
     for t in threads {
         let query = flashback_storage::ListQuery {
             thread_id: Some(t.thread_id),
