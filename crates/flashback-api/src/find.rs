@@ -5,7 +5,7 @@
 use crate::error::{ApiError, ApiResult};
 use crate::summaries::summaries_of;
 use crate::types::{MetadataKey, ThreadSummary, ThreadsRequest};
-use flashback_storage::find::{parse_time, time_bound};
+use flashback_storage::find::time_bound;
 use flashback_storage::{CheckpointStore, ThreadQuery};
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -14,6 +14,17 @@ use std::collections::HashMap;
 pub const DEFAULT_PAGE: u32 = 100;
 /// The largest page.
 pub const MAX_PAGE: u32 = 1_000;
+
+/// A time as `since`/`until` take it (`2026-11-26`, `2026-11-26T12:00`, with `Z` or
+/// `±HH:MM`; no zone: UTC) in microseconds since the epoch; `None` when it is not one.
+pub fn parse_time(text: &str) -> Option<i64> {
+    flashback_storage::find::parse_time(text)
+}
+
+/// Whether a metadata filter key is one LangGraph's savers accept (`^[a-zA-Z0-9_.-]+$`).
+pub fn filter_key_ok(key: &str) -> bool {
+    flashback_storage::validate_filter_key(key).is_ok()
+}
 
 /// A time of the request as microseconds since the epoch, or the one-line error naming the
 /// field and the forms it takes.

@@ -31,6 +31,16 @@ enum Command {
     /// threads by their checkpoints' metadata, time and status (`--where`, `--since`,
     /// `--until`, `--status`: newest match first, paged with `--after`).
     Threads(doors::threads::ThreadsArgs),
+    /// The metadata keys the newest checkpoints carry, with their common values: what
+    /// `threads --where` can match (sampled).
+    MetadataKeys {
+        /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
+        /// Server's `http://HOST:PORT` URL.
+        db: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What threads' whole histories say beyond their latest checkpoints: the tasks that
     /// raised, then recovered on a retry.
     Activity {

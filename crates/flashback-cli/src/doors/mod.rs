@@ -86,6 +86,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             .await?,
         ),
         Command::Threads(args) => threads::run(args).await,
+        Command::MetadataKeys { db, json } => threads::keys(db, json).await,
         Command::Activity { db, threads, json } => {
             let (api, db) = open(&db).await?;
             let ids = if threads.is_empty() {

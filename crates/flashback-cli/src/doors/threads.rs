@@ -79,7 +79,7 @@ fn request(db: String, a: &ThreadsArgs) -> Result<ThreadsRequest, ApiError> {
         ))
     })?;
     for key in filter.keys() {
-        if flashback_storage::validate_filter_key(key).is_err() {
+        if !filter_key_ok(key) {
             return Err(ApiError::invalid(format!(
                 "--where {key:?}: a metadata key is letters, digits, `_`, `.` and `-` \
                  (^[a-zA-Z0-9_.-]+$)"
@@ -89,7 +89,7 @@ fn request(db: String, a: &ThreadsArgs) -> Result<ThreadsRequest, ApiError> {
     let mut times = Vec::new();
     for (flag, time) in [("--since", &a.since), ("--until", &a.until)] {
         if let Some(t) = time {
-            match flashback_storage::find::parse_time(t) {
+            match parse_time(t) {
                 Some(at) => times.push(at),
                 None => {
                     return Err(ApiError::invalid(format!(
@@ -162,6 +162,25 @@ pub async fn run(a: ThreadsArgs) -> Result<Outcome, ApiError> {
             + &activity_note
             + &human::sealed_note(&info.encryption)
             + &note
+    }))
+}
+
+/// Run `flashback metadata-keys`.
+pub async fn keys(db: String, json: bool) -> Result<Outcome, ApiError> {
+    let (api, info) = open_info(&db).await?;
+    let keys = api
+        .metadata_keys(MetadataKeysRequest { db: info.db })
+        .await?;
+    done(render(json, &keys, |keys| {
+        if keys.is_empty() {
+            return "no metadata in the newest checkpoints\n".into();
+        }
+        let mut out = String::from("KEY  CHECKPOINTS  COMMON VALUES\n");
+        for k in keys {
+            let values: Vec<String> = k.values.iter().map(|v| v.to_string()).collect();
+            out.push_str(&format!("{}  {}  {}\n", k.key, k.count, values.join(", ")));
+        }
+        out + "(sampled: the newest checkpoints of the most recently active threads)\n"
     }))
 }
 

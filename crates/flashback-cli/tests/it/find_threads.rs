@@ -133,6 +133,24 @@ fn since_until_and_pages() {
 }
 
 #[test]
+fn metadata_keys_lists_what_where_can_match() {
+    let keys = json_ok(&["metadata-keys", &db(), "--json"]);
+    let user = keys
+        .as_array()
+        .and_then(|a| a.iter().find(|k| k["key"] == "user_id"))
+        .expect("user_id");
+    assert!(user["values"]
+        .as_array()
+        .is_some_and(|v| v.contains(&"u-48213".into())));
+    let out = flashback(&["metadata-keys", &db()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("KEY") && text.contains("assistant_id"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_bad_flag_is_one_line() {
     let db = db();
     fails(
