@@ -175,10 +175,18 @@ pub async fn keys(db: String, json: bool) -> Result<Outcome, ApiError> {
         if keys.is_empty() {
             return "no metadata in the newest checkpoints\n".into();
         }
-        let mut out = String::from("KEY  CHECKPOINTS  COMMON VALUES\n");
+        let w = keys
+            .iter()
+            .map(|k| k.key.chars().count())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        let mut out = format!("{:w$}  CHECKPOINTS  COMMON VALUES\n", "KEY");
         for k in keys {
             let values: Vec<String> = k.values.iter().map(|v| v.to_string()).collect();
-            out.push_str(&format!("{}  {}  {}\n", k.key, k.count, values.join(", ")));
+            let line = format!("{:w$}  {:>11}  {}", k.key, k.count, values.join(", "));
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
         out + "(sampled: the newest checkpoints of the most recently active threads)\n"
     }))

@@ -5,6 +5,7 @@
 use crate::common;
 use common::*;
 use serde_json::Value as Json;
+use std::path::PathBuf;
 
 fn db() -> String {
     fixture("filters.sqlite").to_string_lossy().into_owned()
@@ -147,6 +148,39 @@ fn metadata_keys_lists_what_where_can_match() {
     assert!(
         text.starts_with("KEY") && text.contains("assistant_id"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_dev_server_folder_is_filtered_in_memory() {
+    let py = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver-fixtures/py");
+    let found = json_ok(&[
+        "threads",
+        py.to_str().unwrap_or(""),
+        "--where",
+        "graph_id=research",
+        "--json",
+    ]);
+    let rows = found.as_array().expect("array");
+    assert_eq!(rows.len(), 1, "{found}");
+    assert_eq!(rows[0]["server"]["metadata"]["graph_id"], "research");
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver-fixtures/js");
+    let js = js.to_str().unwrap_or("");
+    let all = json_ok(&["threads", js, "--json"]);
+    let agent = json_ok(&[
+        "threads",
+        js,
+        "--where",
+        "graph_id=agent",
+        "--since",
+        "2020-01-01",
+        "--json",
+    ]);
+    assert_eq!(ids(&agent).len(), ids(&all).len());
+    assert!(
+        json_ok(&["threads", js, "--where", "graph_id=nope", "--json"])
+            .as_array()
+            .is_some_and(|a| a.is_empty())
     );
 }
 
