@@ -31,6 +31,7 @@ import { startServer } from "./browser/server.mjs";
 import { createHarness, expect } from "./browser/harness.mjs";
 import * as open from "./browser/open.mjs";
 import * as threadList from "./browser/thread-list.mjs";
+import * as threadFilter from "./browser/thread-filter.mjs";
 import * as threadDetail from "./browser/thread-detail.mjs";
 import * as threadActions from "./browser/thread-actions.mjs";
 import * as optional from "./browser/optional.mjs";
@@ -61,6 +62,7 @@ const checks = [
   threadList.listsEveryThread,
   open.tokenInCookie,
   threadList.inbox,
+  threadFilter.metadataFilter,
   valueSearch.valueSearch,
   storage.storage,
   storage.payloads,

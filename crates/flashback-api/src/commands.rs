@@ -37,8 +37,10 @@ macro_rules! for_each_command {
             unlock_database($crate::UnlockRequest) -> $crate::DbInfo;
             /// Close a database handle.
             close_database($crate::DbRequest) -> ();
-            /// Every thread with its status.
+            /// Every thread with its status; or the threads found by metadata, time and status.
             list_threads($crate::ThreadsRequest) -> Vec<$crate::ThreadSummary>;
+            /// The metadata keys of the newest checkpoints, with their common values (sampled).
+            metadata_keys($crate::MetadataKeysRequest) -> Vec<$crate::MetadataKey>;
             /// What the threads' histories say beyond their latest checkpoints (retried errors).
             thread_activity($crate::ThreadActivityRequest) -> Vec<$crate::ThreadActivity>;
             /// A thread's checkpoints, newest first (Python's `list()`).

@@ -87,6 +87,8 @@ mod tests {
             server: None,
             tokens: None,
             group: None,
+            matched_checkpoint_id: None,
+            cursor: None,
         }
     }
 

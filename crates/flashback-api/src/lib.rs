@@ -27,6 +27,7 @@ mod commands;
 mod connections;
 mod detail;
 mod error;
+mod find;
 mod forks;
 mod graph;
 pub mod groups;
@@ -51,6 +52,7 @@ mod writes;
 
 pub use commands::COMMANDS;
 pub use error::{ApiError, ApiResult, ErrorCode};
+pub use find::{filter_key_ok, parse_time};
 pub use flashback_codec::units;
 pub use location::Location;
 pub use policy::{ExportWrites, Policy};

@@ -17,10 +17,24 @@ use std::io::Read;
 use std::path::Path;
 
 impl Api {
-    /// Every thread with its status.
+    /// Every thread with its status; with a filter, a time range, a status or a cursor, one
+    /// page of the threads found ([`ThreadsRequest::finds`]).
     pub async fn list_threads(&self, req: ThreadsRequest) -> ApiResult<Vec<ThreadSummary>> {
         let s = self.session(&req.db)?;
+        if req.finds() {
+            return crate::find::find_summaries(s.store.as_ref(), &req).await;
+        }
         thread_summaries(s.store.as_ref(), req.limit).await
+    }
+
+    /// The metadata keys of the newest checkpoints, with their common values: what a thread
+    /// filter can match (sampled: the newest checkpoints of the most recently active threads).
+    pub async fn metadata_keys(
+        &self,
+        req: crate::types::MetadataKeysRequest,
+    ) -> ApiResult<Vec<crate::types::MetadataKey>> {
+        let s = self.session(&req.db)?;
+        crate::find::metadata_keys(s.store.as_ref()).await
     }
 
     /// What each thread's whole history says beyond its latest checkpoint: the tasks that

@@ -20,6 +20,16 @@ pub async fn thread_summaries(
         Some(n) => store.list_recent_threads(n as usize).await?,
         None => store.list_threads().await?,
     };
+    let mut out = summaries_of(store, threads).await?;
+    crate::groups::mark_groups(&mut out);
+    Ok(out)
+}
+
+/// The summaries of `threads`, in their order, with what the server says of each.
+pub(crate) async fn summaries_of(
+    store: &dyn CheckpointStore,
+    threads: Vec<ThreadInfo>,
+) -> ApiResult<Vec<ThreadSummary>> {
     let mut out = Vec::with_capacity(threads.len());
     // A chunk of threads at a time, so memory stays bounded however many threads: the latest
     // checkpoints of one chunk are read while the previous chunk is summarised.
@@ -42,7 +52,6 @@ pub async fn thread_summaries(
             s.server = server.thread(&s.thread_id).cloned();
         }
     }
-    crate::groups::mark_groups(&mut out);
     Ok(out)
 }
 
@@ -123,6 +132,8 @@ fn summarize(
         server: None,
         tokens: None,
         group: None,
+        matched_checkpoint_id: None,
+        cursor: None,
     };
     match latest {
         Ok(Some(tuple)) => {
@@ -332,6 +343,12 @@ mod tests {
         }
         async fn list_recent_threads(&self, n: usize) -> Result<Vec<ThreadInfo>, StoreError> {
             generic::list_recent_threads(self, n).await
+        }
+        async fn find_threads(
+            &self,
+            q: &flashback_storage::ThreadQuery,
+        ) -> Result<Vec<flashback_storage::FoundThread>, StoreError> {
+            flashback_storage::find::find_threads(self, q).await
         }
         async fn thread_namespaces(&self, t: &str) -> Result<Vec<String>, StoreError> {
             generic::thread_namespaces(self, t).await

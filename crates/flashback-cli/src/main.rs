@@ -27,24 +27,17 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// List every thread with its checkpoint count, latest checkpoint and status.
-    Threads {
+    /// List every thread with its checkpoint count, latest checkpoint and status; or find
+    /// threads by their checkpoints' metadata, time and status (`--where`, `--since`,
+    /// `--until`, `--status`: newest match first, paged with `--after`).
+    Threads(doors::threads::ThreadsArgs),
+    /// The metadata keys the newest checkpoints carry, with their common values: what
+    /// `threads --where` can match (sampled).
+    MetadataKeys {
         /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent
         /// Server's `http://HOST:PORT` URL.
         db: String,
-        /// Only the N most recently active threads, newest first (default: every thread,
-        /// sorted by id).
-        #[arg(long, value_name = "N")]
-        limit: Option<u32>,
-        /// Full thread and checkpoint ids and timestamps (the table is otherwise fitted to 100
-        /// columns, with short ids and relative times).
-        #[arg(long)]
-        wide: bool,
-        /// One row per thread, also for runs of 20 or more similar ids (`bulk-000001`,
-        /// `bulk-000002`, …), which are otherwise folded into one row, as the app does.
-        #[arg(long)]
-        unfold: bool,
-        /// Print JSON (every thread, with its `group`).
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },

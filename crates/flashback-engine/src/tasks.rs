@@ -105,8 +105,9 @@ pub enum TaskStatus {
 }
 
 /// The status of a whole thread, from its latest root-namespace checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ThreadStatus {
     /// Nothing left to run.

@@ -142,6 +142,13 @@ macro_rules! forward_reads {
                 self.$store.list_recent_threads(limit).await
             }
 
+            async fn find_threads(
+                &self,
+                query: &$crate::ThreadQuery,
+            ) -> Result<Vec<$crate::FoundThread>, $crate::StoreError> {
+                self.$store.find_threads(query).await
+            }
+
             async fn list_headers(
                 &self,
                 query: &$crate::ListQuery,

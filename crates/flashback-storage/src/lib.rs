@@ -41,6 +41,7 @@ mod decode;
 pub mod devserver;
 pub mod error;
 mod escape;
+pub mod find;
 pub mod generic;
 pub mod jsformat;
 pub mod layout;
@@ -61,6 +62,7 @@ pub mod sqlite;
 pub mod three;
 
 pub use error::StoreError;
+pub use find::{FoundThread, ThreadQuery};
 pub use flashback_codec::Decoded;
 pub use layout::{Dialect, Layout, SchemaKind};
 pub use model::*;
@@ -110,6 +112,12 @@ pub trait CheckpointStore: Send + Sync {
     /// them: a thread list's first page, without describing every thread. Threads without a
     /// root-namespace checkpoint are left out.
     async fn list_recent_threads(&self, limit: usize) -> Result<Vec<ThreadInfo>, StoreError>;
+
+    /// The threads that have a checkpoint matching `query` (its metadata filter and time
+    /// range at once), newest match first, after `query.after`, at most `query.limit`: see
+    /// [`find`]. Databases answer it in SQL; the sources read whole name
+    /// [`find::find_threads`].
+    async fn find_threads(&self, query: &ThreadQuery) -> Result<Vec<FoundThread>, StoreError>;
 
     /// Checkpoint headers (no channel values, no writes), newest first, with Python `list()`
     /// semantics for the query.

@@ -55,6 +55,14 @@ pub struct ThreadSummary {
     /// `flashback threads` fold them into one row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Found by a filter or time range ([`ThreadsRequest::finds`]): the newest of its
+    /// checkpoints that matched (any namespace). Absent from a plain list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_checkpoint_id: Option<String>,
+    /// Found by a filter or time range: pass it as [`ThreadsRequest::after`] for the threads
+    /// after this one. Absent from a plain list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// Threads whose history to look through (the rows of the list in view).
@@ -99,14 +107,52 @@ pub struct ThreadRequest {
 }
 
 /// The threads of a database.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
+///
+/// With any of `filter`, `since`, `until`, `status` or `after`, it finds threads: those with
+/// a checkpoint (any namespace) whose metadata has every `filter` key equal to its value (as
+/// LangGraph's `list(filter=…)` matches a checkpoint) and that was made within
+/// `[since, until)` (the time its UUIDv6 id says), whose status is one of `status`; newest
+/// match first, one page of `limit` (default 100, at most 1,000), each thread with its
+/// `matched_checkpoint_id` and the `cursor` that lists the threads after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
 pub struct ThreadsRequest {
     /// Database handle.
     pub db: String,
     /// Only the `limit` most recently active threads, newest first (a list's first page,
-    /// shown before the whole list arrives). `None`: every thread, sorted by id.
+    /// shown before the whole list arrives). `None`: every thread, sorted by id. When
+    /// finding threads: the page size (default 100, at most 1,000).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Only threads with a checkpoint whose metadata has every key equal to its value
+    /// (`{"user_id": "u-48213", "assistant_id": "…"}`; keys `^[a-zA-Z0-9_.-]+$`): LangGraph's
+    /// `list(filter=…)`, matched per checkpoint.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub filter: serde_json::Map<String, Json>,
+    /// Only threads with a (matching) checkpoint made at or after this time: `2026-11-26`,
+    /// `2026-11-26T12:00`, `2026-11-26T12:00:00+01:00` (no zone: UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Only threads with a (matching) checkpoint made before this time (as `since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// Only threads in one of these statuses (of their latest checkpoint).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status: Vec<ThreadStatus>,
+    /// The next page of threads found: the `cursor` of the last thread of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl ThreadsRequest {
+    /// Whether it finds threads (a filter, a time range, a status or `after`) rather than
+    /// listing them.
+    pub fn finds(&self) -> bool {
+        !self.filter.is_empty()
+            || self.since.is_some()
+            || self.until.is_some()
+            || !self.status.is_empty()
+            || self.after.is_some()
+    }
 }
 
 /// A thread's checkpoints, newest first.
@@ -488,4 +534,22 @@ pub struct WatchRequest {
     /// the one the app is on), then each other branch's. Default: the namespace's head.
     #[serde(default)]
     pub along: Option<String>,
+}
+
+/// The metadata keys the newest checkpoints carry: suggestions for a thread filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type, JsonSchema)]
+pub struct MetadataKeysRequest {
+    /// Database handle.
+    pub db: String,
+}
+
+/// A metadata key seen in the sample, with the values seen most.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct MetadataKey {
+    /// The key (top level of the metadata).
+    pub key: String,
+    /// How many sampled checkpoints carry it.
+    pub count: u32,
+    /// Its most common scalar values in the sample (strings, numbers, booleans; at most 8).
+    pub values: Vec<Json>,
 }

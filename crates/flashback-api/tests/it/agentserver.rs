@@ -47,6 +47,7 @@ async fn an_agent_server_opens_with_its_key_and_reads_and_forks_the_servers_way(
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");

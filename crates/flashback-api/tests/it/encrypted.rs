@@ -90,6 +90,7 @@ async fn locked_then_unlocked_then_remembered() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -176,6 +177,7 @@ async fn locked_then_unlocked_then_remembered() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -30,6 +30,7 @@ mod reads {
     mod bad_rows;
     mod commands;
     mod delta_reducers;
+    mod find;
     mod topology;
     mod value_search;
     mod watch_key;

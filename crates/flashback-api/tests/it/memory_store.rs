@@ -99,6 +99,7 @@ async fn a_store_only_database_shows_its_items_in_the_documented_shape() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: info.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");
@@ -278,6 +279,7 @@ async fn checkpoint_databases_say_they_have_no_store_and_mixed_ones_show_both() 
         .list_threads(ThreadsRequest {
             limit: None,
             db: mixed.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -9,11 +9,12 @@ pub(crate) mod ids;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;
+pub(crate) mod threads;
 mod topology;
 mod writes;
 
 pub use outcome::Outcome;
-use outcome::{done, json_text, open, open_info, render};
+use outcome::{done, json_text, open, render};
 
 use crate::Command;
 use flashback_api::*;
@@ -21,10 +22,14 @@ use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
 /// The most threads `flashback threads` looks up the history of.
-const ACTIVITY_MAX: usize = 2000;
+pub(crate) const ACTIVITY_MAX: usize = 2000;
 
 /// `thread_activity` for any number of threads, in the API's batches.
-async fn activity(api: &Api, db: &str, ids: Vec<String>) -> Result<Vec<ThreadActivity>, ApiError> {
+pub(crate) async fn activity(
+    api: &Api,
+    db: &str,
+    ids: Vec<String>,
+) -> Result<Vec<ThreadActivity>, ApiError> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
         let req = ThreadActivityRequest {
@@ -80,53 +85,8 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             })
             .await?,
         ),
-        Command::Threads {
-            db: location,
-            limit,
-            wide,
-            unfold,
-            json,
-        } => {
-            let (api, info) = open_info(&location).await?;
-            let req = ThreadsRequest {
-                db: info.db.clone(),
-                limit,
-            };
-            let mut threads = api.list_threads(req).await?;
-            // Which threads failed on the way and recovered, and their token usage (their
-            // whole history: indexed reads per thread, so only for lists of a bounded size).
-            let mut recovered = HashMap::new();
-            let mut activity_note = String::new();
-            if info.holds != DbHolds::Store {
-                if threads.len() <= ACTIVITY_MAX {
-                    let ids: Vec<String> = threads.iter().map(|t| t.thread_id.clone()).collect();
-                    let mut tokens = HashMap::new();
-                    for a in activity(&api, &info.db, ids).await? {
-                        tokens.insert(a.thread_id.clone(), a.tokens);
-                        recovered.insert(a.thread_id, a.recovered);
-                    }
-                    for t in &mut threads {
-                        t.tokens = tokens.remove(&t.thread_id).flatten();
-                    }
-                } else {
-                    activity_note = format!(
-                        "(retried errors and token usage are looked up for lists of up to \
-                         {ACTIVITY_MAX} threads: `flashback activity DB THREAD…` for others)\n"
-                    );
-                }
-            }
-            done(render(json, &threads, |t| {
-                let note = human::store_note(&location, info.holds, &info.store);
-                if info.holds == DbHolds::Store {
-                    note
-                } else {
-                    human::threads(t, &recovered, human::width(wide), unfold)
-                        + &activity_note
-                        + &human::sealed_note(&info.encryption)
-                        + &note
-                }
-            }))
-        }
+        Command::Threads(args) => threads::run(args).await,
+        Command::MetadataKeys { db, json } => threads::keys(db, json).await,
         Command::Activity { db, threads, json } => {
             let (api, db) = open(&db).await?;
             let ids = if threads.is_empty() {
@@ -134,6 +94,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                     .list_threads(ThreadsRequest {
                         db: db.clone(),
                         limit: None,
+                        ..Default::default()
                     })
                     .await?;
                 all.into_iter().map(|t| t.thread_id).collect()
@@ -340,7 +301,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
     }
 }
 
-fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, ApiError> {
+pub(crate) fn parse_filters(filters: &[String]) -> Result<Map<String, Json>, ApiError> {
     let mut out = Map::new();
     for f in filters {
         let (k, v) = f

@@ -412,3 +412,38 @@ async fn resources_and_the_prompt() {
         .expect("prompt");
     assert_eq!(prompt.messages.len(), 1);
 }
+
+#[tokio::test]
+async fn threads_are_found_by_metadata_time_and_status() {
+    let db = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/filters.sqlite");
+    let (c, door) = connect(&db, false, false).await;
+    let tools = c.list_all_tools().await.expect("tools");
+    let threads = tools.iter().find(|t| t.name == "threads").expect("threads");
+    let props = threads
+        .input_schema
+        .get("properties")
+        .cloned()
+        .unwrap_or_default();
+    for field in ["filter", "since", "until", "status", "after"] {
+        assert!(props.get(field).is_some(), "threads takes {field}: {props}");
+    }
+    let says = threads.description.as_deref().unwrap_or_default();
+    assert!(
+        says.contains("filter") && says.contains("user_id"),
+        "{says}"
+    );
+    let req = json!({"filter": {"user_id": "u-48213"}, "status": ["finished"]});
+    let found = result(&call(&c, "threads", req.clone()).await);
+    let ids: Vec<&str> = found
+        .as_array()
+        .map(|a| a.iter().filter_map(|t| t["thread_id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(ids, ["handover", "support-1"]);
+    assert_eq!(found, dispatch(&door, "list_threads", req).await);
+    let next = json!({"filter": {"user_id": "u-48213"}, "after": found[0]["cursor"]});
+    let rest = result(&call(&c, "threads", next).await);
+    assert_eq!(rest[0]["thread_id"], "support-2");
+    let bad = call(&c, "threads", json!({"since": "yesterday"})).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("is not a time"), "{}", text(&bad));
+}

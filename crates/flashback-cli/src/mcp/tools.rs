@@ -87,7 +87,12 @@ pub const TOOLS: &[ToolSpec] = &[
          failed, interrupted = waiting for a human, pending), checkpoint count, latest \
          checkpoint, time and token usage. Start here: it gives the thread_id every other tool \
          needs. Without `limit` every thread is listed, sorted by id; with `limit` N only the N \
-         most recently active, newest first.",
+         most recently active, newest first. To find threads, give `filter` (checkpoint \
+         metadata, matched as LangGraph's list(filter=…): e.g. {\"user_id\": \"u-48213\"}, \
+         `assistant_id`, `graph_id`, `run_id`), `since`/`until` (times such as \
+         2026-11-26T12:00, UTC) and/or `status`: threads with a matching checkpoint, newest \
+         match first, `limit` a page (default 100); the next page is `after` = the last \
+         thread's `cursor`.",
     )
     .example(r#"{"limit": 20}"#)
     .list(""),

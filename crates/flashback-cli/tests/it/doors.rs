@@ -471,6 +471,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("repair_blobs", "rebuild"),
         ("watch_key", "watch"),
         ("thread_activity", "activity"),
+        ("metadata_keys", "metadata-keys"),
         ("fork_checkpoint", "fork"),
         ("merge_preview", "merge"),
         ("merge_branches", "merge"),

@@ -6,6 +6,7 @@ mod common;
 mod devserver_writes;
 mod doors;
 mod exit_codes;
+mod find_threads;
 mod memory_budget;
 mod memory_store;
 mod output_files;

@@ -377,6 +377,13 @@ impl CheckpointStore for AgentServerStore {
         Ok(out)
     }
 
+    async fn find_threads(
+        &self,
+        query: &crate::ThreadQuery,
+    ) -> Result<Vec<crate::FoundThread>, StoreError> {
+        crate::find::find_threads(self, query).await
+    }
+
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         Ok(self
             .matching(query)

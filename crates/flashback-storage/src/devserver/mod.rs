@@ -366,6 +366,13 @@ impl CheckpointStore for DevServerStore {
         .await
     }
 
+    async fn find_threads(
+        &self,
+        query: &crate::ThreadQuery,
+    ) -> Result<Vec<crate::FoundThread>, StoreError> {
+        crate::find::find_threads(self, query).await
+    }
+
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let q = query.clone();
         self.with(move |s, dec| {

@@ -44,6 +44,7 @@ use wait::{within, Bounded as _};
 mod assemble;
 pub(crate) mod batches;
 mod blobs;
+mod find;
 pub(crate) mod limits;
 pub(crate) mod maintenance;
 mod read;

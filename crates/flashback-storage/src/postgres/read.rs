@@ -445,6 +445,15 @@ impl CheckpointStore for PostgresStore {
             .map_err(|e| e.during(|| READING_THREADS.into()))
     }
 
+    async fn find_threads(
+        &self,
+        query: &crate::ThreadQuery,
+    ) -> Result<Vec<crate::FoundThread>, StoreError> {
+        self.find(query)
+            .await
+            .map_err(|e| e.during(|| READING_THREADS.into()))
+    }
+
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         if !self.info().holds.checkpoints() {
             return Ok(Vec::new());

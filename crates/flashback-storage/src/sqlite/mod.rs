@@ -15,6 +15,7 @@ mod batch;
 pub(crate) mod batches;
 pub(crate) mod connect;
 mod ctx;
+mod find;
 mod holders;
 pub(crate) mod maintenance;
 pub(crate) mod query;

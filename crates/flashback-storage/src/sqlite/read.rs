@@ -12,7 +12,7 @@ use super::{query_err, SqliteStore};
 use crate::decode::Decoding;
 use crate::escape::key_text;
 use crate::model::*;
-use crate::{CheckpointStore, StoreError};
+use crate::{CheckpointStore, FoundThread, StoreError, ThreadQuery};
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;
 
@@ -53,6 +53,16 @@ impl CheckpointStore for SqliteStore {
             Ok(threads)
         })
         .await
+    }
+
+    async fn find_threads(&self, query: &ThreadQuery) -> Result<Vec<FoundThread>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(Vec::new());
+        }
+        let q = query.clone();
+        self.with_cx(move |cx| super::find::find_threads_blocking(cx, &q))
+            .await
+            .map_err(|e| e.during(|| READING_THREADS.into()))
     }
 
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {

@@ -10,6 +10,7 @@ mod common;
 mod devserver;
 mod devserver_js;
 mod devserver_write;
+mod find_threads;
 mod connect {
     mod access;
     mod password;

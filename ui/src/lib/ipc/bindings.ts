@@ -26,8 +26,10 @@ export const commands = {
 	unlockDatabase: (req: UnlockRequest) => typedError<DbInfo, ApiError>(__TAURI_INVOKE("unlock_database", { req })),
 	/**  Close a database handle. */
 	closeDatabase: (req: DbRequest) => typedError<null, ApiError>(__TAURI_INVOKE("close_database", { req })),
-	/**  Every thread with its status. */
+	/**  Every thread with its status; or the threads found by metadata, time and status. */
 	listThreads: (req: ThreadsRequest) => typedError<ThreadSummary[], ApiError>(__TAURI_INVOKE("list_threads", { req })),
+	/**  The metadata keys of the newest checkpoints, with their common values (sampled). */
+	metadataKeys: (req: MetadataKeysRequest) => typedError<MetadataKey[], ApiError>(__TAURI_INVOKE("metadata_keys", { req })),
 	/**  What the threads' histories say beyond their latest checkpoints (retried errors). */
 	threadActivity: (req: ThreadActivityRequest) => typedError<ThreadActivity[], ApiError>(__TAURI_INVOKE("thread_activity", { req })),
 	/**  A thread's checkpoints, newest first (Python's `list()`). */
@@ -1350,6 +1352,22 @@ export type MergeRequest = {
 	channels: MergeChannel[],
 };
 
+/**  A metadata key seen in the sample, with the values seen most. */
+export type MetadataKey = {
+	/**  The key (top level of the metadata). */
+	key: string,
+	/**  How many sampled checkpoints carry it. */
+	count: number,
+	/**  Its most common scalar values in the sample (strings, numbers, booleans; at most 8). */
+	values: Value[],
+};
+
+/**  The metadata keys the newest checkpoints carry: suggestions for a thread filter. */
+export type MetadataKeysRequest = {
+	/**  Database handle. */
+	db: string,
+};
+
 /**  A subgraph namespace of the thread. */
 export type NamespaceInfo = {
 	/**  The namespace. */
@@ -2437,6 +2455,16 @@ export type ThreadSummary = {
 	 *  `flashback threads` fold them into one row.
 	 */
 	group?: string | null,
+	/**
+	 *  Found by a filter or time range ([`ThreadsRequest::finds`]): the newest of its
+	 *  checkpoints that matched (any namespace). Absent from a plain list.
+	 */
+	matched_checkpoint_id?: string | null,
+	/**
+	 *  Found by a filter or time range: pass it as [`ThreadsRequest::after`] for the threads
+	 *  after this one. Absent from a plain list.
+	 */
+	cursor?: string | null,
 };
 
 /**  The graphs that ran, their nodes and the transitions between them, counted. */
@@ -2449,15 +2477,42 @@ export type ThreadTopology = {
 	warnings: string[],
 };
 
-/**  The threads of a database. */
+/**
+ *  The threads of a database.
+ * 
+ *  With any of `filter`, `since`, `until`, `status` or `after`, it finds threads: those with
+ *  a checkpoint (any namespace) whose metadata has every `filter` key equal to its value (as
+ *  LangGraph's `list(filter=…)` matches a checkpoint) and that was made within
+ *  `[since, until)` (the time its UUIDv6 id says), whose status is one of `status`; newest
+ *  match first, one page of `limit` (default 100, at most 1,000), each thread with its
+ *  `matched_checkpoint_id` and the `cursor` that lists the threads after it.
+ */
 export type ThreadsRequest = {
 	/**  Database handle. */
 	db: string,
 	/**
 	 *  Only the `limit` most recently active threads, newest first (a list's first page,
-	 *  shown before the whole list arrives). `None`: every thread, sorted by id.
+	 *  shown before the whole list arrives). `None`: every thread, sorted by id. When
+	 *  finding threads: the page size (default 100, at most 1,000).
 	 */
 	limit?: number | null,
+	/**
+	 *  Only threads with a checkpoint whose metadata has every key equal to its value
+	 *  (`{"user_id": "u-48213", "assistant_id": "…"}`; keys `^[a-zA-Z0-9_.-]+$`): LangGraph's
+	 *  `list(filter=…)`, matched per checkpoint.
+	 */
+	filter?: { [key in string]: Value },
+	/**
+	 *  Only threads with a (matching) checkpoint made at or after this time: `2026-11-26`,
+	 *  `2026-11-26T12:00`, `2026-11-26T12:00:00+01:00` (no zone: UTC).
+	 */
+	since?: string | null,
+	/**  Only threads with a (matching) checkpoint made before this time (as `since`). */
+	until?: string | null,
+	/**  Only threads in one of these statuses (of their latest checkpoint). */
+	status?: ThreadStatus[],
+	/**  The next page of threads found: the `cursor` of the last thread of the previous page. */
+	after?: string | null,
 };
 
 /**  The three versions of one channel. */

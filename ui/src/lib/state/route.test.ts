@@ -6,6 +6,7 @@ describe("route", () => {
     const routes: Route[] = [
       { screen: "open" },
       { screen: "threads", db: "/data/agents.sqlite" },
+      { screen: "threads", db: "/x.sqlite", find: { where: [{ key: "user_id", value: "u-48213" }], since: "2026-11-26T12:00:00.000Z", until: "", status: ["interrupted"] } },
       { screen: "memory", db: "postgresql://app@db.example:5432/agents" },
       { screen: "memory", db: "/x.sqlite", item: { namespace: ["users", "u-1"], key: "prefs" } },
       { screen: "memory", db: "/x.sqlite", item: { namespace: ["a/b", "c d", "é?&#"], key: "k/1 ?" } },

@@ -3,6 +3,7 @@
 // the place, and a checkpoint can be linked.
 //
 //   #/threads?db=LOCATION
+//   #/threads?db=LOCATION&where=user_id%3Du-48213&since=…&until=…&status=failed   (the filter bar)
 //   #/memory?db=LOCATION&ns=users&ns=u-1&key=prefs   (the selected item: its labels, its key)
 //   #/storage?db=LOCATION
 //   #/thread/THREAD?db=LOCATION&checkpoint=ID&ns=NS&tab=writes
@@ -10,6 +11,8 @@
 //
 // LOCATION is the database's public location (a path, or a Postgres URL without its password:
 // DbInfo.location), so a link never carries a secret.
+
+import { readFind, writeFind, type ThreadFind } from "./metafilter";
 
 export type RouteScreen = "open" | "threads" | "memory" | "storage" | "thread";
 
@@ -25,6 +28,8 @@ export interface Route {
   tab?: string;
   /** The selected item on the Memory screen (its namespace's labels, its key). */
   item?: { namespace: string[]; key: string };
+  /** The thread list's filter bar (screen "threads"). */
+  find?: ThreadFind;
 }
 
 const TABS = new Set(["state", "writes", "tasks", "meta", "storage", "topology"]);
@@ -45,7 +50,10 @@ export function parseRoute(hash: string): Route | null {
   switch (parts[0]) {
     case "open":
       return { screen: "open" };
-    case "threads":
+    case "threads": {
+      const find = readFind(q);
+      return { screen: "threads", db, ...(find ? { find } : {}) };
+    }
     case "storage":
       return { screen: parts[0], db };
     case "memory": {
@@ -86,6 +94,7 @@ export function formatRoute(r: Route): string {
     }
     if (r.tab && r.tab !== "state") q.set("tab", r.tab);
   }
+  if (r.screen === "threads" && r.find) writeFind(r.find, q);
   if (r.screen === "memory" && r.item) {
     for (const label of r.item.namespace) q.append("ns", label);
     q.set("key", r.item.key);

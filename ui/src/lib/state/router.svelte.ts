@@ -9,6 +9,7 @@ import { app } from "./app.svelte";
 import { formatRoute, isNewPlace, parseRoute, type Route } from "./route";
 import type { CheckpointKey } from "./threadview.svelte";
 import type { ItemRef } from "./memory";
+import type { ThreadFind } from "./metafilter";
 
 /** A thread screen's own place: its selected checkpoint and tab. */
 export interface ThreadPlace {
@@ -27,6 +28,12 @@ class Router {
   memory = $state<{ item?: ItemRef }>({});
   /** An item the URL asked for while the Memory screen is open (the screen selects it). */
   memoryIncoming = $state<{ item: ItemRef | null } | null>(null);
+  /** Reported by the thread list as its filter bar changes. */
+  threads = $state<{ find?: ThreadFind }>({});
+  /** A filter the URL asked for while the thread list is open (the list applies it). */
+  findIncoming = $state<{ find: ThreadFind | null } | null>(null);
+  /** The filter the next thread list starts with. */
+  private findStart: ThreadFind | null = null;
   /** Where the next thread screen starts (from the URL or the saved place). */
   private start: (ThreadPlace & { thread: string }) | null = null;
   /** The item the next Memory screen selects. */
@@ -40,6 +47,7 @@ class Router {
     const db = app.db?.location;
     if (s.name === "open" || !app.db) return { screen: "open" };
     if (s.name === "memory") return { screen: "memory", db, ...this.memory };
+    if (s.name === "threads") return { screen: "threads", db, ...this.threads };
     if (s.name !== "thread") return { screen: s.name, db };
     return { screen: "thread", db, thread: s.threadId, ...this.thread };
   }
@@ -66,6 +74,14 @@ class Router {
     this.start = null;
     this.thread = {};
     return s && s.thread === thread ? s : null;
+  }
+
+  /** The filter the thread list starts with (once; null: none). */
+  takeFindStart(): ThreadFind | null {
+    const s = this.findStart;
+    this.findStart = null;
+    this.threads = {};
+    return s;
   }
 
   /** The item the Memory screen starts with (once; null: none). */
@@ -106,7 +122,11 @@ class Router {
     } else if (r.screen === "storage" && app.db.holds !== "store") {
       app.screen = { name: "storage" };
     } else if (r.screen === "threads" && app.db.holds !== "store") {
-      app.screen = { name: "threads" };
+      if (app.screen.name === "threads") this.findIncoming = { find: r.find ?? null };
+      else {
+        this.findStart = r.find ?? null;
+        app.screen = { name: "threads" };
+      }
     }
     this.last = this.current();
   }

@@ -64,6 +64,7 @@ async fn the_thread_list_and_other_threads_are_untouched() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -83,6 +83,7 @@ pub async fn threads(api: &Api, db: &DbInfo) -> Vec<ThreadSummary> {
     api.list_threads(ThreadsRequest {
         limit: None,
         db: db.db.clone(),
+        ..Default::default()
     })
     .await
     .expect("threads")

@@ -33,6 +33,7 @@ pub async fn checkpoints(api: &Api, db: &str) -> Vec<(String, String, Json)> {
         .list_threads(ThreadsRequest {
             db: db.to_owned(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -29,6 +29,7 @@ async fn browse_fork_and_export_on_postgres() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");

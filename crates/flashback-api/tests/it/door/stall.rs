@@ -47,6 +47,7 @@ async fn commands_and_jobs_end_with_the_timeout() {
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads before the stall");
@@ -58,6 +59,7 @@ async fn commands_and_jobs_end_with_the_timeout() {
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: Some(50),
+            ..Default::default()
         })
         .await
         .expect_err("stalled");

@@ -79,6 +79,7 @@ async fn a_panicking_job_fails_cleanly_and_cancel_after_it_is_harmless() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -86,6 +86,7 @@ async fn reads_stay_local(api: &Api, db: &DbInfo, m: &Marks) {
     let req = ThreadsRequest {
         db: db.db.clone(),
         limit: None,
+        ..Default::default()
     };
     let threads = api.list_threads(req).await.expect("the thread list");
     let chat = threads
@@ -355,6 +356,7 @@ async fn sqlite_damage_stays_local() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: f.db.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -18,6 +18,7 @@ async fn threads_show_status_interrupts_and_failures_without_writing() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");
@@ -288,6 +289,7 @@ async fn bad_databases_give_clear_errors() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: "stale".into(),
+            ..Default::default()
         })
         .await
         .expect_err("unknown handle");

@@ -47,6 +47,7 @@ async fn finds_a_value_in_the_one_thread_that_holds_it() {
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -124,6 +124,7 @@ async fn chooses_by_age_and_status_and_a_dry_run_writes_nothing() {
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");
@@ -320,6 +321,7 @@ async fn delete_removes_whole_threads_and_vacuum_gives_bytes_back() {
         .list_threads(ThreadsRequest {
             db: db.db.clone(),
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");

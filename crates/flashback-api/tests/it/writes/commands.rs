@@ -238,6 +238,7 @@ async fn delete_and_prune_preview_then_write() {
         .list_threads(ThreadsRequest {
             limit: None,
             db: db.db.clone(),
+            ..Default::default()
         })
         .await
         .expect("threads");

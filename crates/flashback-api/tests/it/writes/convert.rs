@@ -126,6 +126,7 @@ async fn a_thread_that_cannot_be_read_as_stored_is_left_out_and_named() {
         .list_threads(ThreadsRequest {
             db: copy.db,
             limit: None,
+            ..Default::default()
         })
         .await
         .expect("threads");

@@ -72,6 +72,13 @@ impl CheckpointStore for ThreeTablePg {
         .await)
     }
 
+    async fn find_threads(
+        &self,
+        query: &crate::ThreadQuery,
+    ) -> Result<Vec<crate::FoundThread>, StoreError> {
+        crate::find::find_threads(self, query).await
+    }
+
     async fn list_headers(&self, query: &ListQuery) -> Result<Vec<CheckpointHeader>, StoreError> {
         let rows = in_read!(self, query.reading(), |tx| read::rows(&mut tx, self, query)
             .await)?;
