@@ -10,7 +10,15 @@ const MISSING: &str = "no-such-thread";
 /// Commands that name no thread (or name one but are checked elsewhere: `delete`,
 /// `delete-branch` and `prune` are retention's, in `retention.rs`/`writes.rs`).
 const NAMES_NO_THREAD: &[&str] = &[
-    "threads", "verify", "bridge", "search", "serve", "store", "help", "mcp",
+    "threads",
+    "verify",
+    "bridge",
+    "search",
+    "serve",
+    "store",
+    "help",
+    "mcp",
+    "metadata-keys",
 ];
 const CHECKED_ELSEWHERE: &[&str] = &["delete", "delete-branch", "prune"];
 
