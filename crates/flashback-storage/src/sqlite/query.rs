@@ -40,9 +40,17 @@ pub(crate) fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), Sto
         clauses.push(format!("checkpoint_id IN ({marks})"));
         params.extend(q.checkpoint_ids.iter().cloned().map(SqlValue::Text));
     }
+    if !q.filter.is_empty() {
+        // A row whose metadata is not JSON (damaged) matches no filter, instead of failing
+        // the whole query with "malformed JSON": one bad row damages only itself.
+        clauses.push("json_valid(CAST(metadata AS TEXT))".to_string());
+    }
     for (key, value) in &q.filter {
         validate_filter_key(key)?;
-        let path = format!("json_extract(CAST(metadata AS TEXT), '$.{key}')");
+        // CASE, not AND alone: SQLite may evaluate the terms of a WHERE in any order.
+        let path = format!(
+            "CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN json_extract(CAST(metadata AS TEXT), '$.{key}') END"
+        );
         use serde_json::Value as J;
         let (op, param) = match value {
             J::Null => ("IS", SqlValue::Null),

@@ -178,3 +178,43 @@ async fn postgres_finds_threads_by_metadata_and_time() {
         .expect("open");
     check(store.as_ref()).await;
 }
+
+/// A checkpoint whose metadata is damaged (not JSON) matches no filter; the other threads are
+/// still found (SQLite's `json_extract` would fail the whole query on it).
+#[tokio::test]
+async fn a_damaged_metadata_row_damages_only_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bad.sqlite");
+    std::fs::copy(fixture("langgraph.sqlite"), &path).expect("copy");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET metadata = x'c1c1ff7b' WHERE rowid = \
+         (SELECT min(rowid) FROM checkpoints WHERE thread_id = 'forked')",
+        [],
+    )
+    .expect("damage");
+    drop(conn);
+    let store = flashback_storage::open(
+        path.to_str().expect("path"),
+        flashback_storage::Read::default(),
+    )
+    .await
+    .expect("open");
+    let q = ThreadQuery {
+        filter: filter(json!({"tenant": "acme"})),
+        limit: 100,
+        ..Default::default()
+    };
+    let found = store.find_threads(&q).await.expect("find_threads");
+    let ids: Vec<_> = found.iter().map(|f| f.info.thread_id.as_str()).collect();
+    assert_eq!(ids, ["chat-tools"]);
+    let history = ListQuery {
+        filter: filter(json!({"source": "fork"})),
+        ..ListQuery::thread("forked")
+    };
+    assert!(!store
+        .list_headers(&history)
+        .await
+        .expect("history")
+        .is_empty());
+}
