@@ -6,7 +6,10 @@
 // selected checkpoint's detail is shown ("step").
 //
 //   node bench/thread_open.mjs --bin FLASHBACK --db LOCATION --thread ID [--runs 5] [--steps 20]
-//        [--timeout 600] [--budget S]
+//        [--timeout 600] [--budget S] [--wait TESTID]
+//
+// --wait TESTID: "open" also waits until an element with that data-testid is visible (the
+// paged message list of an enormous checkpoint: `paged-list`).
 //
 // Prints one JSON line: {"open": {runs, min, median, max}, "step": {runs (every step of every
 // run), min, median, max}, "position": the scrub bar's "K / N" after opening}; an error ends the measurement with
@@ -20,6 +23,7 @@ import { launch, options, startServer, stopServer, summary } from "./app.mjs";
 const { bin, db, runs, timeoutMs, budget, chromiumPath, opt } = options("thread_open");
 const thread = opt("--thread", null);
 const steps = Number(opt("--steps", "20"));
+const waitFor = opt("--wait", null);
 if (!thread) {
   console.error("thread_open: --thread ID is required");
   process.exit(2);
@@ -54,6 +58,7 @@ try {
       await row.click();
       await page.locator(tid("dag-row")).first().waitFor({ state: "visible", timeout: timeoutMs });
       await shown();
+      if (waitFor) await page.locator(tid(waitFor)).first().waitFor({ state: "visible", timeout: timeoutMs });
       open.push((performance.now() - t0) / 1000);
       result.position = (await page.locator(tid("scrub-position")).textContent()).trim();
       for (let s = 0; s < steps; s++) {

@@ -39,6 +39,7 @@ import * as routes from "./browser/routes.mjs";
 import * as valueSearch from "./browser/value-search.mjs";
 import * as storage from "./browser/storage.mjs";
 import * as stateView from "./browser/state-view.mjs";
+import * as bigCheckpoint from "./browser/bigcheckpoint.mjs";
 import * as watch from "./browser/watch.mjs";
 import * as interrupts from "./browser/interrupts.mjs";
 import * as repair from "./browser/repair.mjs";
@@ -90,6 +91,7 @@ const checks = [
   threadDetail.wideThread,
   optional.bigThread,
   optional.realRerun,
+  bigCheckpoint.bigCheckpoint,
   optional.deltaChannels,
   optional.encrypted,
   optional.memory,

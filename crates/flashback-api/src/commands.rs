@@ -51,6 +51,8 @@ macro_rules! for_each_command {
             thread_topology($crate::TopologyRequest) -> $crate::ThreadTopology;
             /// One checkpoint: values, writes, next tasks, metadata.
             checkpoint_detail($crate::CheckpointRequest) -> $crate::CheckpointDetail;
+            /// A page of the list at a path in one checkpoint, and a search over all of it.
+            state_page($crate::StatePageRequest) -> $crate::StatePage;
             /// Two checkpoints side by side.
             diff_checkpoints($crate::DiffRequest) -> $crate::CheckpointDiff;
             /// The steps of a branch, root first.

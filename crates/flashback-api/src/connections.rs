@@ -89,6 +89,7 @@ impl Api {
             store,
             key,
             namespaces: Mutex::new(HashMap::new()),
+            paged: Default::default(),
         });
         if let Ok(mut s) = self.sessions.lock() {
             s.insert(info.db.clone(), session);

@@ -55,14 +55,20 @@ fn group_writes(
     names: &HashMap<&str, (&str, flashback_engine::TaskStatus)>,
     opts: ViewOptions,
     dialect: Dialect,
+    page: Option<u32>,
 ) -> Vec<WriteGroup> {
     let mut groups: Vec<WriteGroup> = Vec::new();
     for w in writes {
+        let value = match page {
+            // A long list written (an `update_state` of thousands of messages): its first page.
+            Some(n) => crate::pagedview::detail_view(&w.channel, &w.value, n, opts).0,
+            None => view_decoded(&w.value, opts).unwrap_or(Json::Null),
+        };
         let entry = WriteEntry {
             idx: i32::try_from(w.idx).unwrap_or(i32::MAX),
             channel: w.channel.clone(),
             type_tag: w.type_tag.clone(),
-            value: view_decoded(&w.value, opts).unwrap_or(Json::Null),
+            value,
             size: size_of(&w.value, dialect),
             kind: write_kind(&w.channel),
         };
@@ -94,16 +100,17 @@ pub struct View {
     pub known: BTreeMap<String, flashback_codec::Value>,
 }
 
-/// One checkpoint in full. `namespaces` are the thread's namespaces (for subgraph links of
-/// tasks); the latest checkpoint of its namespace is shown live, any other as history.
-pub fn checkpoint_detail(
+/// Derive the tasks and apply the pending writes `get_state` applies (`view.live`: the live
+/// view), so the tuple's values are the ones shown.
+pub(crate) fn apply_view(
     tuple: &mut CheckpointTuple,
     view: &View,
     namespaces: Vec<String>,
-    opts: ViewOptions,
-    rebuilt: BTreeMap<String, Rebuilt>,
     dialect: Dialect,
-) -> CheckpointDetail {
+) -> (
+    flashback_engine::tasks::TaskSet,
+    flashback_engine::live::LiveValues,
+) {
     let live = view.live;
     let mut tasks = derive_tasks_with(
         tuple,
@@ -119,14 +126,40 @@ pub fn checkpoint_detail(
         },
     );
     let applied = apply_pending(tuple, &tasks, live, &view.reducers, &view.known);
-    tasks.warnings.extend(applied.warnings);
+    tasks.warnings.extend(applied.warnings.iter().cloned());
+    (tasks, applied)
+}
+
+/// One checkpoint in full. `namespaces` are the thread's namespaces (for subgraph links of
+/// tasks); the latest checkpoint of its namespace is shown live, any other as history. With
+/// `page`, a list longer than that shows its first `page` items and long strings are folded
+/// (`pagedview`).
+pub fn checkpoint_detail(
+    tuple: &mut CheckpointTuple,
+    view: &View,
+    namespaces: Vec<String>,
+    opts: ViewOptions,
+    rebuilt: BTreeMap<String, Rebuilt>,
+    dialect: Dialect,
+    page: Option<u32>,
+) -> CheckpointDetail {
+    let live = view.live;
+    let (tasks, applied) = apply_view(tuple, view, namespaces, dialect);
     let tuple = &*tuple;
     let cp = &tuple.checkpoint;
     let h = &tuple.header;
     let mut values = serde_json::Map::new();
     let mut channels = Vec::with_capacity(cp.channel_values.len());
+    let mut pages = Vec::new();
     for (channel, v) in &cp.channel_values {
-        let value = view_decoded(v, opts).unwrap_or(Json::Null);
+        let value = match page {
+            None => view_decoded(v, opts).unwrap_or(Json::Null),
+            Some(n) => {
+                let (value, paged) = crate::pagedview::detail_view(channel, v, n, opts);
+                pages.extend(paged);
+                value
+            }
+        };
         channels.push(ChannelInfo {
             channel: channel.clone(),
             version: cp.version(channel).map(|v| v.as_text()),
@@ -149,7 +182,7 @@ pub fn checkpoint_detail(
         .iter()
         .map(|t| (t.id.as_str(), (t.name.as_str(), t.status)))
         .collect();
-    let writes = group_writes(&tuple.pending_writes, &names, opts, dialect);
+    let writes = group_writes(&tuple.pending_writes, &names, opts, dialect, page);
     let subgraphs = tasks.tasks.iter().filter_map(|t| t.state.clone()).collect();
     CheckpointDetail {
         thread_id: h.thread_id.clone(),
@@ -199,6 +232,7 @@ pub fn checkpoint_detail(
         problem: h.problem.clone(),
         rebuilt,
         sealing: None,
+        pages,
     }
 }
 
@@ -215,5 +249,5 @@ pub fn step_writes(
         .iter()
         .map(|t| (t.id.as_str(), (t.name.as_str(), t.status)))
         .collect();
-    group_writes(&parent.pending_writes, &names, opts, dialect)
+    group_writes(&parent.pending_writes, &names, opts, dialect, None)
 }

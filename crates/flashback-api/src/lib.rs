@@ -35,6 +35,8 @@ mod jobs;
 mod liveview;
 mod location;
 mod outfile;
+mod pagedview;
+mod paging;
 mod policy;
 mod reads;
 pub mod rerun;
@@ -148,6 +150,9 @@ struct Session {
     key: Option<Arc<flashback_codec::AesKey>>,
     /// Namespaces per thread, learned from the last graph (for task subgraph links).
     namespaces: Mutex<HashMap<String, Vec<String>>>,
+    /// A read-only store whose decode budget lets a list take the request's whole allowance,
+    /// opened on the first paged read of a list over the per-value budget (`paging.rs`).
+    paged: tokio::sync::OnceCell<Arc<dyn CheckpointStore>>,
 }
 
 /// The backend behind both transports.

@@ -2,9 +2,7 @@
 //! preview and verifying an export. Nothing here writes.
 
 use crate::error::{ApiError, ApiResult, ErrorCode};
-use crate::summaries::{
-    checkpoint_not_found, ensure_namespace, ensure_thread, thread_checked, thread_summaries,
-};
+use crate::summaries::{ensure_namespace, ensure_thread, thread_checked, thread_summaries};
 use crate::types::{
     CheckpointDetail, CheckpointRequest, DiffRequest, GraphRequest, HistoryEntry, HistoryRequest,
     MergePreviewRequest, RebuildRequest, ReplayRequest, ThreadActivity, ThreadActivityRequest,
@@ -156,61 +154,21 @@ impl Api {
     pub async fn checkpoint_detail(&self, req: CheckpointRequest) -> ApiResult<CheckpointDetail> {
         let s = self.session(&req.db)?;
         let store = s.store.as_ref();
-        let ns = &req.checkpoint_ns;
-        let delta = delta_options(&self.reducers_for(&s.info.location, &req.reducers)?)?;
-        let tuple = if req.full {
-            // Asked for on purpose: this one read decodes everything, on its own connection.
-            flashback_storage::open(
-                &s.connect,
-                flashback_storage::Read {
-                    budget: flashback_codec::DecodeBudget::UNLIMITED,
-                    key: s.key.clone(),
-                },
-            )
-            .await?
-            .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
-            .await?
-        } else {
-            store
-                .get_tuple(&req.thread_id, ns, req.checkpoint_id.as_deref())
-                .await?
-        };
-        let Some(mut tuple) = tuple else {
-            return Err(match &req.checkpoint_id {
-                Some(id) => checkpoint_not_found(&req.thread_id, ns, id),
-                None => match ensure_namespace(store, &req.thread_id, ns).await {
-                    Err(e) => e,
-                    // Gone since the read.
-                    Ok(()) => ApiError::not_found(format!(
-                        "thread {:?} has no checkpoints in namespace {ns:?}",
-                        req.thread_id
-                    )),
-                },
-            });
-        };
-        let cached = s
-            .namespaces
-            .lock()
-            .ok()
-            .and_then(|n| n.get(&req.thread_id).cloned());
-        let namespaces = match cached {
-            Some(n) => n,
-            None => thread_namespaces(store, &req.thread_id).await?,
-        };
-        let sealing = crate::sealed::checkpoint_sealing(&s, &tuple);
-        let locked = sealing.as_ref().is_some_and(|x| x.locked);
-        if let (Some(x), false) = (sealing.as_ref().filter(|x| x.locked), req.allow_locked) {
-            let id = &tuple.header.checkpoint_id;
-            return Err(crate::sealed::locked_checkpoint_error(
-                &s.info, id, &x.ciphers,
-            ));
+        let mut read = self.read_checkpoint(&s, &req, None).await?;
+        if req.page.is_some() && !req.full && crate::pagedview::has_big_lists(&read.tuple) {
+            // Paged: a list over the decode budget is read again within the request's budget,
+            // so its first page can be shown (only the page is viewed).
+            read = self
+                .read_checkpoint(&s, &req, Some(self.page_budget()?))
+                .await?;
         }
-        let rebuilt = if req.raw || locked {
-            Default::default()
-        } else {
-            flashback_engine::delta::materialize(store, &mut tuple, &delta).await?
-        };
-        let view = crate::liveview::view_for(store, &req, &tuple, store.schema().dialect).await?;
+        let crate::paging::Loaded {
+            mut tuple,
+            view,
+            namespaces,
+            sealing,
+            rebuilt,
+        } = read;
         let mut detail = crate::detail::checkpoint_detail(
             &mut tuple,
             &view,
@@ -220,6 +178,7 @@ impl Api {
             },
             rebuilt,
             store.schema().dialect,
+            req.page,
         );
         detail.sealing = sealing;
         detail.made_by = made_by(store, &tuple, req.reveal_secrets).await;
@@ -358,7 +317,7 @@ impl Api {
 }
 
 /// Reducer choices (`{channel: name}`) as rebuild options; an unknown name is a bad request.
-fn delta_options(
+pub(crate) fn delta_options(
     reducers: &std::collections::BTreeMap<String, String>,
 ) -> ApiResult<flashback_engine::delta::DeltaOptions> {
     let mut out = flashback_engine::delta::DeltaOptions::default();
@@ -406,7 +365,10 @@ pub(crate) async fn thread_tokens(
 }
 
 /// The namespaces of a thread, sorted (`""` first).
-async fn thread_namespaces(store: &dyn CheckpointStore, thread_id: &str) -> ApiResult<Vec<String>> {
+pub(crate) async fn thread_namespaces(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+) -> ApiResult<Vec<String>> {
     Ok(store.thread_namespaces(thread_id).await?)
 }
 

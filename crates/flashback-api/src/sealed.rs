@@ -260,6 +260,7 @@ impl Api {
             store: Arc::from(store),
             key: Some(key),
             namespaces: std::sync::Mutex::new(Default::default()),
+            paged: Default::default(),
         });
         if let Ok(mut all) = self.sessions.lock() {
             all.insert(info.db.clone(), session);

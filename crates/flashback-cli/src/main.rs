@@ -119,6 +119,8 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        page: doors::page::PageArgs,
     },
     /// Fork a checkpoint: write a copy of it (optionally with edited values) as the thread's
     /// newest checkpoint, so that the program resumes from there

@@ -368,6 +368,22 @@ fn search_channel(channel: &str, value: &Json, needle: &Needle, cap: usize, foun
     walk.found
 }
 
+/// Search one value found at `at` inside a channel (its JSON view; `at`'s own name is not
+/// searched): the first `cap` matches, their paths starting with `at` — one item of a long
+/// list searched at a time.
+pub fn search_at(at: &KeyPath, value: &Json, needle: &Needle, cap: usize) -> Found {
+    let mut walk = Walk {
+        needle,
+        cap,
+        channel: &at.channel,
+        steps: at.steps.clone(),
+        frozen: 0,
+        found: Found::default(),
+    };
+    walk.value(value, 0);
+    walk.found
+}
+
 /// Search channel values (each a JSON view) in order: the first `cap` matches.
 pub fn search_values<'a>(
     channels: impl IntoIterator<Item = (&'a str, &'a Json)>,

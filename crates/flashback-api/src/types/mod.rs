@@ -4,6 +4,7 @@
 //! values travel as the JSON view of `docs/json-view.md`. Counts are `u32`; ids are strings.
 
 mod job;
+mod page;
 mod read;
 mod sealed;
 mod session;
@@ -12,6 +13,7 @@ mod topology;
 mod write;
 
 pub use job::*;
+pub use page::*;
 pub use read::*;
 pub use sealed::*;
 pub use session::*;

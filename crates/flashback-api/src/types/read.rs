@@ -312,6 +312,11 @@ pub struct CheckpointRequest {
     /// record.
     #[serde(default)]
     pub live: Option<bool>,
+    /// Paged: a list longer than this shows its first `page` items (said in `pages`; the
+    /// rest with `state_page`), and strings longer than 16,384 characters are folded
+    /// (`{"$folded": {"chars", "path"}, …}`). Default: everything whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
 }
 
 /// What a checkpoint holds in one channel, beside its value.
@@ -459,6 +464,9 @@ pub struct CheckpointDetail {
     /// How it was stored, in an encrypted database (absent for a plaintext one): whether its
     /// values are locked, and which parts are plaintext although the database is encrypted.
     pub sealing: Option<super::CheckpointSealing>,
+    /// With a `page` asked for: the channels whose lists are shown in part (absent otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<super::ChannelPage>,
 }
 
 /// A checkpoint by namespace and id.

@@ -42,6 +42,7 @@ async fn encrypted_copy(dir: &std::path::Path) -> (String, Vec<String>) {
 fn detail_request(db: &DbInfo, thread: &str, allow_locked: bool) -> CheckpointRequest {
     CheckpointRequest {
         live: None,
+        page: None,
         db: db.db.clone(),
         thread_id: thread.into(),
         checkpoint_ns: String::new(),

@@ -8,6 +8,7 @@ use crate::human;
 pub(crate) mod ids;
 mod jobs;
 pub(crate) mod outcome;
+pub(crate) mod page;
 mod storage;
 pub(crate) mod threads;
 mod topology;
@@ -169,6 +170,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
             reducer,
             internal,
             json,
+            page,
         } => {
             let reducers = parse_reducers(&reducer)?;
             let (api, db) = open(&db).await?;
@@ -176,6 +178,20 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 Some(id) => Some(ids::resolve(&api, &db, &thread, Some(&ns), &id).await?),
                 None => None,
             };
+            if let Some(path) = page.path.clone() {
+                let target = page::Target {
+                    db,
+                    thread,
+                    ns,
+                    checkpoint,
+                    reveal_secrets,
+                    raw,
+                    reducers,
+                };
+                let answer = api.state_page(page::request(target, path, &page)).await?;
+                let query = page.find.as_deref();
+                return done(render(json, &answer, |p| human::page(p, query)));
+            }
             let req = CheckpointRequest {
                 db,
                 thread_id: thread,
@@ -187,6 +203,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
                 reducers,
                 allow_locked: false,
                 live: None,
+                page: None,
             };
             let detail = api.checkpoint_detail(req).await?;
             done(render(json, &detail, |d| human::state(d, internal)))

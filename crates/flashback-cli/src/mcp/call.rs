@@ -162,6 +162,10 @@ pub async fn call(
     resolve_ids(door, &mut args).await?;
     args.insert("db".into(), Json::String(door.db.clone()));
     let req = Json::Object(args);
+    if let (Some(path), "state") = (&ex.path, spec.name) {
+        let answer = super::statepath::state_at(door, &req, path, ex.cursor, ex.limit).await?;
+        return Ok(shape(spec, answer, &ex));
+    }
     let answer =
         if ex.dry_run && spec.access != Access::Read && !schema::request_has(spec, "dry_run") {
             dry::preview(door, spec, req).await?
@@ -171,14 +175,11 @@ pub async fn call(
                 Shape::Job => jobs::run(door, spec, req).await?,
             }
         };
-    let mut answer = if spec.name == "threads" {
+    let answer = if spec.name == "threads" {
         with_tokens(door, answer).await?
     } else {
         answer
     };
-    if let Some(path) = &ex.path {
-        answer.json = at_path(&answer.json, path)?;
-    }
     Ok(shape(spec, answer, &ex))
 }
 
@@ -254,31 +255,6 @@ async fn with_tokens(door: &Door, mut answer: Answer) -> Result<Answer, ApiError
     answer.json = serde_json::to_value(&*threads)
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("cannot serialise: {e}")))?;
     Ok(answer)
-}
-
-/// The value at `path` in a state answer.
-fn at_path(state: &Json, path: &KeyPath) -> Result<Json, ApiError> {
-    let values = state.get("values").and_then(Json::as_object);
-    let Some(channel) = values.and_then(|v| v.get(&path.channel)) else {
-        let names: Vec<&str> = values
-            .map(|v| v.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        return Err(ApiError::not_found(format!(
-            "no channel {:?} in this checkpoint (channels: {})",
-            path.channel,
-            names.join(", ")
-        )));
-    };
-    let value = path
-        .resolve(channel)
-        .ok_or_else(|| ApiError::not_found(format!("nothing at {path} in this checkpoint")))?;
-    Ok(json!({
-        "thread_id": state.get("thread_id"),
-        "checkpoint_ns": state.get("checkpoint_ns"),
-        "checkpoint_id": state.get("checkpoint_id"),
-        "path": path.to_string(),
-        "value": value,
-    }))
 }
 
 /// Page, fold and render an answer.

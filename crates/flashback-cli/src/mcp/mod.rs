@@ -24,6 +24,7 @@ mod jobs;
 mod render;
 mod resources;
 mod schema;
+mod statepath;
 mod table;
 #[cfg(test)]
 mod tests;

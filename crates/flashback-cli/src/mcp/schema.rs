@@ -76,6 +76,18 @@ pub fn input_schema(spec: &ToolSpec) -> Option<Json> {
             json!({"type": "string",
                    "description": "Only the value at this path: a channel, then keys and list indexes, e.g. `messages`, `messages[-1].content`, `plan.steps`, `plan[\"a.b\"]`."}),
         );
+        add(
+            props,
+            "limit",
+            json!({"type": "integer", "minimum": 1, "maximum": 1000,
+                   "description": "With `path` at a list: at most this many items (default 1000); the answer says the list's `total`."}),
+        );
+        add(
+            props,
+            "cursor",
+            json!({"type": "string",
+                   "description": "With `path` at a list: the index of the first item to show (default 0)."}),
+        );
     }
     if spec.access != Access::Read {
         props.insert(

@@ -139,7 +139,7 @@ pub const TOOLS: &[ToolSpec] = &[
          `graph.get_state(config)` shows it): channel values, the pending writes, the next \
          tasks with their errors and interrupts, metadata. Give `path` for one channel or one \
          value inside it (`messages`, `messages[-1].content`, `plan[\"a.b\"]`): much shorter \
-         than the whole state.",
+         than the whole state; a long list answers a page (`cursor` its first index, `limit`).",
     )
     .example(r#"{"thread_id": "t-1", "path": "messages[-1]"}"#),
     tool(

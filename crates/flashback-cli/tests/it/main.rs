@@ -23,6 +23,7 @@ mod serve {
 }
 mod sqlite_access;
 mod stall;
+mod state_page;
 mod storage;
 mod surroundings;
 mod three_table;

@@ -40,6 +40,8 @@ export const commands = {
 	threadTopology: (req: TopologyRequest) => typedError<ThreadTopology, ApiError>(__TAURI_INVOKE("thread_topology", { req })),
 	/**  One checkpoint: values, writes, next tasks, metadata. */
 	checkpointDetail: (req: CheckpointRequest) => typedError<CheckpointDetail, ApiError>(__TAURI_INVOKE("checkpoint_detail", { req })),
+	/**  A page of the list at a path in one checkpoint, and a search over all of it. */
+	statePage: (req: StatePageRequest) => typedError<StatePage, ApiError>(__TAURI_INVOKE("state_page", { req })),
 	/**  Two checkpoints side by side. */
 	diffCheckpoints: (req: DiffRequest) => typedError<CheckpointDiff, ApiError>(__TAURI_INVOKE("diff_checkpoints", { req })),
 	/**  The steps of a branch, root first. */
@@ -420,6 +422,7 @@ export type CheckpointDetail = {
 	 *  values are locked, and which parts are plaintext although the database is encrypted.
 	 */
 	sealing: CheckpointSealing | null,
+	pages?: ChannelPage[],
 };
 
 /**  The difference between two checkpoints. */
@@ -511,6 +514,7 @@ export type CheckpointRequest = {
 	 *  record.
 	 */
 	live?: boolean | null,
+	page?: number | null,
 };
 
 /**  How one checkpoint was stored, in an encrypted database. */
@@ -2971,3 +2975,8 @@ async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; dat
     }
 }
 
+
+export type ChannelPage = { channel: string, total: number, offset: number, limit: number };
+export type PageHit = { index: number, path: string, snippet: string };
+export type StatePage = { thread_id: string, checkpoint_ns: string, checkpoint_id: string, path: string, total: number | null, offset: number, items: Value[], value: Value | null, folded: number, hits: PageHit[], hit_count: number };
+export type StatePageRequest = { db: string, thread_id: string, checkpoint_ns?: string, checkpoint_id?: string | null, path: string, offset?: number, limit?: number | null, query?: string | null, fold?: number | null, reveal_secrets?: boolean, raw?: boolean, reducers?: { [key in string]: string }, live?: boolean | null };

@@ -10,6 +10,7 @@ import type { CheckpointDetail } from "../ipc/bindings";
 import { commands } from "../ipc/bindings";
 import { call } from "../ipc/api";
 import { addedIds, messageIds, touchesMessages } from "./chatfollow";
+import { PAGE_SIZE } from "./paging";
 
 /** The context key ChatView reads the ChatFollow by. */
 export const CHAT_FOLLOW = Symbol("chat-follow");
@@ -30,6 +31,7 @@ export function loadIds(db: () => string | null, threadId: string): IdsLoad {
         raw: false,
         reducers: {},
         allow_locked: true,
+        page: PAGE_SIZE, // a long list's first page only (bounded, as the state panel reads it)
       }),
     );
     return messageIds(d.values);

@@ -106,3 +106,11 @@ export function deltasText(d: StoredAsDeltas): string {
   const n = d.deltas === null ? "deltas" : `${d.deltas} delta${d.deltas === 1 ? "" : "s"}`;
   return `${d.channel} is stored as ${n} since its last snapshot, not as a value: switch to the graph's view to see the value.`;
 }
+
+/** `set` with `key` added, or removed when it was there (a new set: Svelte sees the change). */
+export function toggled<T>(set: Set<T>, key: T): Set<T> {
+  const next = new Set(set);
+  if (next.has(key)) next.delete(key);
+  else next.add(key);
+  return next;
+}

@@ -1,6 +1,7 @@
 // Test helpers for ThreadView: a small thread, a fake backend that records requests, and a way to
 // start a view on it.
 import { tick } from "svelte";
+import { PAGE_SIZE } from "./paging";
 import type {
   CheckpointDetail,
   CheckpointDiff,
@@ -121,4 +122,5 @@ export const detailReq = (id: string, reveal = false, ns = "", full = false, raw
   reducers: {},
   allow_locked: true,
   live,
+  page: PAGE_SIZE,
 });

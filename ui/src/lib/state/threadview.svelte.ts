@@ -7,6 +7,7 @@
 // asked for by a superseded DAG reload is carried over to the one that lands.
 
 import type { CheckpointDetail, CheckpointDiff, Dialect, ForkResult, ReplayStep, ThreadGraph } from "../ipc/bindings";
+import { PAGE_SIZE } from "./paging";
 import { toFailure, type Failure } from "../ipc/api";
 import { branchOf, childIndex, move, type Step } from "../graph/stepping";
 import { forkedText } from "./forkhint";
@@ -205,6 +206,7 @@ export class ThreadView {
         reducers: {},
         allow_locked: true, // shown locked, beside the Unlock banner
         live: !this.stepRecord, // the latest of its namespace live, as get_state shows it now
+        page: PAGE_SIZE, // a long list as its first page, the rest paged (PagedList)
       }),
       (d) => {
         this.detail = d;

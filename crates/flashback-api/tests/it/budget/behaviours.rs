@@ -42,6 +42,7 @@ pub(super) struct Spliced {
 pub(super) fn req(db: &DbInfo, thread: &str, id: Option<&str>, full: bool) -> CheckpointRequest {
     CheckpointRequest {
         live: None,
+        page: None,
         db: db.db.clone(),
         thread_id: thread.into(),
         checkpoint_ns: String::new(),

@@ -130,6 +130,7 @@ pub async fn root_history(api: &Api, db: &DbInfo, t: &str) -> Vec<flashback_api:
 pub async fn detail(api: &Api, db: &DbInfo, t: &str, ns: &str, id: &str) -> CheckpointDetail {
     api.checkpoint_detail(CheckpointRequest {
         live: Some(true),
+        page: None,
         db: db.db.clone(),
         thread_id: t.into(),
         checkpoint_ns: ns.into(),

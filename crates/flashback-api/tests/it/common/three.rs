@@ -54,6 +54,7 @@ pub async fn checkpoints(api: &Api, db: &str) -> Vec<(String, String, Json)> {
                 let d = api
                     .checkpoint_detail(CheckpointRequest {
                         live: None,
+                        page: None,
                         db: db.to_owned(),
                         thread_id: t.thread_id.clone(),
                         checkpoint_ns: ns.clone(),

@@ -45,6 +45,7 @@ async fn browse_fork_and_export_on_postgres() {
     let d = api
         .checkpoint_detail(CheckpointRequest {
             live: None,
+            page: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),

@@ -217,6 +217,7 @@ async fn detail_groups_writes_per_task_and_gives_a_config() {
     let err = api
         .checkpoint_detail(CheckpointRequest {
             live: None,
+            page: None,
             db: db.db.clone(),
             thread_id: "forked".into(),
             checkpoint_ns: String::new(),
@@ -346,6 +347,7 @@ async fn the_view_follows_get_state_with_and_without_a_checkpoint_id() {
     } = opened_fixture().await;
     let ask = |id: Option<String>, live: Option<bool>| CheckpointRequest {
         live,
+        page: None,
         db: db.db.clone(),
         thread_id: "interrupt-waiting".into(),
         checkpoint_ns: String::new(),

@@ -70,6 +70,7 @@ async fn thread(path: &str) {
 fn req(db: &str, raw: bool, reducers: &[(&str, &str)]) -> CheckpointRequest {
     CheckpointRequest {
         live: None,
+        page: None,
         db: db.into(),
         thread_id: "t".into(),
         checkpoint_ns: String::new(),

@@ -1,0 +1,132 @@
+// One paged list of a checkpoint (a channel whose list `checkpoint_detail` shows in part):
+// the page shown, going to another, and the server's search over the whole list, stepping
+// from hit to hit (each on its page). The paging arithmetic is paging.ts.
+
+import type { PageHit, StatePage, StatePageRequest } from "../ipc/bindings";
+import { commands } from "../ipc/bindings";
+import { call, toFailure } from "../ipc/api";
+import type { Json } from "./json";
+import { channelPath, clampOffset, pageOffset, PAGE_SIZE, stepHit } from "./paging";
+
+/** The command a paged list calls (tests pass a fake). */
+export type PageCall = (req: StatePageRequest) => Promise<StatePage>;
+export const backendPage: PageCall = (req) => call(commands.statePage(req));
+
+/** Where the list is: the checkpoint and the channel. */
+export interface PagedWhere {
+  db: string;
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  channel: string;
+  live: boolean;
+  reveal_secrets: boolean;
+}
+
+export class PagedList {
+  offset = $state(0);
+  items = $state<Json[]>([]);
+  total = $state(0);
+  loading = $state(false);
+  error = $state<string | null>(null);
+  /** The last query searched, its hits (items holding it) and the one chosen. */
+  query = $state("");
+  hits = $state<PageHit[]>([]);
+  hitCount = $state(0);
+  hit = $state<number | null>(null);
+  private seq = 0;
+
+  constructor(
+    readonly where: PagedWhere,
+    first: { items: Json[]; total: number; offset: number },
+    private readonly page: PageCall = backendPage,
+    readonly limit: number = PAGE_SIZE,
+  ) {
+    this.items = first.items;
+    this.total = first.total;
+    this.offset = first.offset;
+  }
+
+  /** The index (in the whole list) of the hit chosen, or null. */
+  get current(): number | null {
+    return this.hit === null ? null : (this.hits[this.hit]?.index ?? null);
+  }
+
+  private request(offset: number, query: string | null): StatePageRequest {
+    const w = this.where;
+    return {
+      db: w.db,
+      thread_id: w.thread_id,
+      checkpoint_ns: w.checkpoint_ns,
+      checkpoint_id: w.checkpoint_id,
+      path: channelPath(w.channel),
+      offset,
+      limit: this.limit,
+      query,
+      live: w.live,
+      reveal_secrets: w.reveal_secrets,
+    };
+  }
+
+  /** Show the page that starts at (or holds) `offset`. */
+  async go(offset: number) {
+    const at = clampOffset(offset, this.limit, this.total);
+    const seq = ++this.seq;
+    this.loading = true;
+    try {
+      const p = await this.page(this.request(at, null));
+      if (seq !== this.seq) return;
+      this.apply(p);
+      this.error = null;
+    } catch (e) {
+      if (seq === this.seq) this.error = toFailure(e).message;
+    } finally {
+      if (seq === this.seq) this.loading = false;
+    }
+  }
+
+  /** Search the whole list for `query` (empty: clear), then go to the first hit's page. */
+  async search(query: string) {
+    const q = query.trim();
+    const seq = ++this.seq;
+    if (!q) {
+      this.query = "";
+      this.hits = [];
+      this.hitCount = 0;
+      this.hit = null;
+      this.loading = false;
+      return;
+    }
+    this.loading = true;
+    try {
+      const p = await this.page(this.request(this.offset, q));
+      if (seq !== this.seq) return;
+      this.query = q;
+      this.hits = p.hits;
+      this.hitCount = p.hit_count;
+      this.hit = null;
+      this.apply(p);
+      this.error = null;
+    } catch (e) {
+      if (seq === this.seq) this.error = toFailure(e).message;
+    } finally {
+      if (seq === this.seq) this.loading = false;
+    }
+    if (seq === this.seq && this.hits.length) await this.step(1);
+  }
+
+  /** Choose the next or previous hit and show its page. */
+  async step(dir: 1 | -1) {
+    this.hit = stepHit(this.hit, this.hits.length, dir);
+    const index = this.current;
+    if (index === null) return;
+    const start = pageOffset(index, this.limit);
+    if (start !== this.offset) await this.go(start);
+  }
+
+  private apply(p: StatePage) {
+    this.items = p.items as Json[];
+    this.offset = p.offset;
+    this.total = p.total ?? this.total;
+  }
+}
