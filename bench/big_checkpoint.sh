@@ -8,8 +8,8 @@
 # `state --path messages --limit 100 --json` (a page), with their peak RSS, beside Python's
 # `graph.get_state(config)`. Min/median/max over RUNS.
 #   bench/big_checkpoint.sh [RUNS]      (default 5)
-# Data: bench/out/big.sqlite and the Postgres database flashback_big on
-# $FLASHBACK_BENCH_PG_BASE (default postgresql://postgres@127.0.0.1:5432), written on first
+# Data: bench/out/big.sqlite and the Postgres database flashback_big ($FLASHBACK_BENCH_BIG_DB)
+# on $FLASHBACK_BENCH_PG_BASE (default postgresql://postgres@127.0.0.1:5432), written on first
 # use (~30 s). Results: bench/out/big_checkpoint.jsonl; the Markdown table printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,8 @@ if [ ! -x "$bin" ]; then
     cargo build --release -p flashback-cli
 fi
 sqlite_db="$out/big.sqlite"
-pg_db="$pg_base/flashback_big?sslmode=disable"
+pg_name="${FLASHBACK_BENCH_BIG_DB:-flashback_big}"
+pg_db="$pg_base/$pg_name?sslmode=disable"
 if [ ! -s "$sqlite_db" ] || ! psql "$pg_db" -tAc "SELECT 1 FROM checkpoints WHERE thread_id = 'big-10k' LIMIT 1" 2>/dev/null | grep -q 1; then
     echo "writing the enormous checkpoints with the Python library…"
     psql "$pg_base/postgres" -qc "DROP DATABASE IF EXISTS flashback_big" -c "CREATE DATABASE flashback_big" >/dev/null

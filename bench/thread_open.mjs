@@ -38,7 +38,8 @@ try {
   for (let i = 0; i < runs; i++) {
     let server, context;
     try {
-      server = await startServer(bin, db, dataDir);
+      // A data directory of its own per run: the app reopens where the last run left it.
+      server = await startServer(bin, db, mkdtempSync(join(dataDir, "run-")));
       context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
       const page = await context.newPage();
       await page.goto(server.url);

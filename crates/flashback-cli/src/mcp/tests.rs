@@ -447,3 +447,57 @@ async fn threads_are_found_by_metadata_time_and_status() {
     assert_eq!(bad.is_error, Some(true));
     assert!(text(&bad).contains("is not a time"), "{}", text(&bad));
 }
+
+#[tokio::test]
+async fn state_at_a_path_pages_a_long_list() {
+    let (c, door) = connect(&fixture(), false, false).await;
+    let whole = dispatch(
+        &door,
+        "checkpoint_detail",
+        json!({"thread_id": "chat-tools"}),
+    )
+    .await;
+    let messages = whole["values"]["messages"].as_array().cloned().unwrap();
+    let n = messages.len();
+    // The whole list (it fits a page): exactly as before, no paging fields.
+    let all = result(
+        &call(
+            &c,
+            "state",
+            json!({"thread_id": "chat-tools", "path": "messages"}),
+        )
+        .await,
+    );
+    assert_eq!(all["value"], json!(messages));
+    assert!(all.get("total").is_none());
+    // A page of it: `cursor` its first index, `limit` its length, the list's length said.
+    let args = json!({"thread_id": "chat-tools", "path": "messages", "cursor": "1", "limit": 2});
+    let page = result(&call(&c, "state", args).await);
+    assert_eq!(page["value"], json!(messages[1..3]));
+    assert_eq!(
+        (page["total"].clone(), page["offset"].clone()),
+        (json!(n), json!(1))
+    );
+    // One item, and a value inside it.
+    let one = result(
+        &call(
+            &c,
+            "state",
+            json!({"thread_id": "chat-tools", "path": "messages[-1]"}),
+        )
+        .await,
+    );
+    assert_eq!(one["value"], messages[n - 1]);
+    let bad = call(
+        &c,
+        "state",
+        json!({"thread_id": "chat-tools", "path": "messages[999]"}),
+    )
+    .await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(
+        text(&bad).contains("nothing at messages[999]"),
+        "{}",
+        text(&bad)
+    );
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { channelPath, clampOffset, folded, foldedText, lastOffset, pageLabel, pageOffset, stepHit } from "./paging";
+import { channelPath, pagedBadge, clampOffset, folded, foldedText, lastOffset, pageLabel, pageOffset, stepHit } from "./paging";
 
 describe("paging a long list", () => {
   it("finds the page that holds an item", () => {
@@ -51,5 +51,11 @@ describe("a channel as a path", () => {
     expect(channelPath("messages")).toBe("messages");
     expect(channelPath("branch:to:agent")).toBe("branch:to:agent");
     expect(channelPath("my channel")).toBe('["my channel"]');
+  });
+});
+
+describe("a paged list's badge", () => {
+  it("says the whole length", () => {
+    expect(pagedBadge(10_002).text).toBe("list[10,002]");
   });
 });

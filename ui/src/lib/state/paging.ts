@@ -65,3 +65,8 @@ export function foldedText(f: Folded): string {
 export function channelPath(channel: string): string {
   return /^[\p{L}\p{N}_$:-]+$/u.test(channel) ? channel : `[${JSON.stringify(channel)}]`;
 }
+
+/** The type badge of a list shown a page at a time: its whole length. */
+export function pagedBadge(total: number): { text: string; title: string } {
+  return { text: `list[${total.toLocaleString("en-US")}]`, title: `list of ${total.toLocaleString("en-US")} items, shown a page at a time` };
+}
