@@ -300,17 +300,18 @@ async fn a_huge_value_is_folded_within_the_budget() {
         assert!(size <= 8_000 * 4, "{args}: {size} characters");
         assert_eq!(r.is_error, Some(false), "{args}");
     }
-    let folded = call(
-        &c,
-        "state",
-        json!({"thread_id": thread, "full": true, "path": "big"}),
-    )
-    .await;
+    // At a path, the huge list answers a page (its first 1,000 items) and says its length.
+    let paged = call(&c, "state", json!({"thread_id": thread, "path": "big"})).await;
+    let s = paged.structured_content.clone().unwrap_or_default();
+    assert_eq!(s["result"]["total"], 4_000_000, "{s}");
+    assert_eq!(s["result"]["value"].as_array().map(Vec::len), Some(1000));
+    // The text of a value is its JSON, folded to the text's share, never cut mid-value.
+    let first = text(&paged).lines().next().unwrap_or_default().to_owned();
+    assert!(serde_json::from_str::<Json>(&first).is_ok(), "{first}");
+    // The whole state, opened in full: folded to fit.
+    let folded = call(&c, "state", json!({"thread_id": thread, "full": true})).await;
     let s = folded.structured_content.clone().unwrap_or_default();
     assert!(s["folded"].as_u64().unwrap_or(0) > 0, "{s}");
-    // The text of a value is its JSON, folded to the text's share, never cut mid-value.
-    let first = text(&folded).lines().next().unwrap_or_default().to_owned();
-    assert!(serde_json::from_str::<Json>(&first).is_ok(), "{first}");
     assert!(text(&folded).contains("note: "), "{}", text(&folded));
     assert!(s.to_string().contains("4000000 in all"), "{s}");
 }
