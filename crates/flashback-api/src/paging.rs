@@ -4,7 +4,6 @@
 //! the whole list.
 
 use crate::error::{ApiError, ApiResult};
-use crate::reads::{delta_options, thread_namespaces};
 use crate::summaries::{checkpoint_not_found, ensure_namespace};
 use crate::types::{
     CheckpointRequest, CheckpointSealing, StatePage, StatePageRequest, DEFAULT_FOLD, DEFAULT_PAGE,
@@ -207,4 +206,26 @@ impl Api {
             hit_count: body.hit_count,
         })
     }
+}
+
+/// Reducer choices (`{channel: name}`) as rebuild options; an unknown name is a bad request.
+pub(crate) fn delta_options(
+    reducers: &std::collections::BTreeMap<String, String>,
+) -> ApiResult<flashback_engine::delta::DeltaOptions> {
+    let mut out = flashback_engine::delta::DeltaOptions::default();
+    for (channel, name) in reducers {
+        let r = name
+            .parse()
+            .map_err(|e: String| ApiError::invalid(format!("channel {channel:?}: {e}")))?;
+        out.reducers.insert(channel.clone(), r);
+    }
+    Ok(out)
+}
+
+/// The namespaces of a thread, sorted (`""` first).
+pub(crate) async fn thread_namespaces(
+    store: &dyn CheckpointStore,
+    thread_id: &str,
+) -> ApiResult<Vec<String>> {
+    Ok(store.thread_namespaces(thread_id).await?)
 }

@@ -312,22 +312,8 @@ impl Api {
     /// The DeltaChannel options of an open database: the reducers remembered for it.
     pub(crate) fn delta_for(&self, db: &str) -> ApiResult<flashback_engine::delta::DeltaOptions> {
         let location = self.session(db)?.info.location.clone();
-        delta_options(&self.reducers_for(&location, &Default::default())?)
+        crate::paging::delta_options(&self.reducers_for(&location, &Default::default())?)
     }
-}
-
-/// Reducer choices (`{channel: name}`) as rebuild options; an unknown name is a bad request.
-pub(crate) fn delta_options(
-    reducers: &std::collections::BTreeMap<String, String>,
-) -> ApiResult<flashback_engine::delta::DeltaOptions> {
-    let mut out = flashback_engine::delta::DeltaOptions::default();
-    for (channel, name) in reducers {
-        let r = name
-            .parse()
-            .map_err(|e: String| ApiError::invalid(format!("channel {channel:?}: {e}")))?;
-        out.reducers.insert(channel.clone(), r);
-    }
-    Ok(out)
 }
 
 /// A branch's answer (replay, rebuild): empty only for a branch that exists; a missing thread
@@ -362,14 +348,6 @@ pub(crate) async fn thread_tokens(
         Err(e) if e.is_timeout() => Err(e.into()),
         Err(_) => Ok(None),
     }
-}
-
-/// The namespaces of a thread, sorted (`""` first).
-pub(crate) async fn thread_namespaces(
-    store: &dyn CheckpointStore,
-    thread_id: &str,
-) -> ApiResult<Vec<String>> {
-    Ok(store.thread_namespaces(thread_id).await?)
 }
 
 /// The writes that made a `loop` checkpoint: its parent's pending writes (the parent read
