@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 mod approvals;
 mod diff;
+mod index;
 mod lists;
 mod messages;
 mod repair;
@@ -17,6 +18,7 @@ mod storage;
 mod topology;
 mod watch;
 pub use diff::diff;
+pub use index::{index_advice, index_applied};
 pub use lists::{history, short_id, threads, Width};
 pub use repair::repaired;
 pub use retention::{retention, vacuum_failed};
