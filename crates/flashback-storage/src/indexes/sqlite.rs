@@ -153,11 +153,14 @@ fn sampled_keys(
     let mut stmt = conn.prepare(&format!(
         "SELECT CAST(metadata AS TEXT) FROM checkpoints ORDER BY rowid DESC LIMIT {SAMPLE}"
     ))?;
-    let texts = stmt.query_map([], |r| r.get::<_, Option<String>>(0))?;
+    // Bytes, not text: a damaged row is skipped, not an error.
+    let texts = stmt.query_map([], |r| {
+        Ok(r.get_ref(0)?.as_bytes().ok().map(<[u8]>::to_vec))
+    })?;
     let mut found = Vec::new();
     for text in texts {
         let Some(text) = text? else { continue };
-        let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&text) else {
+        let Ok(serde_json::Value::Object(map)) = serde_json::from_slice(&text) else {
             continue;
         };
         for key in METADATA_KEYS {
@@ -178,7 +181,8 @@ fn sampled_keys(
 /// `EXPLAIN QUERY PLAN` of `sql`, its lines joined with `; ` (parameters unbound: NULL).
 pub(crate) fn explain(conn: &Connection, sql: &str) -> rusqlite::Result<String> {
     let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-    let lines = stmt.query_map([], |r| r.get::<_, String>(3))?;
+    let nulls = vec![rusqlite::types::Value::Null; stmt.parameter_count()];
+    let lines = stmt.query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))?;
     Ok(lines.collect::<rusqlite::Result<Vec<_>>>()?.join("; "))
 }
 

@@ -276,6 +276,10 @@ async fn postgres_advice_create_concurrently_and_drop() {
     // The planner walks the index for the newest threads (sequential scans off: the fixture
     // is tiny, so the planner would rather read it whole).
     let mut conn = pg_conn(pg.url()).await;
+    sqlx::query("SET enable_seqscan = off")
+        .execute(&mut conn)
+        .await
+        .expect("set");
     let plan: (serde_json::Value,) = sqlx::query_as(
         "EXPLAIN (FORMAT JSON) SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
          ORDER BY checkpoint_id DESC, thread_id LIMIT 10",
