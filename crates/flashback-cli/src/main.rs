@@ -367,23 +367,7 @@ enum Command {
     /// NAME|all` show what they would run; with `--yes` they run it (Postgres `CONCURRENTLY`,
     /// the savers never blocked; SQLite one transaction) and time the reads before and after.
     /// Only Flashback's own indexes (`flashback_*`) are ever created or dropped.
-    Index {
-        /// A `.sqlite` file or a `postgres://` URL (other sources: not applicable).
-        db: String,
-        /// Create these indexes (names from the advice, or `all`: the recommended ones).
-        #[arg(long, value_name = "NAME|all", conflicts_with = "drop")]
-        create: Vec<String>,
-        /// Drop these indexes (`all`: every `flashback_*` index on the table).
-        #[arg(long, value_name = "NAME|all")]
-        drop: Vec<String>,
-        /// Really create or drop (without it, nothing is written and the statements are
-        /// shown).
-        #[arg(long)]
-        yes: bool,
-        /// Print JSON (`IndexReport`; with --create/--drop, `IndexApplyReport`).
-        #[arg(long)]
-        json: bool,
-    },
+    Index(doors::index::IndexArgs),
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
         /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent

@@ -3,20 +3,35 @@
 
 use super::{done, open, render, Outcome};
 use crate::human;
-use crate::Command;
 use flashback_api::*;
 
-pub(super) async fn run(cmd: Command) -> Result<Outcome, ApiError> {
-    let Command::Index {
+/// `flashback index`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// A `.sqlite` file or a `postgres://` URL (other sources: not applicable).
+    pub db: String,
+    /// Create these indexes (names from the advice, or `all`: every one not there).
+    #[arg(long, value_name = "NAME|all", conflicts_with = "drop")]
+    pub create: Vec<String>,
+    /// Drop these indexes (`all`: every `flashback_*` index on the table).
+    #[arg(long, value_name = "NAME|all")]
+    pub drop: Vec<String>,
+    /// Really create or drop (without it, nothing is written and the statements are shown).
+    #[arg(long)]
+    pub yes: bool,
+    /// Print JSON (`IndexReport`; with --create/--drop, `IndexApplyReport`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(super) async fn run(a: IndexArgs) -> Result<Outcome, ApiError> {
+    let IndexArgs {
         db,
         create,
         drop,
         yes,
         json,
-    } = cmd
-    else {
-        unreachable!("only `index` reaches this door")
-    };
+    } = a;
     let action = match (create.is_empty(), drop.is_empty()) {
         (true, true) if yes => {
             return Err(ApiError::invalid(

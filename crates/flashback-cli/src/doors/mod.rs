@@ -6,7 +6,7 @@
 use crate::human;
 
 pub(crate) mod ids;
-mod index;
+pub(crate) mod index;
 mod jobs;
 pub(crate) mod outcome;
 mod storage;
@@ -259,7 +259,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         | Command::Rerun { .. }
         | Command::Search { .. }) => jobs::run(cmd).await,
         cmd @ Command::Storage { .. } => storage::run(cmd).await,
-        cmd @ Command::Index { .. } => index::run(cmd).await,
+        Command::Index(a) => index::run(a).await,
         cmd @ Command::Topology { .. } => topology::run(cmd).await,
         Command::Rebuild {
             db,
