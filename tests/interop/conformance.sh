@@ -22,6 +22,9 @@
 #                               (default postgresql://postgres@127.0.0.1:5432/postgres)
 #   CARGO_TARGET_DIR            where cargo builds (default: what `cargo metadata` says)
 #   FLASHBACK_CONFORMANCE_VERBOSE=1  one line per test
+#   FLASHBACK_CONFORMANCE_INDEXED=1  sqlite/postgres: on a database the real saver set up and
+#                               `flashback index --create all --yes` indexed; dropped after, and
+#                               none may be left (tests/interop/index_seed.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -95,7 +98,19 @@ echo "conformance: $backend, flashback $FLASHBACK_BIN, python $("$python" -c 'im
 args=("$db" --summary-file "$tmp/summary")
 case "${FLASHBACK_CONFORMANCE_VERBOSE:-}" in 1 | true) args+=(--verbose) ;; esac
 status=0
+# FLASHBACK_CONFORMANCE_INDEXED=1: on a database set up by the real saver and indexed by
+# `flashback index --create all --yes` (tests/interop/index_seed.py), then every index dropped.
+indexed="${FLASHBACK_CONFORMANCE_INDEXED:-}"
+if [ "$indexed" = 1 ]; then
+    case "$backend" in
+    sqlite | postgres) "$python" tests/interop/index_seed.py create "$db" || status=1 ;;
+    *) echo "FLASHBACK_CONFORMANCE_INDEXED applies to sqlite and postgres" >&2; exit 2 ;;
+    esac
+fi
 "$python" tests/interop/conformance_test.py "${args[@]}" || status=$?
+if [ "$indexed" = 1 ]; then
+    "$python" tests/interop/index_seed.py drop "$db" || status=1
+fi
 
 summary="$(cat "$tmp/summary" 2>/dev/null || echo "0 passed, 81 failed")"
 cleanup

@@ -47,6 +47,11 @@
 #   every checkpoint and every live state of every namespace against get_state /
 #   get_state_history, tokens, names, HITL approvals and resuming with their payload, on
 #   SQLite and on the Postgres server found here (a fresh database, dropped at exit).
+#   index_test.py (issue 36): `flashback index --create all --yes` on databases the real
+#   SqliteSaver / PostgresSaver wrote; their setup() again, writes and reads through a real
+#   graph, `threads` and `--where` as before; `--drop all --yes` leaves no flashback_ index and
+#   every LangGraph one. conformance.sh sqlite/postgres run once more on an indexed database
+#   (FLASHBACK_CONFORMANCE_INDEXED=1, tests/interop/index_seed.py).
 #   mcp_test.py (issue 35): `flashback mcp` through the official MCP Python SDK (`mcp`, pinned in
 #   tests/fixtures/requirements.txt) over stdio: tools listed, writes absent without the flag,
 #   threads/history/state/graph/diff/search equal to `flashback … --json`, bad arguments as tool
@@ -70,7 +75,7 @@
 #   FLASHBACK_TEST_PG  a postgres:// URL of a server where the role may create databases
 #                      (default postgresql://postgres@127.0.0.1:5432/postgres; `throwaway`
 #                      skips straight to a throwaway cluster). Databases
-#                      flashback_interop_<pid>_<random>_{a,b,c,d,e,f} are created there and dropped
+#                      flashback_interop_<pid>_<random>_{a,…,g} are created there and dropped
 #                      at exit. As in flashback-testkit: when FLASHBACK_TEST_PG is unset and the
 #                      default server does not answer, a throwaway cluster is started with
 #                      initdb/pg_ctl if they are installed.
@@ -138,6 +143,9 @@ echo "== agentserver_test.py: a running langgraph dev at http://127.0.0.1:PORT"
 echo
 echo "== mcp_test.py: flashback mcp through the official MCP Python SDK (stdio)"
 "$python" tests/interop/mcp_test.py || status=1
+echo
+echo "== index_test.py: Flashback's indexes under the real SqliteSaver"
+"$python" tests/interop/index_test.py || status=1
 
 # ---- PostgreSQL ---------------------------------------------------------------------------
 echo
@@ -161,6 +169,7 @@ db_c=""
 db_d=""
 db_e=""
 db_f=""
+db_g=""
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
@@ -170,7 +179,8 @@ cleanup() {
             "DROP DATABASE IF EXISTS \"${db_c:-$db_b}\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"${db_d:-$db_b}\" WITH (FORCE)" \
             "DROP DATABASE IF EXISTS \"${db_e:-$db_b}\" WITH (FORCE)" \
-            "DROP DATABASE IF EXISTS \"${db_f:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
+            "DROP DATABASE IF EXISTS \"${db_f:-$db_b}\" WITH (FORCE)" \
+            "DROP DATABASE IF EXISTS \"${db_g:-$db_b}\" WITH (FORCE)" >/dev/null 2>&1 ||
             echo "warning: could not drop $db_a / $db_b" >&2
     fi
     pg_throwaway_stop
@@ -257,6 +267,15 @@ else
         status=1
     fi
     echo
+    echo "== index_test.py: Flashback's indexes under the real PostgresSaver"
+    db_g="flashback_interop_${tag}_g"
+    if pg_admin "$pg_url" "CREATE DATABASE \"$db_g\""; then
+        "$python" tests/interop/index_test.py --no-sqlite --pg "$(with_db "$pg_url" "$db_g")" || status=1
+    else
+        echo "FAIL postgres: could not create a throwaway database for index_test.py"
+        status=1
+    fi
+    echo
     echo "== prune_race_test.py: PostgreSQL"
     "$python" tests/interop/prune_race_test.py --no-sqlite --pg "$pg_url" || status=1
 fi
@@ -270,6 +289,8 @@ echo "== rerun_test.py"
 echo
 echo "== conformance.sh sqlite"
 bash tests/interop/conformance.sh sqlite || status=1
+echo "== conformance.sh sqlite on a database with Flashback's indexes"
+FLASHBACK_CONFORMANCE_INDEXED=1 bash tests/interop/conformance.sh sqlite || status=1
 echo "== conformance.sh three-table-sqlite (Flashback's own store, method B)"
 bash tests/interop/conformance.sh three-table-sqlite || status=1
 echo
@@ -281,6 +302,13 @@ elif require_pg; then
     status=1
 else
     echo "skip conformance postgres: ${pg_reason:-no PostgreSQL}"
+fi
+echo "== conformance.sh postgres on a database with Flashback's indexes"
+if [ -n "$pg_url" ] && [ -z "$pg_reason" ]; then
+    FLASHBACK_CONFORMANCE_INDEXED=1 FLASHBACK_TEST_PG="$pg_url" bash tests/interop/conformance.sh postgres || status=1
+elif require_pg; then
+    echo "FAIL conformance postgres indexed: ${pg_reason:-no PostgreSQL}"
+    status=1
 fi
 echo "== conformance.sh three-table-postgres (Flashback's own store on Postgres, method B)"
 if [ -n "$pg_url" ] && [ -z "$pg_reason" ]; then

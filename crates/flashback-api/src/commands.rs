@@ -82,6 +82,13 @@ macro_rules! for_each_command {
             /// Where the bytes are: a storage report of the database or one thread (a job; its
             /// result is a `StorageReport`).
             start_storage_report($crate::StorageRequest) -> String;
+            /// Which indexes would make the thread list's first page, a time range and the
+            /// metadata filter fast, with the planner's estimate (catalog reads only).
+            index_advice($crate::IndexAdviceRequest) -> $crate::IndexReport;
+            /// Create or drop Flashback's indexes (`flashback_*`), or preview it; the reads
+            /// they speed timed before and after. Postgres `CONCURRENTLY`, SQLite one
+            /// transaction.
+            index_apply($crate::IndexApplyRequest) -> $crate::IndexApplyReport;
             /// A job's state and the events after a cursor.
             job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
             /// Ask a job to stop.

@@ -31,6 +31,7 @@ mod find;
 mod forks;
 mod graph;
 pub mod groups;
+mod indexes;
 mod jobs;
 mod liveview;
 mod location;
@@ -80,6 +81,9 @@ pub use flashback_engine::watch::{
 };
 pub use flashback_engine::TokenUsage;
 pub use flashback_engine::{render_text, GraphRow, StepMark, TaskSet, TaskStatus, ThreadStatus};
+pub use flashback_storage::indexes::{
+    IndexAction, IndexAdvice, IndexPlan, IndexReport, IndexState, PlanEstimate,
+};
 pub use flashback_storage::maintenance::{CopyReport, PruneStrategy, SkipReason, VacuumPreview};
 /// Timestamps as LangGraph stores them, parsed (for a front end's "3 min ago").
 pub use flashback_storage::memory::Stamp;

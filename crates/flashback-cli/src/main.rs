@@ -363,6 +363,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The index advisor: which indexes would make the thread list's first page, a time range
+    /// and the metadata filter fast on this database, whether they are there, and the
+    /// planner's estimate of the gain (catalog reads only). `--create NAME|all` and `--drop
+    /// NAME|all` show what they would run; with `--yes` they run it (Postgres `CONCURRENTLY`,
+    /// the savers never blocked; SQLite one transaction) and time the reads before and after.
+    /// Only Flashback's own indexes (`flashback_*`) are ever created or dropped.
+    Index(doors::index::IndexArgs),
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
         /// A `.sqlite` file, a `postgres://` URL, a `langgraph dev` project folder or an Agent

@@ -43,6 +43,7 @@ pub mod error;
 mod escape;
 pub mod find;
 pub mod generic;
+pub mod indexes;
 pub mod jsformat;
 pub mod layout;
 pub mod maintenance;

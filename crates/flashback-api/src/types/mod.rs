@@ -3,6 +3,7 @@
 //! Field names are snake_case on every door (the app, `serve`, the CLI's `--json`). Decoded
 //! values travel as the JSON view of `docs/json-view.md`. Counts are `u32`; ids are strings.
 
+mod index;
 mod job;
 mod page;
 mod read;
@@ -12,6 +13,7 @@ mod store;
 mod topology;
 mod write;
 
+pub use index::*;
 pub use job::*;
 pub use page::*;
 pub use read::*;

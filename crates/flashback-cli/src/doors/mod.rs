@@ -6,6 +6,7 @@
 use crate::human;
 
 pub(crate) mod ids;
+pub(crate) mod index;
 mod jobs;
 pub(crate) mod outcome;
 pub(crate) mod page;
@@ -275,6 +276,7 @@ pub async fn run(cmd: Command) -> Result<Outcome, ApiError> {
         | Command::Rerun { .. }
         | Command::Search { .. }) => jobs::run(cmd).await,
         cmd @ Command::Storage { .. } => storage::run(cmd).await,
+        Command::Index(a) => index::run(a).await,
         cmd @ Command::Topology { .. } => topology::run(cmd).await,
         Command::Rebuild {
             db,

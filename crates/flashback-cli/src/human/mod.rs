@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 mod approvals;
 mod diff;
+mod index;
 mod lists;
 mod messages;
 mod page;
@@ -18,6 +19,7 @@ mod storage;
 mod topology;
 mod watch;
 pub use diff::diff;
+pub use index::{index_advice, index_applied};
 pub use lists::{history, short_id, threads, Width};
 pub use page::page;
 pub use repair::repaired;

@@ -61,6 +61,8 @@ pub fn human_text(tool: &str, typed: &dyn Any, range: Option<Range<usize>>) -> O
             }
         }
         "storage" => human::storage(typed.downcast_ref::<StorageReport>()?),
+        "index" => human::index_advice(typed.downcast_ref::<IndexReport>()?),
+        "index_apply" => human::index_applied(typed.downcast_ref::<IndexApplyReport>()?),
         "store_ls" | "store_search" => {
             store::items(slice(typed.downcast_ref::<Vec<StoreItem>>()?, &range))
         }

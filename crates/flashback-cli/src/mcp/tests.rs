@@ -502,3 +502,60 @@ async fn state_at_a_path_pages_a_long_list() {
         text(&bad)
     );
 }
+
+#[tokio::test]
+async fn the_index_advice_is_a_read_and_creating_a_write_with_a_dry_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("i.sqlite");
+    std::fs::copy(fixture(), &db).expect("copy");
+    let (c, door) = connect(&db, false, false).await;
+    let advice = result(&call(&c, "index", json!({})).await);
+    assert_eq!(advice, dispatch(&door, "index_advice", json!({})).await);
+    assert_eq!(advice["applicable"], json!(true));
+    let refused = call(
+        &c,
+        "index_apply",
+        json!({"action": "create", "names": ["all"]}),
+    )
+    .await;
+    assert_eq!(
+        refused.is_error,
+        Some(true),
+        "offered without --allow-writes"
+    );
+
+    let (c, door) = connect(&db, true, false).await;
+    let dry = call(
+        &c,
+        "index_apply",
+        json!({"action": "create", "names": ["all"]}),
+    )
+    .await;
+    assert_eq!(result(&dry)["dry_run"], json!(true), "{dry:?}");
+    assert!(text(&dry).contains("dry run"), "{}", text(&dry));
+    let still = dispatch(&door, "index_advice", json!({})).await;
+    assert!(still["indexes"]
+        .as_array()
+        .expect("indexes")
+        .iter()
+        .all(|i| i["state"] == "missing"));
+    let made = call(
+        &c,
+        "index_apply",
+        json!({"action": "create", "names": ["all"], "dry_run": false}),
+    )
+    .await;
+    let made = result(&made);
+    assert!(made["advice"]["indexes"]
+        .as_array()
+        .expect("indexes")
+        .iter()
+        .all(|i| i["state"] == "present"));
+    let dropped = call(
+        &c,
+        "index_apply",
+        json!({"action": "drop", "names": ["all"], "dry_run": false}),
+    )
+    .await;
+    assert_eq!(result(&dropped)["dry_run"], json!(false));
+}

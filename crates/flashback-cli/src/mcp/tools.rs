@@ -207,6 +207,15 @@ pub const TOOLS: &[ToolSpec] = &[
     .example(r#"{"top": 5}"#)
     .job(),
     tool(
+        "index",
+        "index_advice",
+        "The index advisor: which indexes (Flashback's own, `flashback_*`) would make the \
+         thread list's first page, a time range and the metadata filter fast on this \
+         database, whether they are there, and the planner's estimate (rows read today vs \
+         with the index). Catalog reads only. Use it when `threads` is slow on a big database.",
+    )
+    .example("{}"),
+    tool(
         "store_ls",
         "store_list",
         "LangGraph's long-term memory Store: the items under a namespace prefix (`[\"users\", \
@@ -288,6 +297,16 @@ pub const TOOLS: &[ToolSpec] = &[
          default) it checks the source and writes nothing.",
     )
     .example(r#"{"thread_id": "t-1", "target_thread_id": "t-1-copy", "dry_run": true}"#)
+    .write(),
+    tool(
+        "index_apply",
+        "index_apply",
+        "Create or drop Flashback's indexes (`action`: `create` or `drop`; `names` from the \
+         advice, or [\"all\"]). Postgres builds CONCURRENTLY (the program keeps writing), \
+         SQLite in one transaction; the thread list and a metadata filter are timed before \
+         and after. With dry_run (the default) it shows the statements, size and time.",
+    )
+    .example(r#"{"action": "create", "names": ["all"], "dry_run": true}"#)
     .write(),
     tool(
         "repair",

@@ -503,6 +503,8 @@ fn every_operation_has_a_cli_subcommand() {
         ("start_convert", "convert"),
         ("start_search", "search"),
         ("start_storage_report", "storage"),
+        ("index_advice", "index"),
+        ("index_apply", "index"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
         ("prune_database", "prune"),

@@ -19,6 +19,7 @@ const NAMES_NO_THREAD: &[&str] = &[
     "help",
     "mcp",
     "metadata-keys",
+    "index",
 ];
 const CHECKED_ELSEWHERE: &[&str] = &["delete", "delete-branch", "prune"];
 

@@ -7,6 +7,7 @@ mod devserver_writes;
 mod doors;
 mod exit_codes;
 mod find_threads;
+mod index;
 mod memory_budget;
 mod memory_store;
 mod output_files;

@@ -1,7 +1,9 @@
-//! The thread list: every thread, or the most recently active ones, in one query.
+//! The thread list: every thread, or the most recently active ones, in one query — or, with
+//! Flashback's newest-first index ([`crate::indexes`]), the most recent ones found by walking it.
 
 use super::sql::{Arg, Sql};
 use super::PostgresStore;
+use crate::indexes::RECENT;
 use crate::model::{ThreadInfo, WriteInfo};
 use crate::StoreError;
 use sqlx::Row as _;
@@ -21,12 +23,30 @@ impl PostgresStore {
             "SELECT thread_id, array_agg(DISTINCT checkpoint_ns) AS namespaces, count(*) AS n, \
              max({id}) FILTER (WHERE checkpoint_ns = '') AS latest FROM checkpoints"
         ));
-        if let Some(n) = recent {
-            let n = sql.arg(Arg::Int(i64::try_from(n).unwrap_or(i64::MAX)));
-            sql.text.push_str(&format!(
-                " WHERE thread_id IN (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
-                 GROUP BY thread_id ORDER BY max({id}) DESC LIMIT {n})"
-            ));
+        let walk = match recent {
+            Some(_) if !self.info().shallow() => self.has_valid_index(RECENT).await?,
+            _ => false,
+        };
+        match recent {
+            // Flashback's newest-first index: the threads found by walking it.
+            Some(n) if walk => {
+                let ids = self.recent_by_index(n).await?;
+                if ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let ids = sql.arg(Arg::TextArray(ids));
+                sql.text.push_str(&format!(" WHERE thread_id = ANY({ids})"));
+            }
+            // The newest threads (ties by id, as `newest_first` shows them) from the primary
+            // key's index.
+            Some(n) => {
+                let n = sql.arg(Arg::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+                sql.text.push_str(&format!(
+                    " WHERE thread_id IN (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+                     GROUP BY thread_id ORDER BY max({id}) DESC, thread_id LIMIT {n})"
+                ));
+            }
+            None => {}
         }
         sql.text.push_str(" GROUP BY thread_id");
         let rows = self.read_rows(sql).await?;
@@ -51,6 +71,56 @@ impl PostgresStore {
             None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
         }
         Ok(threads)
+    }
+
+    /// Whether the database has a valid index of this name on `checkpoints` (a catalog
+    /// query per call, so an index created or dropped while the database is open is seen at
+    /// once; an `INVALID` one, left by a failed `CREATE INDEX CONCURRENTLY`, is not used).
+    pub(crate) async fn has_valid_index(&self, name: &str) -> Result<bool, StoreError> {
+        let sql = Sql::new(
+            "SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE c.relname = $1 AND i.indrelid = 'checkpoints'::regclass \
+             AND i.indisvalid AND i.indisready)",
+        )
+        .with(Arg::Text(name.to_owned()));
+        let rows = self.read_rows(sql).await?;
+        rows.first()
+            .map(|r| r.try_get::<bool, _>(0))
+            .transpose()
+            .map(|b| b.unwrap_or(false))
+            .map_err(|e| self.err(e))
+    }
+
+    /// The ids of the `n` most recently active threads through [`RECENT`]: its entries read
+    /// newest id first (ties by thread id, as the primary key's query orders them), a thread
+    /// first met at its newest root checkpoint; `LIMIT k` rows, `k` growing until `n` distinct
+    /// threads are among them or the entries end.
+    async fn recent_by_index(&self, n: usize) -> Result<Vec<String>, StoreError> {
+        let mut k = n.saturating_mul(8).max(64);
+        loop {
+            let limit = i64::try_from(k).unwrap_or(i64::MAX);
+            let sql = Sql::new(
+                "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+                 ORDER BY checkpoint_id DESC, thread_id LIMIT $1",
+            )
+            .with(Arg::Int(limit));
+            let rows = self.read_rows(sql).await?;
+            let mut seen = std::collections::HashSet::new();
+            let mut ids = Vec::new();
+            for r in &rows {
+                let t: String = r.try_get(0).map_err(|e| self.err(e))?;
+                if seen.insert(t.clone()) {
+                    ids.push(t);
+                    if ids.len() == n {
+                        return Ok(ids);
+                    }
+                }
+            }
+            if rows.len() < k {
+                return Ok(ids);
+            }
+            k = k.saturating_mul(8);
+        }
     }
 
     /// `SELECT <the key columns of a write><more> FROM checkpoint_writes WHERE thread_id = $1`.

@@ -93,23 +93,18 @@ impl Target {
         &self,
         conn: &mut PgConnection,
         bytes: u64,
-        sql: &'static str,
+        sql: &str,
     ) -> Result<(), StoreError> {
+        // The statement is ours (VACUUM, an index of the catalogue in `indexes`).
+        let raw = || sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()));
         let Some(limit) = self.limits().statement.map(|s| maintenance_limit(s, bytes)) else {
-            return self
-                .wait(sqlx::raw_sql(sql).execute(&mut *conn))
-                .await
-                .map(drop);
+            return self.wait(raw().execute(&mut *conn)).await.map(drop);
         };
         // Numbers only: the text is ours.
         let set = format!("SET statement_timeout = {}", limit.as_millis());
         self.wait(conn.execute(sqlx::AssertSqlSafe(set))).await?;
         let done = self
-            .wait_for(
-                Some(limit),
-                Some(limit),
-                sqlx::raw_sql(sql).execute(&mut *conn),
-            )
+            .wait_for(Some(limit), Some(limit), raw().execute(&mut *conn))
             .await;
         // Back to the location's limit (`RESET` gives the startup options' value, if any).
         let back = match self.limits().session_sql() {

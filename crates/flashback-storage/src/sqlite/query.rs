@@ -40,17 +40,18 @@ pub(crate) fn search_where(q: &ListQuery) -> Result<(String, Vec<SqlValue>), Sto
         clauses.push(format!("checkpoint_id IN ({marks})"));
         params.extend(q.checkpoint_ids.iter().cloned().map(SqlValue::Text));
     }
-    if !q.filter.is_empty() {
-        // A row whose metadata is not JSON (damaged) matches no filter, instead of failing
-        // the whole query with "malformed JSON": one bad row damages only itself.
+    // A row whose metadata is not JSON (damaged) matches no filter, instead of failing the
+    // whole query with "malformed JSON": one bad row damages only itself. The guarded
+    // expression is NULL there, which `=` never matches; `IS NULL` needs the guard itself.
+    if q.filter.values().any(serde_json::Value::is_null) {
         clauses.push("json_valid(CAST(metadata AS TEXT))".to_string());
     }
     for (key, value) in &q.filter {
         validate_filter_key(key)?;
-        // CASE, not AND alone: SQLite may evaluate the terms of a WHERE in any order.
-        let path = format!(
-            "CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN json_extract(CAST(metadata AS TEXT), '$.{key}') END"
-        );
+        // CASE, not AND alone: SQLite may evaluate the terms of a WHERE in any order. The
+        // text of Flashback's metadata indexes (`indexes::sqlite_metadata_expr`), so they
+        // serve it.
+        let path = crate::indexes::sqlite_metadata_expr(key);
         use serde_json::Value as J;
         let (op, param) = match value {
             J::Null => ("IS", SqlValue::Null),

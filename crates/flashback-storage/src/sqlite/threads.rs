@@ -1,11 +1,14 @@
 //! The thread list: every thread, or the most recently active ones, from the primary key's
-//! index (one row per thread and namespace).
+//! index (one row per thread and namespace) — or, when the file has Flashback's newest-first
+//! index ([`crate::indexes`]), the most recent ones by walking it.
 
 use super::ctx::Ctx;
 use crate::escape::{joined, key_or_note, key_text};
+use crate::indexes::RECENT;
 use crate::model::{ThreadInfo, WriteInfo};
 use crate::StoreError;
-use rusqlite::types::ValueRef;
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use std::collections::HashSet;
 
 /// Every thread (`recent: None`), or the `recent` most recently active ones.
 pub(super) fn list_threads_blocking(
@@ -13,36 +16,130 @@ pub(super) fn list_threads_blocking(
     recent: Option<usize>,
 ) -> Result<Vec<ThreadInfo>, StoreError> {
     let err = cx.err();
-    let (sql, limit) = match recent {
-        None => (
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
-            -1,
-        ),
-        // The newest threads from the primary key's index alone, then their rows.
-        Some(n) => (
-            "WITH recent AS (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
-               GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC LIMIT ?1) \
-             SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             WHERE thread_id IN (SELECT thread_id FROM recent) \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
-            i64::try_from(n).unwrap_or(i64::MAX),
-        ),
+    // With Flashback's newest-first index, the newest threads are found by walking it
+    // (`recent_by_index`); without it, from the primary key's index alone.
+    let walk = match recent {
+        Some(n) if n <= MAX_WALKED && has_index(cx.conn, RECENT).map_err(&err)? => Some(n),
+        _ => None,
     };
-    let mut stmt = cx.conn.prepare(sql).map_err(&err)?;
-    let mut rows = if recent.is_some() {
-        stmt.query([limit])
-    } else {
-        stmt.query([])
-    }
-    .map_err(&err)?;
-    let mut threads = fold_threads(&mut rows, &err)?;
+    let mut threads = match (recent, walk) {
+        (_, Some(n)) => recent_by_index(&cx, n)?,
+        (None, _) => {
+            let mut stmt = cx
+                .conn
+                .prepare(
+                    "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+                     GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+                )
+                .map_err(&err)?;
+            let mut rows = stmt.query([]).map_err(&err)?;
+            fold_threads(&mut rows, &err)?
+        }
+        // The newest threads (ties by id, as `newest_first` shows them) from the primary
+        // key's index alone, then their rows.
+        (Some(n), None) => {
+            let mut stmt = cx
+                .conn
+                .prepare(
+                    "WITH recent AS (SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+                       GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC, thread_id LIMIT ?1) \
+                     SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+                     WHERE thread_id IN (SELECT thread_id FROM recent) \
+                     GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns",
+                )
+                .map_err(&err)?;
+            let mut rows = stmt
+                .query([i64::try_from(n).unwrap_or(i64::MAX)])
+                .map_err(&err)?;
+            fold_threads(&mut rows, &err)?
+        }
+    };
     match recent {
         Some(_) => crate::newest_first(&mut threads),
         // Escaped ids sort where their text does.
         None => threads.sort_by(|a, b| a.thread_id.cmp(&b.thread_id)),
     }
     Ok(threads)
+}
+
+/// At most this many threads are found by walking the newest-first index (one bound
+/// parameter each in the second query); more take the primary key's way.
+const MAX_WALKED: usize = 10_000;
+
+/// Whether the file has an index of this name (`sqlite_master`: a few rows, read per call so
+/// an index created or dropped while the database is open is seen at once).
+pub(crate) fn has_index(conn: &rusqlite::Connection, name: &str) -> rusqlite::Result<bool> {
+    let mut stmt =
+        conn.prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")?;
+    stmt.exists([name])
+}
+
+/// The `n` most recently active threads through [`RECENT`]: its entries walked newest id
+/// first (ties by thread id, as the primary key's query orders them), stopping after `n`
+/// distinct threads — a thread first met at its newest root checkpoint, so the order is the
+/// threads' by latest checkpoint — then those threads' rows, in one snapshot.
+fn recent_by_index(cx: &Ctx<'_>, n: usize) -> Result<Vec<ThreadInfo>, StoreError> {
+    let err = cx.err();
+    let snapshot = match cx.conn.is_autocommit() {
+        true => Some(cx.conn.unchecked_transaction().map_err(&err)?),
+        false => None,
+    };
+    let mut found: Vec<SqlValue> = Vec::new();
+    {
+        let mut seen: HashSet<SqlKey> = HashSet::new();
+        let mut stmt = cx
+            .conn
+            .prepare(&format!(
+                "SELECT thread_id FROM checkpoints INDEXED BY {RECENT} WHERE checkpoint_ns = '' \
+                 ORDER BY checkpoint_id DESC, thread_id"
+            ))
+            .map_err(&err)?;
+        let mut rows = stmt.query([]).map_err(&err)?;
+        while found.len() < n {
+            let Some(r) = rows.next().map_err(&err)? else {
+                break;
+            };
+            let v: SqlValue = r.get_ref(0).map_err(&err)?.into();
+            if seen.insert(SqlKey::of(&v)) {
+                found.push(v);
+            }
+        }
+    }
+    let threads = if found.is_empty() {
+        Vec::new()
+    } else {
+        let marks = vec!["?"; found.len()].join(", ");
+        let sql = format!(
+            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+             WHERE thread_id IN ({marks}) \
+             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
+        );
+        let mut stmt = cx.conn.prepare(&sql).map_err(&err)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(found.iter()))
+            .map_err(&err)?;
+        fold_threads(&mut rows, &err)?
+    };
+    if let Some(tx) = snapshot {
+        tx.finish().map_err(&err)?;
+    }
+    Ok(threads)
+}
+
+/// A stored key as a set member (SQLite values are not `Hash`): its type and bytes.
+#[derive(PartialEq, Eq, Hash)]
+struct SqlKey(u8, Vec<u8>);
+
+impl SqlKey {
+    fn of(v: &SqlValue) -> SqlKey {
+        match v {
+            SqlValue::Null => SqlKey(0, Vec::new()),
+            SqlValue::Integer(i) => SqlKey(1, i.to_le_bytes().to_vec()),
+            SqlValue::Real(f) => SqlKey(2, f.to_bits().to_le_bytes().to_vec()),
+            SqlValue::Text(t) => SqlKey(3, t.as_bytes().to_vec()),
+            SqlValue::Blob(b) => SqlKey(4, b.clone()),
+        }
+    }
 }
 
 /// Rows of `(thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id))` ordered by thread and

@@ -39,7 +39,7 @@ async fn first_made(store: &dyn CheckpointStore, thread: &str) -> i64 {
     parse_time(&at).expect("time")
 }
 
-async fn check(store: &dyn CheckpointStore) {
+pub(crate) async fn check(store: &dyn CheckpointStore) {
     let q = |f: Value| ThreadQuery {
         filter: filter(f),
         limit: 100,

@@ -11,6 +11,7 @@ mod devserver;
 mod devserver_js;
 mod devserver_write;
 mod find_threads;
+mod indexes;
 mod connect {
     mod access;
     mod password;

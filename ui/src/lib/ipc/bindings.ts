@@ -73,6 +73,17 @@ export const commands = {
 	 *  result is a `StorageReport`).
 	 */
 	startStorageReport: (req: StorageRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_storage_report", { req })),
+	/**
+	 *  Which indexes would make the thread list's first page, a time range and the
+	 *  metadata filter fast, with the planner's estimate (catalog reads only).
+	 */
+	indexAdvice: (req: IndexAdviceRequest) => typedError<IndexReport, ApiError>(__TAURI_INVOKE("index_advice", { req })),
+	/**
+	 *  Create or drop Flashback's indexes (`flashback_*`), or preview it; the reads
+	 *  they speed timed before and after. Postgres `CONCURRENTLY`, SQLite one
+	 *  transaction.
+	 */
+	indexApply: (req: IndexApplyRequest) => typedError<IndexApplyReport, ApiError>(__TAURI_INVOKE("index_apply", { req })),
 	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
@@ -1166,6 +1177,36 @@ export type HostMode =
 "cli";
 
 /**  One list item's fate. */
+/**  Create or drop. */
+export type IndexAction = "create" | "drop";
+
+/**  One index Flashback proposes. */
+export type IndexAdvice = { name: string, table: string, definition: string, speeds: string[], state: IndexState, size_bytes: number | null, estimated_bytes: number, estimated_seconds: number, estimate: PlanEstimate | null, recommended: boolean };
+
+/**  The index advisor's request. */
+export type IndexAdviceRequest = { db: string };
+
+/**  What an index action ran (or would run), with the reads timed before and after. */
+export type IndexApplyReport = { dry_run: boolean, plan: IndexPlan, seconds: number | null, before: ReadTiming[], after: ReadTiming[], advice: IndexReport | null };
+
+/**  Create or drop Flashback's indexes (`flashback_*` only), or preview it. */
+export type IndexApplyRequest = { db: string, action: IndexAction, names: string[], dry_run: boolean };
+
+/**  What an index action runs (its preview) or ran. */
+export type IndexPlan = { action: IndexAction, names: string[], statements: string[], estimated_bytes: number, estimated_seconds: number, note: string };
+
+/**  The advice for a database. */
+export type IndexReport = { applicable: boolean, summary: string, checkpoints: number, table_bytes: number, indexes: IndexAdvice[], others: string[] };
+
+/**  Whether an index is there. */
+export type IndexState = "present" | "missing" | "invalid";
+
+/**  What the planner says of the read an index serves. */
+export type PlanEstimate = { read: string, plan: string, scans: boolean, uses_index: boolean, rows_now: number, rows_with_index: number | null, cost_now: number | null };
+
+/**  One read timed on the open database. */
+export type ReadTiming = { read: string, millis: number, threads: number };
+
 export type ItemDiff = {
 	/**  What happened to it. */
 	change: Change,

@@ -1,0 +1,322 @@
+//! The index advisor (`flashback_storage::indexes`): the advice on a bare and an indexed
+//! database, creating and dropping Flashback's indexes (and nothing else), the planner using
+//! them, and the reads they serve answering exactly as without them — the newest threads
+//! (namespaces, forks, ties of ids across threads) and `find_threads`' filters and time ranges.
+
+use flashback_storage::indexes::{
+    self, sqlite_metadata_index, IndexAction, IndexReport, IndexState, RECENT,
+};
+use flashback_storage::{CheckpointStore, SchemaInfo, ThreadInfo};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+/// A copy of a fixture in a temporary folder.
+fn copied(name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    std::fs::copy(fixture(name), &path).expect("copy");
+    let path = path.to_str().expect("path").to_owned();
+    (dir, path)
+}
+
+async fn open(location: &str) -> Box<dyn CheckpointStore> {
+    flashback_storage::open(location, flashback_storage::Read::default())
+        .await
+        .expect("open")
+}
+
+async fn run(location: &str, schema: &SchemaInfo, action: IndexAction, names: &[&str]) {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let plan = indexes::plan(location, schema, action, &names)
+        .await
+        .expect("plan");
+    indexes::apply(location, schema, &plan)
+        .await
+        .expect("apply");
+}
+
+fn state(r: &IndexReport, name: &str) -> IndexState {
+    r.indexes
+        .iter()
+        .find(|i| i.name == name)
+        .unwrap_or_else(|| panic!("{name} is not proposed: {r:?}"))
+        .state
+}
+
+/// The index names on `checkpoints` in a SQLite file.
+fn sqlite_indexes(path: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' ORDER BY name")
+        .expect("prepare");
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .expect("query")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("names");
+    names
+}
+
+fn explain(path: &str, sql: &str) -> String {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .expect("prepare");
+    let lines = stmt
+        .query_map([], |r| r.get::<_, String>(3))
+        .expect("query")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("plan");
+    lines.join("; ")
+}
+
+/// Every first page, 1 thread to all of them and one more.
+async fn pages(store: &dyn CheckpointStore) -> Vec<Vec<ThreadInfo>> {
+    let all = store.list_threads().await.expect("threads").len();
+    let mut out = Vec::new();
+    for n in 1..=all + 1 {
+        out.push(store.list_recent_threads(n).await.expect("recent"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn sqlite_advice_create_and_drop_on_the_filters_fixture() {
+    let (_dir, path) = copied("filters.sqlite");
+    let before_indexes = sqlite_indexes(&path);
+    let store = open(&path).await;
+    let schema = store.schema().clone();
+    let bare = indexes::advise(&path, &schema).await.expect("advice");
+    assert!(bare.applicable);
+    assert_eq!(state(&bare, RECENT), IndexState::Missing);
+    let user = sqlite_metadata_index("user_id");
+    assert_eq!(state(&bare, &user), IndexState::Missing);
+    // A fixture of 23 checkpoints needs none.
+    assert!(bare.recommended().is_empty(), "{bare:?}");
+    assert!(bare.summary.starts_with("not needed"), "{}", bare.summary);
+    let recent = bare
+        .indexes
+        .iter()
+        .find(|i| i.name == RECENT)
+        .expect("recent");
+    let e = recent.estimate.as_ref().expect("estimate");
+    assert!(e.scans && !e.uses_index, "{e:?}");
+    // Advice writes nothing.
+    assert_eq!(sqlite_indexes(&path), before_indexes);
+
+    let first_pages = pages(store.as_ref()).await;
+    run(&path, &schema, IndexAction::Create, &["all"]).await;
+    let indexed = indexes::advise(&path, &schema).await.expect("advice");
+    assert!(indexed
+        .indexes
+        .iter()
+        .all(|i| i.state == IndexState::Present));
+    assert!(indexed.summary.contains("is there"), "{}", indexed.summary);
+    let e = indexed.indexes[0].estimate.as_ref().expect("estimate");
+    assert!(e.uses_index && !e.scans, "{e:?}");
+
+    // The planner uses them (the metadata filter's own query: `indexes::tests`).
+    let plan = explain(
+        &path,
+        "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints \
+         WHERE checkpoint_id >= '1' AND checkpoint_id < '2' GROUP BY thread_id",
+    );
+    assert!(plan.contains(RECENT), "{plan}");
+
+    // The same answers with the indexes, through the store opened before they existed.
+    assert_eq!(pages(store.as_ref()).await, first_pages);
+    crate::find_threads::check(store.as_ref()).await;
+    crate::find_threads::check(open(&path).await.as_ref()).await;
+
+    // Drop: nothing of Flashback's remains, nothing else goes.
+    run(&path, &schema, IndexAction::Drop, &["all"]).await;
+    assert_eq!(sqlite_indexes(&path), before_indexes);
+    let dropped = indexes::advise(&path, &schema).await.expect("advice");
+    assert!(dropped
+        .indexes
+        .iter()
+        .all(|i| i.state == IndexState::Missing));
+    assert_eq!(pages(store.as_ref()).await, first_pages);
+}
+
+/// Threads that share every checkpoint id (as copied threads do), subgraph namespaces, forks
+/// and a thread with subgraph checkpoints only: the newest threads through the index are the
+/// primary key's, for every page size.
+#[tokio::test]
+async fn sqlite_newest_threads_are_the_same_with_and_without_the_index() {
+    let (_dir, path) = copied("langgraph.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "INSERT INTO checkpoints SELECT 'copy-' || n.v || '-' || thread_id, checkpoint_ns, \
+               checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+             FROM checkpoints, (SELECT 1 AS v UNION SELECT 2 UNION SELECT 3) n;
+             INSERT INTO checkpoints SELECT 'sub-only', checkpoint_ns, checkpoint_id, \
+               parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints \
+             WHERE checkpoint_ns != '' AND thread_id NOT LIKE 'copy-%';",
+        )
+        .expect("copies");
+    }
+    let store = open(&path).await;
+    let schema = store.schema().clone();
+    let bare = pages(store.as_ref()).await;
+    assert!(bare.len() > 40, "{}", bare.len());
+    run(&path, &schema, IndexAction::Create, &[RECENT]).await;
+    assert_eq!(
+        sqlite_indexes(&path)
+            .iter()
+            .filter(|n| n.starts_with("flashback_"))
+            .count(),
+        1
+    );
+    let plan = explain(
+        &path,
+        &format!(
+            "SELECT thread_id FROM checkpoints INDEXED BY {RECENT} WHERE checkpoint_ns = '' \
+             ORDER BY checkpoint_id DESC, thread_id"
+        ),
+    );
+    assert!(
+        plan.contains("COVERING INDEX") && !plan.contains("TEMP B-TREE"),
+        "{plan}"
+    );
+    let indexed = pages(store.as_ref()).await;
+    for (n, (a, b)) in bare.iter().zip(&indexed).enumerate() {
+        assert_eq!(a, b, "first page of {}", n + 1);
+    }
+}
+
+/// A damaged metadata row neither fails the index's build nor the filter through it.
+#[tokio::test]
+async fn a_damaged_metadata_row_does_not_stop_the_metadata_index() {
+    let (_dir, path) = copied("filters.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute(
+            "UPDATE checkpoints SET metadata = x'c1c1ff7b' WHERE rowid = (SELECT min(rowid) FROM checkpoints)",
+            [],
+        )
+        .expect("damage");
+    }
+    let store = open(&path).await;
+    let schema = store.schema().clone();
+    let user = sqlite_metadata_index("user_id");
+    run(&path, &schema, IndexAction::Create, &[&user]).await;
+    let q = flashback_storage::ThreadQuery {
+        filter: serde_json::json!({"user_id": "u-48213"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        limit: 10,
+        ..Default::default()
+    };
+    let found = store.find_threads(&q).await.expect("find");
+    assert!(!found.is_empty());
+    let none = flashback_storage::ThreadQuery {
+        filter: serde_json::json!({"user_id": null})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        ..q
+    };
+    store
+        .find_threads(&none)
+        .await
+        .expect("IS NULL still guarded");
+}
+
+#[tokio::test]
+async fn sources_without_sql_indexes_are_not_applicable() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/devserver-fixtures/py");
+    let store = open(dir.to_str().expect("path")).await;
+    let r = indexes::advise("", store.schema()).await.expect("advice");
+    assert!(
+        !r.applicable && r.summary.starts_with("not applicable"),
+        "{r:?}"
+    );
+    let e = indexes::plan("", store.schema(), IndexAction::Create, &["all".into()])
+        .await
+        .expect_err("refused");
+    assert!(e.to_string().contains("not applicable"), "{e}");
+}
+
+#[tokio::test]
+async fn postgres_advice_create_concurrently_and_drop() {
+    let pg = flashback_testkit::pg_or_skip!();
+    let dump = std::fs::read_to_string(fixture("filters-postgres.sql")).expect("dump");
+    flashback_testkit::load_sql_dump(pg.url(), &dump)
+        .await
+        .expect("load");
+    let store = open(pg.url()).await;
+    let schema = store.schema().clone();
+    let bare = indexes::advise(pg.url(), &schema).await.expect("advice");
+    assert!(bare.applicable, "{bare:?}");
+    assert_eq!(state(&bare, RECENT), IndexState::Missing);
+    assert_eq!(state(&bare, indexes::METADATA_GIN), IndexState::Missing);
+    let first_pages = pages(store.as_ref()).await;
+
+    run(pg.url(), &schema, IndexAction::Create, &["all"]).await;
+    let indexed = indexes::advise(pg.url(), &schema).await.expect("advice");
+    assert!(
+        indexed
+            .indexes
+            .iter()
+            .all(|i| i.state == IndexState::Present),
+        "{indexed:?}"
+    );
+    assert!(indexed.indexes.iter().all(|i| i.size_bytes.is_some()));
+    assert_eq!(pages(store.as_ref()).await, first_pages);
+    crate::find_threads::check(store.as_ref()).await;
+
+    // The planner walks the index for the newest threads (sequential scans off: the fixture
+    // is tiny, so the planner would rather read it whole).
+    let mut conn = pg_conn(pg.url()).await;
+    sqlx::query("SET enable_seqscan = off")
+        .execute(&mut conn)
+        .await
+        .expect("set");
+    let plan: (serde_json::Value,) = sqlx::query_as(
+        "EXPLAIN (FORMAT JSON) SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' \
+         ORDER BY checkpoint_id DESC, thread_id LIMIT 10",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("explain");
+    assert!(plan.0.to_string().contains(RECENT), "{}", plan.0);
+
+    // An INVALID leftover (a cancelled CONCURRENTLY build) is reported, and rebuilt.
+    sqlx::query(
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'flashback_checkpoints_metadata'::regclass",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("invalidate");
+    let invalid = indexes::advise(pg.url(), &schema).await.expect("advice");
+    assert_eq!(state(&invalid, indexes::METADATA_GIN), IndexState::Invalid);
+    assert!(invalid
+        .recommended()
+        .contains(&indexes::METADATA_GIN.to_owned()));
+    run(pg.url(), &schema, IndexAction::Create, &["all"]).await;
+    let rebuilt = indexes::advise(pg.url(), &schema).await.expect("advice");
+    assert_eq!(state(&rebuilt, indexes::METADATA_GIN), IndexState::Present);
+
+    run(pg.url(), &schema, IndexAction::Drop, &["all"]).await;
+    let left: Vec<(String,)> = sqlx::query_as(
+        "SELECT indexname::text FROM pg_indexes WHERE indexname LIKE 'flashback\\_%'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .expect("indexes");
+    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(pages(store.as_ref()).await, first_pages);
+}
+
+async fn pg_conn(url: &str) -> sqlx::PgConnection {
+    use sqlx::Connection as _;
+    sqlx::PgConnection::connect(url).await.expect("connect")
+}
