@@ -110,6 +110,7 @@ const checks = [
   open.stalledServer,
   threadDetail.undecodable,
   threadList.manyThreads,
+  threadList.slowFirstPage,
   threadList.sortAndGroup,
   // A group of its own: a copy of the LangGraph.js fixture, opened and forked into, then the
   // served copy opened again.
