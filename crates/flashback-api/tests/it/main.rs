@@ -31,6 +31,7 @@ mod reads {
     mod commands;
     mod delta_reducers;
     mod find;
+    mod status_reads;
     mod topology;
     mod value_search;
     mod watch_key;
