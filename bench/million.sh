@@ -18,7 +18,10 @@
 # sslmode=disable), first without indexes, then with `flashback index DB --create all --yes`
 # (dropped again afterwards with `--drop all --yes` unless --keep-indexes):
 #   threads --json                     the whole list with statuses
-#   threads --limit 200 --json         the app's first page (the 200 most recently active)
+#   threads --limit 200 --json         the app's first page (the 200 most recently active;
+#                                      the CLI also looks up each listed thread's activity —
+#                                      retried errors, tokens — for lists up to 2,000, and so
+#                                      for the filters' pages: the app asks that per row shown)
 #   first paint                        `flashback serve` + headless Chromium until the first
 #                                      thread row shows (bench/first_paint.mjs)
 #   threads --where user_id=U          one user's threads (about 20 of N)
