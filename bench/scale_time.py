@@ -19,6 +19,9 @@
           list10     list(saver.list(config, limit=10)) of one thread (--thread)
         --budget S: if the first run takes longer than S seconds, stop there and record it as
         skipped (one run); --cold: the OS page cache dropped before each run (as cmd --cold).
+    scale_time.py sql    --out F --db LABEL --backend B --location L --what W --runs R --query SQL
+        one SQL query (a filter's floor: what the database alone takes to answer it), a fresh
+        connection per run (connecting included), every row fetched; recorded under tool "sql".
     scale_time.py check  --out F --db LABEL --backend B --bin FLASHBACK --location L
         runs `flashback threads L --json` once and records the thread count, statuses and
         problems (and the human output's lines that mention a problem).
@@ -193,6 +196,24 @@ def cmd_python(args) -> None:
     record(args, runs, cold=args.cold, **info)
 
 
+def cmd_sql(args) -> None:
+    args.tool = "sql"
+    preload(args.backend)
+    runs, rows = [], 0
+    for i in range(args.runs):
+        t0 = time.perf_counter()
+        _, close, query = open_saver(args.backend, args.location)
+        try:
+            rows = len(query(args.query))
+        finally:
+            close()
+        runs.append(time.perf_counter() - t0)
+        if i == 0 and args.budget and runs[0] > args.budget:
+            record(args, runs, rows=rows, skipped=f"first run took {runs[0]:.0f} s > budget {args.budget:.0f} s: no more runs")
+            return
+    record(args, runs, rows=rows, query=args.query)
+
+
 # --- check -----------------------------------------------------------------------------------
 
 
@@ -292,6 +313,12 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--budget", type=float, default=0)
     p.add_argument("--cold", action="store_true")
+    q = sub.add_parser("sql", parents=[common])
+    q.add_argument("--location", required=True)
+    q.add_argument("--what", required=True)
+    q.add_argument("--runs", type=int, default=5)
+    q.add_argument("--budget", type=float, default=0)
+    q.add_argument("--query", required=True)
     k = sub.add_parser("check", parents=[common])
     k.add_argument("--bin", required=True)
     k.add_argument("--location", required=True)
@@ -319,6 +346,8 @@ def main() -> None:
         if args.cold:
             args.what += ", cold"
         cmd_python(args)
+    elif args.sub == "sql":
+        cmd_sql(args)
     elif args.sub == "check":
         args.tool, args.what = "flashback", "check"
         cmd_check(args)

@@ -184,9 +184,21 @@ def plan_templates(per_thread: int) -> list[tuple[str, list[str]]]:
     return plans
 
 
+# The run metadata the Agent Server and `langgraph dev` put on every checkpoint of a run; the
+# copies get a user and a run of their own (see replicate_*), so `threads --where user_id=…`
+# finds a few threads among many.
+TEMPLATE_USER = "u-template"
+
+
+def run_metadata(tid: str, n: int) -> dict:
+    assistant = "asst-billing" if tid.startswith(("payment", "approval")) else "asst-support"
+    return {"tenant": "acme", "source": "bench", "user_id": TEMPLATE_USER, "assistant_id": assistant, "graph_id": "support", "run_id": f"run-{tid}-{n}"}
+
+
 def run_template(graph, tid: str, actions: list[str]) -> None:
-    config = {"configurable": {"thread_id": tid, "user_id": f"user-{len(tid)}"}, "metadata": {"tenant": "acme", "source": "bench"}}
+    config = {"configurable": {"thread_id": tid}, "metadata": run_metadata(tid, 0)}
     for i, action in enumerate(actions):
+        config["metadata"] = run_metadata(tid, i)
         if action == "approve":
             graph.invoke(Command(resume={"approved": True, "by": "supervisor"}), config)
         elif action == "fork":
@@ -226,7 +238,18 @@ def copy_ranges(copies: int, batch: int):
         yield start, min(start + batch, copies) - 1
 
 
-def replicate_sqlite(conn: sqlite3.Connection, templates: list[str], copies: int, batch: int) -> None:
+def sqlite_metadata(users: int) -> str:
+    """The template's metadata with the copy's own user and run: the stored JSON text (as
+    SqliteSaver wrote it) with the placeholders replaced, stored as the BLOB it was."""
+    user = f"'\"user_id\": \"u-' || (c.n % {users}) || '\"'"
+    run = "'\"run_id\": \"run-' || c.dst || '-'"
+    return (
+        f"CAST(replace(replace(CAST(t.metadata AS TEXT), '\"user_id\": \"{TEMPLATE_USER}\"', {user}),"
+        f" '\"run_id\": \"run-' || c.src || '-', {run}) AS BLOB)"
+    )
+
+
+def replicate_sqlite(conn: sqlite3.Connection, templates: list[str], copies: int, batch: int, users: int) -> None:
     conn.executescript(
         """
         PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144; PRAGMA temp_store=MEMORY;
@@ -250,9 +273,10 @@ def replicate_sqlite(conn: sqlite3.Connection, templates: list[str], copies: int
         ("checkpoints", "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"),
         ("writes", "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"),
     ):
+        select = ", ".join(sqlite_metadata(users) if x.strip() == "metadata" else "t." + x.strip() for x in cols.split(","))
         for lo, hi in copy_ranges(copies, batch):
             conn.execute(
-                f"INSERT INTO {table} (thread_id, {cols}) SELECT c.dst, {', '.join('t.' + x.strip() for x in cols.split(','))}"
+                f"INSERT INTO {table} (thread_id, {cols}) SELECT c.dst, {select}"
                 f" FROM copies c JOIN t_{table} t ON t.thread_id = c.src WHERE c.n BETWEEN ? AND ?"
                 " ORDER BY c.dst, t.checkpoint_ns, t.checkpoint_id",
                 (lo, hi),
@@ -268,7 +292,16 @@ PG_TABLES = {
 }
 
 
-def replicate_pg(conn, templates: list[str], copies: int, batch: int) -> None:
+def pg_metadata(users: int) -> str:
+    """The template's metadata with the copy's own user and run (jsonb: no text to keep)."""
+    return (
+        "CASE WHEN t.metadata ? 'user_id' THEN jsonb_set(jsonb_set(t.metadata, '{user_id}', "
+        f"to_jsonb('u-' || (c.n %% {users}))), '{{run_id}}', to_jsonb(replace(t.metadata->>'run_id', 'run-' || c.src, 'run-' || c.dst))) "
+        "ELSE t.metadata END"
+    )
+
+
+def replicate_pg(conn, templates: list[str], copies: int, batch: int, users: int) -> None:
     cur = conn.cursor()
     cur.execute("SET synchronous_commit = off")
     cur.execute("SET maintenance_work_mem = '512MB'")
@@ -298,9 +331,10 @@ def replicate_pg(conn, templates: list[str], copies: int, batch: int) -> None:
         cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
     for table, cols in PG_TABLES.items():
         cur.execute(f"CREATE TEMP TABLE t_{table} AS SELECT * FROM {table}")
+        select = ", ".join(pg_metadata(users) if x.strip() == "metadata" else "t." + x.strip() for x in cols.split(","))
         for lo, hi in copy_ranges(copies, batch):
             cur.execute(
-                f"INSERT INTO {table} (thread_id, {cols}) SELECT c.dst, {', '.join('t.' + x.strip() for x in cols.split(','))}"
+                f"INSERT INTO {table} (thread_id, {cols}) SELECT c.dst, {select}"
                 f" FROM copies c JOIN t_{table} t ON t.thread_id = c.src WHERE c.n BETWEEN %s AND %s ORDER BY c.dst",
                 (lo, hi),
             )
@@ -320,7 +354,7 @@ def with_db(url: str, db: str) -> str:
     return urlunsplit(parts._replace(path="/" + db))
 
 
-def build_sqlite(path: pathlib.Path, plans, threads: int, batch: int) -> dict:
+def build_sqlite(path: pathlib.Path, plans, threads: int, batch: int, users: int) -> dict:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     for suffix in ("", "-wal", "-shm", "-journal"):
@@ -330,7 +364,7 @@ def build_sqlite(path: pathlib.Path, plans, threads: int, batch: int) -> dict:
     conn = sqlite3.connect(path, check_same_thread=False)
     counts = write_templates(SqliteSaver(conn), plans)
     t1 = time.perf_counter()
-    replicate_sqlite(conn, list(counts), threads - len(counts), batch)
+    replicate_sqlite(conn, list(counts), threads - len(counts), batch, users)
     rows = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("checkpoints", "writes")}
     n_threads = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
     conn.execute("PRAGMA journal_mode=DELETE")
@@ -339,7 +373,7 @@ def build_sqlite(path: pathlib.Path, plans, threads: int, batch: int) -> dict:
     return {"backend": "sqlite", "location": str(path), "bytes": path.stat().st_size, "threads": n_threads, "rows": rows, "templates": counts, "seconds_templates": round(t1 - t0, 1), "seconds_replicate": round(t2 - t1, 1)}
 
 
-def build_pg(url: str, plans, threads: int, batch: int) -> dict:
+def build_pg(url: str, plans, threads: int, batch: int, users: int) -> dict:
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -353,7 +387,7 @@ def build_pg(url: str, plans, threads: int, batch: int) -> dict:
         counts = write_templates(saver, plans)
     t1 = time.perf_counter()
     with psycopg.connect(url) as conn:
-        replicate_pg(conn, list(counts), threads - len(counts), batch)
+        replicate_pg(conn, list(counts), threads - len(counts), batch, users)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
         rows = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in PG_TABLES}
@@ -370,24 +404,26 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=20000)
     ap.add_argument("--checkpoints-per-thread", type=int, default=5, help="average, at least 3 (default 5)")
     ap.add_argument("--batch", type=int, default=5000, help="copies per INSERT … SELECT (default 5000)")
+    ap.add_argument("--users", type=int, default=0, help="distinct user_id values of the copies (u-0 … u-N-1; default threads / 20)")
     ap.add_argument("--sidecar-dir", default=str(pathlib.Path(__file__).resolve().parent / "out"), help="where Postgres sidecars go (default bench/out)")
     args = ap.parse_args()
     if not args.sqlite and not args.pg:
         ap.error("give --sqlite PATH and/or --pg URL")
     plans = plan_templates(args.checkpoints_per_thread)
+    users = args.users or max(1, args.threads // 20)
     if args.threads < len(plans):
         ap.error(f"--threads must be at least {len(plans)} (the templates)")
     jobs: list[tuple[str, Callable[[], dict]]] = []
     if args.sqlite:
         path = pathlib.Path(args.sqlite)
-        jobs.append((f"{path}.json", lambda: build_sqlite(path, plans, args.threads, args.batch)))
+        jobs.append((f"{path}.json", lambda: build_sqlite(path, plans, args.threads, args.batch, users)))
     if args.pg:
         db = urlsplit(args.pg).path.lstrip("/")
-        jobs.append((str(pathlib.Path(args.sidecar_dir) / f"{db}.json"), lambda: build_pg(args.pg, plans, args.threads, args.batch)))
+        jobs.append((str(pathlib.Path(args.sidecar_dir) / f"{db}.json"), lambda: build_pg(args.pg, plans, args.threads, args.batch, users)))
     for sidecar, job in jobs:
         t0 = time.perf_counter()
         info = job()
-        info.update(seconds=round(time.perf_counter() - t0, 1), checkpoints_per_thread=args.checkpoints_per_thread, requested_threads=args.threads)
+        info.update(seconds=round(time.perf_counter() - t0, 1), checkpoints_per_thread=args.checkpoints_per_thread, requested_threads=args.threads, users=users)
         planned = {tid: sum(COST[a] for a in actions) for tid, actions in plans}
         off = {t: (planned[t], n) for t, n in info["templates"].items() if planned[t] != n}
         if off:

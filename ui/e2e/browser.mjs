@@ -112,6 +112,7 @@ const checks = [
   open.stalledServer,
   threadDetail.undecodable,
   threadList.manyThreads,
+  threadList.slowFirstPage,
   threadList.sortAndGroup,
   // A group of its own: a copy of the LangGraph.js fixture, opened and forked into, then the
   // served copy opened again.

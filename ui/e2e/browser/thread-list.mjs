@@ -111,6 +111,46 @@ export const manyThreads = {
   },
 };
 
+export const slowFirstPage = {
+  name: "a slow first page shows its progress and can be stopped; the list asks for a bounded page, never every thread",
+  run: async ({ page, openDb, db, many }) => {
+    const asked = [];
+    let hold = true;
+    await page.route("**/api/list_threads", async (route) => {
+      const req = route.request().postDataJSON()?.req ?? {};
+      asked.push(req);
+      // The first page of a huge database without indexes: seconds.
+      if (hold && req.limit === 200) await new Promise((r) => setTimeout(r, 2500));
+      await route.continue().catch(() => {});
+    });
+    try {
+      await page.locator(tid("open-another")).click();
+      await page.locator(tid("location-input")).fill(many);
+      await page.locator(tid("open-button")).click();
+      const progress = page.locator(tid("threads-progress"));
+      await progress.waitFor();
+      expect((await progress.textContent()).includes("Reading the most recently active threads"), "says what it reads");
+      await page.waitForFunction(() => /\d+ s$/.test(document.querySelector('[data-testid="threads-progress"]')?.textContent ?? ""));
+      const frame = await page.evaluate(() => new Promise((r) => { const t0 = performance.now(); requestAnimationFrame(() => r(performance.now() - t0)); }));
+      expect(frame < 500, `the page draws frames while it waits (${Math.round(frame)} ms)`);
+      await page.locator(tid("threads-stop")).click();
+      await page.locator(tid("threads-read-again")).waitFor();
+      // The held answer arrives after the stop: dropped.
+      await page.waitForTimeout(2600);
+      expect((await page.locator(tid("thread-row")).count()) === 0, "a stopped read shows nothing");
+      hold = false;
+      await page.locator(tid("threads-read-again")).click();
+      await page.waitForFunction(() => document.querySelector('[data-testid="threads-table"]')?.getAttribute("data-rows") === "3012", null, { timeout: 30_000 });
+      const limits = asked.map((r) => r.limit ?? "every thread");
+      expect(limits.every((l) => l === 200 || l === 100000), `each read is bounded (${limits.join(", ")})`);
+      expect(limits.includes(100000), "the rest is read as at most 100,000 threads");
+    } finally {
+      await page.unroute("**/api/list_threads");
+    }
+    await openDb(db);
+  },
+};
+
 export const sortAndGroup = {
   name: "columns sort both ways and many similar threads fold into one group row",
   run: async ({ page, openDb, db, similar }) => {

@@ -32,6 +32,7 @@ mod reads {
     mod delta_reducers;
     mod find;
     mod state_page;
+    mod status_reads;
     mod topology;
     mod value_search;
     mod watch_key;

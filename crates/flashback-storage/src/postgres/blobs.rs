@@ -8,7 +8,7 @@ use crate::StoreError;
 use flashback_codec::{AesKey, DecodeCache};
 use sqlx::postgres::PgConnection;
 use sqlx::Row as _;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::mpsc::Sender;
 use tokio::task::JoinHandle;
@@ -19,14 +19,18 @@ const BATCH_BYTES: usize = 8 << 20;
 const BATCH_ROWS: usize = 256;
 /// Batches that may wait for the decoding thread (bounds the raw rows held).
 const DECODE_AHEAD: usize = 2;
+/// Rows [`PostgresStore::existing_blobs`] reads per reference at most.
+const EXISTING_PER_REF: usize = 4;
 
 /// A decoding thread for `count` blob references: send it [`BlobBatch`]es, drop the sender,
 /// and join it for the decoded blobs. One [`DecodeCache`] serves the whole read: an object
 /// stored again in many blobs (every message of a chat, in every later state) is decoded once
-/// and shared. A decoding error ends it early (sends then fail).
+/// and shared. A decoding error ends it early (sends then fail). With `fetched`, the batches
+/// count the references of that list (`fetched[i]` is the reference index of their `i`).
 pub(super) fn decode_blobs(
     count: usize,
     key: Option<Arc<AesKey>>,
+    fetched: Option<Vec<usize>>,
 ) -> (Sender<BlobBatch>, JoinHandle<Result<Blobs, StoreError>>) {
     let (batches, mut arriving) = tokio::sync::mpsc::channel::<BlobBatch>(DECODE_AHEAD);
     let decoding = tokio::task::spawn_blocking(move || {
@@ -34,6 +38,10 @@ pub(super) fn decode_blobs(
         let mut blobs: Blobs = vec![None; count];
         while let Some((offset, rows)) = arriving.blocking_recv() {
             for (i, value) in decode_blob_rows(&rows, offset, &mut cache)? {
+                let i = match &fetched {
+                    Some(list) => list.get(i).copied().unwrap_or(usize::MAX),
+                    None => i,
+                };
                 if let Some(slot) = blobs.get_mut(i) {
                     *slot = value;
                 }
@@ -91,6 +99,57 @@ impl PostgresStore {
             doc.blob_ids = ids;
         }
         refs
+    }
+
+    /// Which of `refs` have a row (full saver), by index: one index-only scan of the primary
+    /// key for their threads, namespaces and channels. A selecting read of many checkpoints
+    /// fetches only those: a thread list's trigger channels mostly have none (an emptied
+    /// channel, a value stored inline), and a probe for each costs the server more than the
+    /// scan. Bounded: when the channels have many more rows than `refs` (threads with long
+    /// histories), every reference is fetched as usual.
+    pub(super) async fn existing_blobs(
+        &self,
+        tx: &mut PgConnection,
+        refs: &[BlobKey],
+    ) -> Result<Vec<usize>, StoreError> {
+        let distinct = |f: fn(&BlobKey) -> &String| {
+            let mut seen: Vec<String> = refs.iter().map(|r| f(r).clone()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            Arg::TextArray(seen)
+        };
+        let sql = Sql::new(
+            "SELECT thread_id, checkpoint_ns, channel, version FROM checkpoint_blobs \
+             WHERE thread_id = ANY($1::text[]) AND checkpoint_ns = ANY($2::text[]) \
+             AND channel = ANY($3::text[]) LIMIT $4",
+        )
+        .with(distinct(|r| &r.0))
+        .with(distinct(|r| &r.1))
+        .with(distinct(|r| &r.2))
+        .with(Arg::Int(
+            i64::try_from(refs.len().saturating_mul(EXISTING_PER_REF)).unwrap_or(i64::MAX),
+        ));
+        let rows = self.target.wait(sql.query().fetch_all(tx)).await?;
+        if rows.len() >= refs.len().saturating_mul(EXISTING_PER_REF) {
+            return Ok((0..refs.len()).collect());
+        }
+        let mut present: HashSet<(&str, &str, &str, &str)> = HashSet::with_capacity(rows.len());
+        for r in &rows {
+            let key = (
+                r.try_get::<&str, _>("thread_id").map_err(|e| self.err(e))?,
+                r.try_get::<&str, _>("checkpoint_ns")
+                    .map_err(|e| self.err(e))?,
+                r.try_get::<&str, _>("channel").map_err(|e| self.err(e))?,
+                r.try_get::<&str, _>("version").map_err(|e| self.err(e))?,
+            );
+            present.insert(key);
+        }
+        Ok((0..refs.len())
+            .filter(|&i| {
+                let (t, n, c, v) = &refs[i];
+                present.contains(&(t.as_str(), n.as_str(), c.as_str(), v.as_str()))
+            })
+            .collect())
     }
 
     /// The blob rows of `refs` (missing ones are simply absent), handed on to `batches` as

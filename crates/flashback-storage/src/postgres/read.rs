@@ -117,7 +117,16 @@ impl PostgresStore {
         // chat, in every later state) is decoded once and shared, and raw rows are dropped
         // once decoded, so neither all raw blobs nor duplicate decoded copies are ever held.
         let refs = self.blob_refs(&keys, &mut docs);
-        let (batches, decoding) = decode_blobs(refs.len(), self.key.clone());
+        let count = refs.len();
+        // A selecting read fetches only the blobs that exist (see `existing_blobs`).
+        let (refs, fetched) = if self.only.is_some() && !shallow && count >= MIN_BLOB_SLICE {
+            let present = self.existing_blobs(&mut tx, &refs).await?;
+            let fetch = present.iter().map(|&i| refs[i].clone()).collect();
+            (fetch, Some(present))
+        } else {
+            (refs, None)
+        };
+        let (batches, decoding) = decode_blobs(count, self.key.clone(), fetched);
         let slice = refs.len().div_ceil(BLOB_QUERIES).max(MIN_BLOB_SLICE);
         let mut fetched = Ok(());
         for (n, part) in refs.chunks(slice).enumerate() {
