@@ -363,12 +363,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The index advisor: which indexes would make the thread list's first page, a time range
-    /// and the metadata filter fast on this database, whether they are there, and the
-    /// planner's estimate of the gain (catalog reads only). `--create NAME|all` and `--drop
-    /// NAME|all` show what they would run; with `--yes` they run it (Postgres `CONCURRENTLY`,
-    /// the savers never blocked; SQLite one transaction) and time the reads before and after.
-    /// Only Flashback's own indexes (`flashback_*`) are ever created or dropped.
+    /// The index advisor: which indexes would make the first page, a time range and the metadata
+    /// filter fast, whether they are there, the planner's estimated gain (catalog reads only).
+    /// `--create`/`--drop NAME|all` preview; `--yes` runs it (Postgres `CONCURRENTLY`, SQLite one
+    /// transaction) and times the reads before and after. Only `flashback_*` indexes are touched.
     Index(doors::index::IndexArgs),
     /// Delete a thread: every checkpoint, write and blob of it, all namespaces (one transaction).
     Delete {
