@@ -308,6 +308,18 @@ export type ChannelInfo = {
 	default: boolean,
 };
 
+/**  A channel whose list a paged `checkpoint_detail` shows in part. */
+export type ChannelPage = {
+	/**  The channel. */
+	channel: string,
+	/**  Items in the whole list. */
+	total: number,
+	/**  The first item shown in `values`. */
+	offset: number,
+	/**  How many are shown. */
+	limit: number,
+};
+
 /**  What the rebuild check found for one channel. */
 export type ChannelRebuild = {
 	/**  The channel. */
@@ -433,6 +445,7 @@ export type CheckpointDetail = {
 	 *  values are locked, and which parts are plaintext although the database is encrypted.
 	 */
 	sealing: CheckpointSealing | null,
+	/**  With a `page` asked for: the channels whose lists are shown in part (absent otherwise). */
 	pages?: ChannelPage[],
 };
 
@@ -525,6 +538,11 @@ export type CheckpointRequest = {
 	 *  record.
 	 */
 	live?: boolean | null,
+	/**
+	 *  Paged: a list longer than this shows its first `page` items (said in `pages`; the
+	 *  rest with `state_page`), and strings longer than 16,384 characters are folded
+	 *  (`{"$folded": {"chars", "path"}, …}`). Default: everything whole.
+	 */
 	page?: number | null,
 };
 
@@ -1176,37 +1194,128 @@ export type HostMode =
 /**  One `flashback` CLI command. */
 "cli";
 
-/**  One list item's fate. */
 /**  Create or drop. */
-export type IndexAction = "create" | "drop";
+export type IndexAction = 
+/**  Create the indexes that are not there (an invalid one is dropped and rebuilt). */
+"create" | 
+/**  Drop the indexes that are there. */
+"drop";
 
 /**  One index Flashback proposes. */
-export type IndexAdvice = { name: string, table: string, definition: string, speeds: string[], state: IndexState, size_bytes: number | null, estimated_bytes: number, estimated_seconds: number, estimate: PlanEstimate | null, recommended: boolean };
+export type IndexAdvice = {
+	/**  Its name (always `flashback_…`). */
+	name: string,
+	/**  The table it indexes. */
+	table: string,
+	/**  The statement that creates it. */
+	definition: string,
+	/**  The reads it makes fast (`newest-first page`, `time range`, `metadata filter: user_id`). */
+	speeds: string[],
+	/**  Whether it is there. */
+	state: IndexState,
+	/**  Its size when present, bytes. */
+	size_bytes: number | null,
+	/**  What it would take to build (estimated), bytes. */
+	estimated_bytes: number,
+	/**  How long building it would take (estimated), seconds. */
+	estimated_seconds: number | null,
+	/**  The planner's view of the read it serves. */
+	estimate: PlanEstimate | null,
+	/**  Worth creating: missing (or invalid) on a database big enough for the scan to show. */
+	recommended: boolean,
+};
 
-/**  The index advisor's request. */
-export type IndexAdviceRequest = { db: string };
+/**
+ *  Which indexes would make the thread list, the newest-first page and the metadata filter
+ *  fast (catalog queries and the planner's estimates only; nothing is written).
+ */
+export type IndexAdviceRequest = {
+	/**  The database handle. */
+	db: string,
+};
 
 /**  What an index action ran (or would run), with the reads timed before and after. */
-export type IndexApplyReport = { dry_run: boolean, plan: IndexPlan, seconds: number | null, before: ReadTiming[], after: ReadTiming[], advice: IndexReport | null };
+export type IndexApplyReport = {
+	/**  Whether this was only a preview. */
+	dry_run: boolean,
+	/**  The statements and their estimates. */
+	plan: IndexPlan,
+	/**  How long the statements took, seconds (`None` for a preview). */
+	seconds: number | null,
+	/**
+	 *  The thread list's first page and a metadata filter, timed before (empty for a
+	 *  preview).
+	 */
+	before: ReadTiming[],
+	/**  The same reads after. */
+	after: ReadTiming[],
+	/**  The advice after the action (`None` for a preview). */
+	advice: IndexReport | null,
+};
 
 /**  Create or drop Flashback's indexes (`flashback_*` only), or preview it. */
-export type IndexApplyRequest = { db: string, action: IndexAction, names: string[], dry_run: boolean };
+export type IndexApplyRequest = {
+	/**  The database handle. */
+	db: string,
+	/**  `create` or `drop`. */
+	action: IndexAction,
+	/**
+	 *  Index names from the advice, or `all` (create: the recommended ones; drop: every
+	 *  `flashback_*` index there).
+	 */
+	names: string[],
+	/**  Only say what would run (the statements, estimated size and time); nothing is written. */
+	dry_run: boolean,
+};
 
 /**  What an index action runs (its preview) or ran. */
-export type IndexPlan = { action: IndexAction, names: string[], statements: string[], estimated_bytes: number, estimated_seconds: number, note: string };
+export type IndexPlan = {
+	/**  The action. */
+	action: IndexAction,
+	/**  The indexes it touches (the ones already as asked are left out). */
+	names: string[],
+	/**  The statements, in order. */
+	statements: string[],
+	/**  What the new indexes take (estimated), bytes; 0 for a drop. */
+	estimated_bytes: number,
+	/**  How long it takes (estimated), seconds. */
+	estimated_seconds: number | null,
+	/**  How it runs alongside the program writing the database, one line. */
+	note: string,
+};
 
 /**  The advice for a database. */
-export type IndexReport = { applicable: boolean, summary: string, checkpoints: number, table_bytes: number, indexes: IndexAdvice[], others: string[] };
+export type IndexReport = {
+	/**
+	 *  Whether the source has SQL indexes at all (a `langgraph dev` folder, an Agent Server
+	 *  and the three-table store do not take these).
+	 */
+	applicable: boolean,
+	/**  One line: what to do (or why nothing). */
+	summary: string,
+	/**  Checkpoint rows (estimated: SQLite's largest rowid, Postgres's `reltuples`). */
+	checkpoints: number,
+	/**  The `checkpoints` table's size, bytes. */
+	table_bytes: number,
+	/**  The indexes Flashback proposes. */
+	indexes: IndexAdvice[],
+	/**  Other `flashback_*` indexes on the table (an older definition): dropped by `--drop all`. */
+	others: string[],
+};
 
 /**  Whether an index is there. */
-export type IndexState = "present" | "missing" | "invalid";
+export type IndexState = 
+/**  Built and used by the planner. */
+"present" | 
+/**  Not there. */
+"missing" | 
+/**
+ *  Postgres: left `INVALID` by a failed or cancelled `CREATE INDEX CONCURRENTLY`; never
+ *  used, still maintained on every write. Creating it again drops and rebuilds it.
+ */
+"invalid";
 
-/**  What the planner says of the read an index serves. */
-export type PlanEstimate = { read: string, plan: string, scans: boolean, uses_index: boolean, rows_now: number, rows_with_index: number | null, cost_now: number | null };
-
-/**  One read timed on the open database. */
-export type ReadTiming = { read: string, millis: number, threads: number };
-
+/**  One list item's fate. */
 export type ItemDiff = {
 	/**  What happened to it. */
 	change: Change,
@@ -1464,6 +1573,16 @@ export type Orphans = {
 	blobs: Tally,
 };
 
+/**  One item of the list that holds the text. */
+export type PageHit = {
+	/**  The item's index in the whole list. */
+	index: number,
+	/**  Where in the item, in the path syntax (`messages[7].content`): its first match. */
+	path: string,
+	/**  The text around that match, on one line. */
+	snippet: string,
+};
+
 /**  What a repeated payload is. */
 export type PayloadKind = 
 /**  A whole stored value (an inline value, a blob row or a write's value). */
@@ -1490,6 +1609,33 @@ export type PayloadPlace = {
 	channel: string,
 	/**  The path inside the value (`messages[3].content[1].image_url.url`; empty: the value). */
 	path: string,
+};
+
+/**  What the planner says of the read an index serves. */
+export type PlanEstimate = {
+	/**  The read, in words (`the 200 most recently active threads`). */
+	read: string,
+	/**
+	 *  Its plan today, one line (SQLite: `SCAN checkpoints …` / `SEARCH …`; Postgres: the
+	 *  plan's nodes, outermost first).
+	 */
+	plan: string,
+	/**
+	 *  Whether today's plan reads every row of `checkpoints` (a scan, or an aggregate over
+	 *  the whole primary key).
+	 */
+	scans: boolean,
+	/**  Whether today's plan uses this index. */
+	uses_index: boolean,
+	/**  Rows the read goes through today (estimated). */
+	rows_now: number,
+	/**
+	 *  Rows it would go through with the index (estimated; `None` when the planner gives no
+	 *  figure, as SQLite without statistics for a metadata value).
+	 */
+	rows_with_index: number | null,
+	/**  Postgres: the plan's total cost today (the planner's units). */
+	cost_now: number | null,
 };
 
 /**  Prune threads. */
@@ -1545,6 +1691,16 @@ export type QuadraticChannel = {
 	stored_bytes: number,
 	/**  The last stored value's bytes (what storing it once would take). */
 	last_bytes: number,
+};
+
+/**  One read timed on the open database. */
+export type ReadTiming = {
+	/**  The read, in words. */
+	read: string,
+	/**  How long it took, milliseconds. */
+	millis: number | null,
+	/**  Threads it returned. */
+	threads: number,
 };
 
 /**  Rebuild a branch's channels from its writes. */
@@ -2028,6 +2184,74 @@ export type SqliteFile = {
 	free_pages: number,
 	/**  `free_pages × page_size`. */
 	free_bytes: number,
+};
+
+/**  A page of a list inside a checkpoint (or, at a path that is not a list, the value there). */
+export type StatePage = {
+	/**  Thread id. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns: string,
+	/**  Checkpoint id. */
+	checkpoint_id: string,
+	/**  The path, written canonically. */
+	path: string,
+	/**
+	 *  How many items the whole list holds; `None` when the path is not a list (then `value`
+	 *  holds what is there, and `items` is empty).
+	 */
+	total: number | null,
+	/**  The first item of the page. */
+	offset: number,
+	/**  The page's items, in the JSON view, long strings folded. */
+	items: Value[],
+	/**  The value at a path that is not a list (long strings folded), else `None`. */
+	value: Value | null,
+	/**  How many strings were folded (`{"$folded": …}`), each fetched whole by its path. */
+	folded: number,
+	/**  With a `query`: the items that hold it, in list order (at most 1,000). */
+	hits: PageHit[],
+	/**  With a `query`: how many items hold it (all of them, beyond `hits`). */
+	hit_count: number,
+};
+
+/**
+ *  A page of the list at a path inside one checkpoint's state (or the value there), and
+ *  optionally where a text occurs in the whole list.
+ */
+export type StatePageRequest = {
+	/**  Database handle. */
+	db: string,
+	/**  Thread id. */
+	thread_id: string,
+	/**  Namespace. */
+	checkpoint_ns?: string,
+	/**  Checkpoint id (default: the namespace's latest). */
+	checkpoint_id?: string | null,
+	/**
+	 *  The path: a channel, then keys and list indexes (`messages`, `messages[7].content`),
+	 *  the syntax of `watch` and MCP's `state` `path`.
+	 */
+	path: string,
+	/**  The first item of the page (0-based). */
+	offset?: number,
+	/**  Items in the page (default 50, at most 1,000). */
+	limit?: number | null,
+	/**  Also search the whole list for this text (any case, as the state search matches). */
+	query?: string | null,
+	/**
+	 *  Fold strings longer than this many characters to their start and length (default
+	 *  16,384; `0` folds nothing). A folded string is fetched whole by its own path.
+	 */
+	fold?: number | null,
+	/**  Show `SecretStr` values in plain text. */
+	reveal_secrets?: boolean,
+	/**  The saver's view of DeltaChannels (as `checkpoint_detail`'s `raw`). */
+	raw?: boolean,
+	/**  The reducer to rebuild a DeltaChannel with, per channel (as `checkpoint_detail`). */
+	reducers?: { [key in string]: string },
+	/**  Which view (as `checkpoint_detail`'s `live`). */
+	live?: boolean | null,
 };
 
 /**
@@ -3016,8 +3240,3 @@ async function typedError<T, E>(result: Promise<T>): Promise<{ status: "ok"; dat
     }
 }
 
-
-export type ChannelPage = { channel: string, total: number, offset: number, limit: number };
-export type PageHit = { index: number, path: string, snippet: string };
-export type StatePage = { thread_id: string, checkpoint_ns: string, checkpoint_id: string, path: string, total: number | null, offset: number, items: Value[], value: Value | null, folded: number, hits: PageHit[], hit_count: number };
-export type StatePageRequest = { db: string, thread_id: string, checkpoint_ns?: string, checkpoint_id?: string | null, path: string, offset?: number, limit?: number | null, query?: string | null, fold?: number | null, reveal_secrets?: boolean, raw?: boolean, reducers?: { [key in string]: string }, live?: boolean | null };

@@ -33,12 +33,23 @@ export function estimateLine(e: PlanEstimate): string {
 /** What building it would take, or its size. */
 export function sizeLine(i: IndexAdvice): string {
   if (i.size_bytes !== null) return formatBytes(i.size_bytes);
-  return `≈ ${formatBytes(i.estimated_bytes)}, ≈ ${i.estimated_seconds.toFixed(1)} s to build`;
+  return buildLine(i.estimated_bytes, i.estimated_seconds);
 }
 
 /** What a previewed build takes. */
 export function planLine(p: IndexPlan): string {
-  return `≈ ${formatBytes(p.estimated_bytes)}, ≈ ${p.estimated_seconds.toFixed(1)} s to build`;
+  return buildLine(p.estimated_bytes, p.estimated_seconds);
+}
+
+/** Size and time to build; a time the server could not give (JSON null) is left out. */
+function buildLine(bytes: number, seconds: number | null): string {
+  const time = seconds === null ? "" : `, ≈ ${seconds.toFixed(1)} s to build`;
+  return `≈ ${formatBytes(bytes)}${time}`;
+}
+
+/** Milliseconds, or "?" where the server sent none. */
+function ms(millis: number | null | undefined): string {
+  return millis === null || millis === undefined ? "?" : `${millis.toFixed(0)} ms`;
 }
 
 /** The indexes a Create-all button builds: every one not present. */
@@ -56,8 +67,6 @@ export function hintLine(r: IndexReport): string | null {
 /** Before → after, one line per read. */
 export function timingLines(r: IndexApplyReport): string[] {
   return r.before.map((b, i) => {
-    const a = r.after[i];
-    const after = a ? `${a.millis.toFixed(0)} ms` : "?";
-    return `${b.read}: ${b.millis.toFixed(0)} ms → ${after}`;
+    return `${b.read}: ${ms(b.millis)} → ${ms(r.after[i]?.millis)}`;
   });
 }
