@@ -132,7 +132,7 @@ pub(crate) fn apply_view(
 
 /// One checkpoint in full. `namespaces` are the thread's namespaces (for subgraph links of
 /// tasks); the latest checkpoint of its namespace is shown live, any other as history. With
-/// `page`, a list longer than that shows its first `page` items and long strings are folded
+/// `page`, a list longer than that shows its first `page` items, their long strings folded
 /// (`pagedview`).
 pub fn checkpoint_detail(
     tuple: &mut CheckpointTuple,

@@ -45,7 +45,7 @@ pub(crate) fn has_big_lists(tuple: &CheckpointTuple) -> bool {
 }
 
 /// A channel's view in a paged detail: a list longer than `page` as its first `page` items
-/// (with what the whole holds), long strings folded.
+/// (with what the whole holds), long strings in those items folded.
 pub(crate) fn detail_view(
     channel: &str,
     v: &Decoded,
@@ -74,8 +74,9 @@ pub(crate) fn detail_view(
             return (Json::Array(shown), Some(info));
         }
     }
-    let value = view_decoded(v, opts).unwrap_or(Json::Null);
-    (fold(value, &at, DEFAULT_FOLD, &mut folded), None)
+    // Any other value is sent whole, as without `page`: the app clips a long string itself and
+    // unfolds it in place (the decode budget already stands in for an enormous one).
+    (view_decoded(v, opts).unwrap_or(Json::Null), None)
 }
 
 /// The page `ask` names of the value at `path` inside the channel value `value`.
