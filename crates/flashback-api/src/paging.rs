@@ -3,7 +3,7 @@
 //! (live or step record) — and `state_page`, a page of the list at a path, with a search over
 //! the whole list.
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::summaries::{checkpoint_not_found, ensure_namespace};
 use crate::types::{
     CheckpointRequest, CheckpointSealing, StatePage, StatePageRequest, DEFAULT_FOLD, DEFAULT_PAGE,
@@ -174,6 +174,12 @@ impl Api {
         let opts = ViewOptions {
             reveal_secrets: req.reveal_secrets,
         };
+        if let Some(problem) = &tuple.header.problem {
+            return Err(ApiError::new(
+                ErrorCode::Corrupt,
+                format!("this checkpoint cannot be read: {problem}"),
+            ));
+        }
         let values = &tuple.checkpoint.channel_values;
         let Some((_, value)) = values.iter().find(|(c, _)| *c == path.channel) else {
             let names: Vec<&str> = values.iter().map(|(c, _)| c.as_str()).collect();

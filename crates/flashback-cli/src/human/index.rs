@@ -90,9 +90,9 @@ pub fn index_advice(r: &IndexReport) -> String {
 /// What `--create` / `--drop` ran (or would run).
 pub fn index_applied(r: &IndexApplyReport) -> String {
     let p = &r.plan;
-    let verb = match p.action {
-        IndexAction::Create => "create",
-        IndexAction::Drop => "drop",
+    let (verb, done) = match p.action {
+        IndexAction::Create => ("create", "created"),
+        IndexAction::Drop => ("drop", "dropped"),
     };
     if p.statements.is_empty() {
         return format!("nothing to {verb}: the indexes are already as asked\n");
@@ -102,7 +102,7 @@ pub fn index_applied(r: &IndexApplyReport) -> String {
             "would {verb} {} (dry run; add --yes):\n",
             p.names.join(", ")
         ),
-        Some(s) => format!("{verb}d {} in {s:.1} s:\n", p.names.join(", ")),
+        Some(s) => format!("{done} {} in {s:.1} s:\n", p.names.join(", ")),
     };
     for s in &p.statements {
         out.push_str(&format!("  {s};\n"));

@@ -122,6 +122,33 @@ async fn reads_stay_local(api: &Api, db: &DbInfo, m: &Marks) {
     assert!(d.values.is_empty());
     assert_eq!(d.parent_checkpoint_id, Some(m.parent.clone()));
     assert!(d.step.is_some(), "metadata is still read");
+    // A page of it says why there is none, in one line (not "no channel").
+    let page = StatePageRequest {
+        db: db.db.clone(),
+        thread_id: "forked".into(),
+        checkpoint_ns: String::new(),
+        checkpoint_id: Some(bad.clone()),
+        path: "messages".into(),
+        offset: 0,
+        limit: None,
+        query: None,
+        fold: None,
+        reveal_secrets: false,
+        raw: false,
+        reducers: Default::default(),
+        live: None,
+    };
+    let e = api
+        .state_page(page)
+        .await
+        .expect_err("a damaged checkpoint");
+    assert_eq!(e.code, ErrorCode::Corrupt, "{e:?}");
+    assert!(
+        e.message
+            .starts_with("this checkpoint cannot be read: the checkpoint document"),
+        "{}",
+        e.message
+    );
     // Its neighbours are whole.
     let next = detail(api, db, "forked", "", &child).await;
     assert!(next.problem.is_none() && !next.values.is_empty());
