@@ -372,6 +372,31 @@ fn choose(
     })
 }
 
+/// The advice a source measured: its proposed indexes, the other `flashback_*` indexes it found
+/// on the table (`there`, by name) listed as `others`, and the summary line.
+fn report<V>(
+    checkpoints: u64,
+    table_bytes: u64,
+    indexes: Vec<IndexAdvice>,
+    there: &std::collections::BTreeMap<String, V>,
+) -> IndexReport {
+    let others = there
+        .keys()
+        .filter(|n| !indexes.iter().any(|i| &i.name == *n))
+        .cloned()
+        .collect();
+    let mut report = IndexReport {
+        applicable: true,
+        summary: String::new(),
+        checkpoints,
+        table_bytes,
+        indexes,
+        others,
+    };
+    report.summary = summary(&report);
+    report
+}
+
 /// The summary line of an advice.
 fn summary(report: &IndexReport) -> String {
     let missing: Vec<&str> = report

@@ -5,7 +5,7 @@
 //! blocked.
 
 use super::{
-    build_seconds, summary, IndexAdvice, IndexPlan, IndexReport, IndexState, PlanEstimate,
+    build_seconds, report, IndexAdvice, IndexPlan, IndexReport, IndexState, PlanEstimate,
     METADATA_GIN, METADATA_KEYS, PAGE, PREFIX, RECENT, SMALL,
 };
 use crate::postgres::connect_first;
@@ -174,21 +174,7 @@ async fn advise_on(conn: &mut PgConnection, t: &Target) -> Result<IndexReport, S
         )),
         recommended: worth(METADATA_GIN),
     });
-    let others = there
-        .keys()
-        .filter(|n| !indexes.iter().any(|i| &i.name == *n))
-        .cloned()
-        .collect();
-    let mut report = IndexReport {
-        applicable: true,
-        summary: String::new(),
-        checkpoints: rows,
-        table_bytes: bytes,
-        indexes,
-        others,
-    };
-    report.summary = summary(&report);
-    Ok(report)
+    Ok(report(rows, bytes, indexes, &there))
 }
 
 /// A one-key filter the newest rows of the table hold (a cheap sample: the first rows the

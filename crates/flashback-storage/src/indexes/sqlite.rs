@@ -3,7 +3,7 @@
 //! (never a scan); creating and dropping in one `BEGIN IMMEDIATE` transaction.
 
 use super::{
-    build_seconds, sqlite_metadata_expr, sqlite_metadata_index, summary, IndexAdvice, IndexPlan,
+    build_seconds, report, sqlite_metadata_expr, sqlite_metadata_index, IndexAdvice, IndexPlan,
     IndexReport, IndexState, PlanEstimate, METADATA_KEYS, PAGE, PREFIX, RECENT, SMALL,
 };
 use crate::sqlite::connect::{query_err, read_only, read_write, write_err};
@@ -117,21 +117,7 @@ pub(super) fn advise(path: &str) -> Result<IndexReport, StoreError> {
             name,
         });
     }
-    let others = there
-        .keys()
-        .filter(|n| !indexes.iter().any(|i| &i.name == *n))
-        .cloned()
-        .collect();
-    let mut report = IndexReport {
-        applicable: true,
-        summary: String::new(),
-        checkpoints: rows,
-        table_bytes: bytes,
-        indexes,
-        others,
-    };
-    report.summary = summary(&report);
-    Ok(report)
+    Ok(report(rows, bytes, indexes, &there))
 }
 
 /// Flashback's indexes on `checkpoints`: name → statement.
