@@ -5,7 +5,7 @@
 
 use super::ctx::Ctx;
 use super::query::search_where;
-use super::threads::fold_threads;
+use super::threads::threads_of;
 use crate::escape::key_or_note;
 use crate::find::{FoundThread, ThreadQuery};
 use crate::StoreError;
@@ -78,21 +78,8 @@ pub(super) fn find_threads_blocking(
             matched.push((raw.into(), shown, m));
         }
     }
-    let infos = if matched.is_empty() {
-        Vec::new()
-    } else {
-        let marks = vec!["?"; matched.len()].join(", ");
-        let sql = format!(
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             WHERE thread_id IN ({marks}) \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
-        );
-        let mut stmt = cx.conn.prepare(&sql).map_err(&err)?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(matched.iter().map(|m| &m.0)))
-            .map_err(&err)?;
-        fold_threads(&mut rows, &err)?
-    };
+    let ids: Vec<SqlValue> = matched.iter().map(|m| m.0.clone()).collect();
+    let infos = threads_of(&cx, &ids, &err)?;
     if let Some(tx) = snapshot {
         tx.finish().map_err(&err)?;
     }

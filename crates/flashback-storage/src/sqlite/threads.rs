@@ -105,25 +105,34 @@ fn recent_by_index(cx: &Ctx<'_>, n: usize) -> Result<Vec<ThreadInfo>, StoreError
             }
         }
     }
-    let threads = if found.is_empty() {
-        Vec::new()
-    } else {
-        let marks = vec!["?"; found.len()].join(", ");
-        let sql = format!(
-            "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
-             WHERE thread_id IN ({marks}) \
-             GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
-        );
-        let mut stmt = cx.conn.prepare(&sql).map_err(&err)?;
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(found.iter()))
-            .map_err(&err)?;
-        fold_threads(&mut rows, &err)?
-    };
+    let threads = threads_of(cx, &found, &err)?;
     if let Some(tx) = snapshot {
         tx.finish().map_err(&err)?;
     }
     Ok(threads)
+}
+
+/// The threads whose stored keys are `ids` (each key as stored: one bound parameter each),
+/// folded as [`fold_threads`] does; none for no keys.
+pub(super) fn threads_of(
+    cx: &Ctx<'_>,
+    ids: &[SqlValue],
+    err: &dyn Fn(rusqlite::Error) -> StoreError,
+) -> Result<Vec<ThreadInfo>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; ids.len()].join(", ");
+    let sql = format!(
+        "SELECT thread_id, checkpoint_ns, COUNT(*), MAX(checkpoint_id) FROM checkpoints \
+         WHERE thread_id IN ({marks}) \
+         GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns"
+    );
+    let mut stmt = cx.conn.prepare(&sql).map_err(err)?;
+    let mut rows = stmt
+        .query(rusqlite::params_from_iter(ids.iter()))
+        .map_err(err)?;
+    fold_threads(&mut rows, err)
 }
 
 /// A stored key as a set member (SQLite values are not `Hash`): its type and bytes.
