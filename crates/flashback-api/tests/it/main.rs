@@ -31,7 +31,7 @@ mod reads {
     mod commands;
     mod delta_reducers;
     mod find;
-    mod state_page;
+    pub(crate) mod state_page;
     mod status_reads;
     mod topology;
     mod value_search;

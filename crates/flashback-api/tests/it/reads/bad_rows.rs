@@ -124,19 +124,8 @@ async fn reads_stay_local(api: &Api, db: &DbInfo, m: &Marks) {
     assert!(d.step.is_some(), "metadata is still read");
     // A page of it says why there is none, in one line (not "no channel").
     let page = StatePageRequest {
-        db: db.db.clone(),
-        thread_id: "forked".into(),
-        checkpoint_ns: String::new(),
         checkpoint_id: Some(bad.clone()),
-        path: "messages".into(),
-        offset: 0,
-        limit: None,
-        query: None,
-        fold: None,
-        reveal_secrets: false,
-        raw: false,
-        reducers: Default::default(),
-        live: None,
+        ..super::state_page::ask(db, "forked", "messages")
     };
     let e = api
         .state_page(page)

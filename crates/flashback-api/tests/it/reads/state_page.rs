@@ -10,7 +10,7 @@ use flashback_api::{StatePage, StatePageRequest};
 use flashback_testkit::bigvalue;
 use serde_json::{json, Value as Json};
 
-fn ask(db: &DbInfo, thread: &str, path: &str) -> StatePageRequest {
+pub(crate) fn ask(db: &DbInfo, thread: &str, path: &str) -> StatePageRequest {
     StatePageRequest {
         db: db.db.clone(),
         thread_id: thread.into(),
