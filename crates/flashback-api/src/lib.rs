@@ -39,6 +39,7 @@ mod outfile;
 mod pagedview;
 mod paging;
 mod policy;
+mod rawpage;
 mod reads;
 pub mod rerun;
 mod retention;

@@ -89,31 +89,35 @@ pub(crate) fn page(value: &Decoded, path: &KeyPath, ask: &Ask) -> ApiResult<Body
         )));
     }
     if let Decoded::Msgpack(Value::Array(items)) = value {
-        return match path.steps.first() {
-            None => Ok(list_page(
-                items.len(),
-                |i| view(&items[i], ask.opts),
-                path,
-                ask,
-            )),
-            Some(Segment::Index(i)) => {
-                let item = index(items.len(), *i)
-                    .map(|i| &items[i])
-                    .ok_or_else(|| nothing_at(path))?;
-                let rest = KeyPath {
-                    channel: path.channel.clone(),
-                    steps: path.steps[1..].to_vec(),
-                };
-                let item = view(item, ask.opts);
-                let found = rest.resolve(&item).ok_or_else(|| nothing_at(path))?;
-                Ok(at_json(found.clone(), path, ask))
-            }
-            Some(Segment::Key(_)) => Err(nothing_at(path)),
-        };
+        return list_at(items.len(), |i| view(&items[i], ask.opts), path, ask);
     }
     let whole = view_decoded(value, ask.opts).unwrap_or(Json::Null);
     let found = path.resolve(&whole).ok_or_else(|| nothing_at(path))?;
     Ok(at_json(found.clone(), path, ask))
+}
+
+/// The page `ask` names of the value at `path` in a channel holding a list of `len` items,
+/// `item(i)` viewing one (only the items a page or search needs are viewed).
+pub(crate) fn list_at(
+    len: usize,
+    item: impl Fn(usize) -> Json,
+    path: &KeyPath,
+    ask: &Ask,
+) -> ApiResult<Body> {
+    match path.steps.first() {
+        None => Ok(list_page(len, item, path, ask)),
+        Some(Segment::Index(i)) => {
+            let i = index(len, *i).ok_or_else(|| nothing_at(path))?;
+            let rest = KeyPath {
+                channel: path.channel.clone(),
+                steps: path.steps[1..].to_vec(),
+            };
+            let item = item(i);
+            let found = rest.resolve(&item).ok_or_else(|| nothing_at(path))?;
+            Ok(at_json(found.clone(), path, ask))
+        }
+        Some(Segment::Key(_)) => Err(nothing_at(path)),
+    }
 }
 
 fn nothing_at(path: &KeyPath) -> ApiError {
@@ -127,7 +131,7 @@ fn index(len: usize, i: i64) -> Option<usize> {
     usize::try_from(i).ok().filter(|&i| i < len)
 }
 
-fn child(at: &KeyPath, i: usize) -> KeyPath {
+pub(crate) fn child(at: &KeyPath, i: usize) -> KeyPath {
     let mut p = at.clone();
     p.steps
         .push(Segment::Index(i64::try_from(i).unwrap_or(i64::MAX)));

@@ -161,19 +161,70 @@ impl Api {
             live: req.live,
             page: None,
         };
+        let opts = ViewOptions {
+            reveal_secrets: req.reveal_secrets,
+        };
+        let ask = crate::pagedview::Ask {
+            offset: req.offset,
+            limit,
+            fold: req.fold.unwrap_or(DEFAULT_FOLD),
+            needle: needle.as_ref(),
+            opts,
+        };
+        // Within the session's budget first: a list over it is paged from its stored bytes;
+        // failing that, the checkpoint is read again within the request's budget.
+        let read = self.read_checkpoint(&s, &creq, None).await?;
+        let (tuple, body) = match self.page_of(&s, read, &path, &ask, false).await? {
+            (tuple, Some(body)) => (tuple, body),
+            (_, None) => {
+                let budget = Some(self.page_budget()?);
+                let read = self.read_checkpoint(&s, &creq, budget).await?;
+                let (tuple, body) = self.page_of(&s, read, &path, &ask, true).await?;
+                let body = body.ok_or_else(|| {
+                    ApiError::invalid(format!("channel {:?} cannot be paged", path.channel))
+                })?;
+                (tuple, body)
+            }
+        };
+        let h = &tuple.header;
+        Ok(StatePage {
+            thread_id: h.thread_id.clone(),
+            checkpoint_ns: h.checkpoint_ns.clone(),
+            checkpoint_id: h.checkpoint_id.clone(),
+            path: path.to_string(),
+            total: body.total,
+            offset: req.offset,
+            items: body.items,
+            value: body.value,
+            folded: body.folded,
+            hits: body.hits,
+            hit_count: body.hit_count,
+        })
+    }
+}
+
+impl Api {
+    /// The page `ask` names at `path` in a checkpoint read (its view applied); `None` when
+    /// the channel is a list over the read's budget that cannot be paged from its stored bytes
+    /// (unless `last`: then that is the error).
+    async fn page_of(
+        &self,
+        s: &Session,
+        read: Loaded,
+        path: &KeyPath,
+        ask: &crate::pagedview::Ask<'_>,
+        last: bool,
+    ) -> ApiResult<(CheckpointTuple, Option<crate::pagedview::Body>)> {
         let Loaded {
             mut tuple,
             view,
             namespaces,
+            rebuilt,
             ..
-        } = self
-            .read_checkpoint(&s, &creq, Some(self.page_budget()?))
-            .await?;
-        let dialect = s.store.schema().dialect;
-        crate::detail::apply_view(&mut tuple, &view, namespaces, dialect);
-        let opts = ViewOptions {
-            reveal_secrets: req.reveal_secrets,
-        };
+        } = read;
+        let store = s.store.as_ref();
+        let dialect = store.schema().dialect;
+        let (_, applied) = crate::detail::apply_view(&mut tuple, &view, namespaces, dialect);
         if let Some(problem) = &tuple.header.problem {
             return Err(ApiError::new(
                 ErrorCode::Corrupt,
@@ -189,28 +240,35 @@ impl Api {
                 names.join(", ")
             )));
         };
-        let ask = crate::pagedview::Ask {
-            offset: req.offset,
-            limit,
-            fold: req.fold.unwrap_or(DEFAULT_FOLD),
-            needle: needle.as_ref(),
-            opts,
+        if !crate::rawpage::is_big_list(value) {
+            let body = crate::pagedview::page(value, path, ask)?;
+            return Ok((tuple, Some(body)));
+        }
+        let changed = rebuilt.contains_key(&path.channel)
+            || applied
+                .applied
+                .iter()
+                .any(|a| a.channels.contains(&path.channel));
+        let at = flashback_storage::ValueAt::Channel(&path.channel);
+        let max = self.page_budget()?.max_request_bytes;
+        let list = match changed {
+            true => None,
+            false => crate::rawpage::stored_list(store, &tuple, at, value, max).await?,
         };
-        let body = crate::pagedview::page(value, &path, &ask)?;
-        let h = &tuple.header;
-        Ok(StatePage {
-            thread_id: h.thread_id.clone(),
-            checkpoint_ns: h.checkpoint_ns.clone(),
-            checkpoint_id: h.checkpoint_id.clone(),
-            path: path.to_string(),
-            total: body.total,
-            offset: req.offset,
-            items: body.items,
-            value: body.value,
-            folded: body.folded,
-            hits: body.hits,
-            hit_count: body.hit_count,
-        })
+        let body = match list.as_deref().and_then(crate::rawpage::items) {
+            Some(items) => Some(crate::pagedview::list_at(
+                items.len(),
+                |i| {
+                    let item = items.get(i).unwrap_or(&[0xc0]);
+                    crate::rawpage::item_view(item, ask.opts)
+                },
+                path,
+                ask,
+            )?),
+            None if last => Some(crate::pagedview::page(value, path, ask)?),
+            None => None,
+        };
+        Ok((tuple, body))
     }
 }
 

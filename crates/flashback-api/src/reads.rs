@@ -154,33 +154,44 @@ impl Api {
     pub async fn checkpoint_detail(&self, req: CheckpointRequest) -> ApiResult<CheckpointDetail> {
         let s = self.session(&req.db)?;
         let store = s.store.as_ref();
-        let mut read = self.read_checkpoint(&s, &req, None).await?;
-        if req.page.is_some() && !req.full && crate::pagedview::has_big_lists(&read.tuple) {
-            // Paged: a list over the decode budget is read again within the request's budget,
-            // so its first page can be shown (only the page is viewed).
-            read = self
-                .read_checkpoint(&s, &req, Some(self.page_budget()?))
-                .await?;
-        }
-        let crate::paging::Loaded {
-            mut tuple,
-            view,
-            namespaces,
-            sealing,
-            rebuilt,
-        } = read;
-        let mut detail = crate::detail::checkpoint_detail(
-            &mut tuple,
-            &view,
-            namespaces,
-            ViewOptions {
-                reveal_secrets: req.reveal_secrets,
-            },
-            rebuilt,
-            store.schema().dialect,
-            req.page,
-        );
-        detail.sealing = sealing;
+        let opts = ViewOptions {
+            reveal_secrets: req.reveal_secrets,
+        };
+        let read = self.read_checkpoint(&s, &req, None).await?;
+        // Paged: a list over the decode budget shows its first page, read from its stored
+        // bytes; failing that, the checkpoint is read again within the request's budget (only
+        // the page is viewed).
+        let paged = req.page.filter(|_| !req.full);
+        let max = self.page_budget()?.max_request_bytes;
+        let first = match paged {
+            Some(n) if crate::pagedview::has_big_lists(&read.tuple) => {
+                Some(crate::rawpage::first_pages(store, &read.tuple, n, max, opts).await?)
+            }
+            _ => None,
+        };
+        let (tuple, mut detail) = match first {
+            Some(Some(pages)) => {
+                let (tuple, mut detail) = shown(read, opts, store, req.page);
+                match pages.apply(&mut detail) {
+                    true => (tuple, detail),
+                    false => shown(
+                        self.read_checkpoint(&s, &req, Some(self.page_budget()?))
+                            .await?,
+                        opts,
+                        store,
+                        req.page,
+                    ),
+                }
+            }
+            Some(None) => shown(
+                self.read_checkpoint(&s, &req, Some(self.page_budget()?))
+                    .await?,
+                opts,
+                store,
+                req.page,
+            ),
+            None => shown(read, opts, store, req.page),
+        };
         detail.made_by = made_by(store, &tuple, req.reveal_secrets).await;
         if detail.updated_channels.is_none() {
             detail.updated_channels = flashback_engine::diff::updated_channels(store, &tuple).await;
@@ -383,4 +394,31 @@ async fn made_by(
             .unwrap_or_default(),
         Err(_) => Vec::new(),
     }
+}
+
+/// A checkpoint read as `checkpoint_detail` shows it (`page`: long lists as their first page).
+fn shown(
+    read: crate::paging::Loaded,
+    opts: ViewOptions,
+    store: &dyn CheckpointStore,
+    page: Option<u32>,
+) -> (CheckpointTuple, CheckpointDetail) {
+    let crate::paging::Loaded {
+        mut tuple,
+        view,
+        namespaces,
+        sealing,
+        rebuilt,
+    } = read;
+    let mut detail = crate::detail::checkpoint_detail(
+        &mut tuple,
+        &view,
+        namespaces,
+        opts,
+        rebuilt,
+        store.schema().dialect,
+        page,
+    );
+    detail.sealing = sealing;
+    (tuple, detail)
 }

@@ -153,6 +153,42 @@ pub fn select_channels<R: BufRead + Seek>(
     slim_with(r, |channel| keep(channel).then_some(u64::MAX)).map(|s| s.document)
 }
 
+/// The stored bytes of one channel's value in a msgpack checkpoint document streamed from `r`
+/// (every other value read past, never held): what a page of a list over the decode budget is
+/// read from. `None`: the document has no such channel.
+pub fn channel_value<R: BufRead + Seek>(mut r: R, channel: &str) -> io::Result<Option<Vec<u8>>> {
+    let mut scratch = Vec::new();
+    let entries = map_header(&mut r, &mut scratch)?;
+    for _ in 0..entries {
+        scratch.clear();
+        let key = copy_key(&mut r, &mut scratch)?;
+        if key.as_deref() != Some("channel_values") {
+            copy_value(&mut r, None, 0)?;
+            continue;
+        }
+        scratch.clear();
+        let Ok(n) = map_header(&mut r, &mut scratch) else {
+            return Err(invalid("channel_values is not a map"));
+        };
+        for _ in 0..n {
+            scratch.clear();
+            if copy_key(&mut r, &mut scratch)?.as_deref() == Some(channel) {
+                // Measured first (long strings are sought over), so the copy is one allocation
+                // of its size, not a doubling vector's.
+                let at = r.stream_position()?;
+                let size = copy_value(&mut r, None, 0)?;
+                r.seek(SeekFrom::Start(at))?;
+                let mut value = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                copy_value(&mut r, Some(&mut value), u64::MAX)?;
+                return Ok(Some(value));
+            }
+            copy_value(&mut r, None, 0)?;
+        }
+        return Ok(None);
+    }
+    Ok(None)
+}
+
 /// The walk of [`slim_document`] and [`select_channels`]: `limit(channel)` is the size up to
 /// which a channel's value is kept (over it: `nil`, listed as too large), or `None` to drop it.
 fn slim_with<R: BufRead + Seek>(mut r: R, limit: impl Fn(&str) -> Option<u64>) -> io::Result<Slim> {
@@ -484,6 +520,28 @@ mod tests {
         // The other fields are untouched.
         assert_eq!(back.get("v"), Some(&Value::Int(4)));
         assert!(select_channels(Cursor::new(&[0x92][..]), |_| true).is_err());
+    }
+
+    #[test]
+    fn one_channel_value_is_read_from_the_document() {
+        let list = Value::Array((0..2000).map(|i| s(&format!("m{i}"))).collect());
+        let doc = Value::Map(vec![
+            (s("v"), Value::Int(4)),
+            (
+                s("channel_values"),
+                Value::Map(vec![(s("a"), s("x")), (s("messages"), list.clone())]),
+            ),
+            (s("channel_versions"), Value::Map(vec![])),
+        ]);
+        let bytes = msgpack::encode(&doc);
+        let got = channel_value(Cursor::new(&bytes[..]), "messages").unwrap();
+        assert_eq!(got, Some(msgpack::encode(&list)));
+        assert_eq!(
+            channel_value(Cursor::new(&bytes[..]), "nope").unwrap(),
+            None
+        );
+        assert!(channel_value(Cursor::new(&bytes[..bytes.len() / 2]), "messages").is_err());
+        assert!(channel_value(Cursor::new(&[0x92][..]), "messages").is_err());
     }
 
     #[test]

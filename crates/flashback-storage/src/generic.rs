@@ -218,6 +218,18 @@ macro_rules! forward_reads {
             ) -> Result<Vec<Option<$crate::CheckpointTuple>>, $crate::StoreError> {
                 self.$store.get_tuples_selecting(keys, keep).await
             }
+
+            async fn stored_value(
+                &self,
+                thread_id: &str,
+                checkpoint_ns: &str,
+                checkpoint_id: &str,
+                at: $crate::ValueAt<'_>,
+            ) -> Result<Option<$crate::StoredBytes>, $crate::StoreError> {
+                self.$store
+                    .stored_value(thread_id, checkpoint_ns, checkpoint_id, at)
+                    .await
+            }
         }
     };
 }

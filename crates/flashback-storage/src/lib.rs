@@ -162,6 +162,20 @@ pub trait CheckpointStore: Send + Sync {
     /// What the newest rows say about encryption (see [`sealed`]).
     async fn encryption_probe(&self) -> Result<EncryptionProbe, StoreError>;
 
+    /// One value of a checkpoint as stored (a channel's value, or a pending write), read
+    /// without reading or decoding anything else: a page of a list over the decode budget is
+    /// read from it. `Ok(None)`: no such value, or this source cannot read one value alone
+    /// (the caller then decodes the checkpoint).
+    async fn stored_value(
+        &self,
+        _thread_id: &str,
+        _checkpoint_ns: &str,
+        _checkpoint_id: &str,
+        _at: ValueAt<'_>,
+    ) -> Result<Option<StoredBytes>, StoreError> {
+        Ok(None)
+    }
+
     /// Several checkpoints, each as [`get_tuple`](Self::get_tuple) returns it, in the order of
     /// `keys` (`(thread_id, checkpoint_ns, checkpoint_id)`): what a list of many threads needs.
     /// Backends may read them in one go (SQLite: one call to its connection, one snapshot).

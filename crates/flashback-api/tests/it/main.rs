@@ -33,6 +33,7 @@ mod reads {
     mod find;
     pub(crate) mod state_page;
     mod status_reads;
+    mod stored_values;
     mod topology;
     mod value_search;
     mod watch_key;

@@ -12,7 +12,8 @@ mod tests;
 mod writer;
 
 pub use reader::{
-    check, decode, decode_with_cache, is_invalid_str, raw_parts, top_level_str, RawParts,
+    check, decode, decode_with_cache, is_invalid_str, raw_parts, top_level_str, ArrayIndex,
+    RawParts,
 };
 pub use writer::{encode, encode_into, write_array_header, write_map_header};
 

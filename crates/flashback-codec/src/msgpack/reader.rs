@@ -158,6 +158,82 @@ pub fn raw_parts(data: &[u8]) -> Result<RawParts<'_>, MsgpackError> {
     Ok(parts)
 }
 
+/// Items of an [`ArrayIndex`] per kept offset.
+const MARK_EVERY: usize = 64;
+
+/// A msgpack array's items found by index without decoding them, and without keeping each
+/// item's place: one walk keeps every 64th item's offset, and an item is found by skipping
+/// from the offset before it. For paging a long list held as bytes (memory: one word per 64
+/// items).
+#[derive(Debug, Clone)]
+pub struct ArrayIndex<'a> {
+    data: &'a [u8],
+    marks: Vec<usize>,
+    len: usize,
+}
+
+impl<'a> ArrayIndex<'a> {
+    /// Index `data`, one complete msgpack document: `Ok(None)` when it is not an array; the
+    /// checks of [`check`] (truncation, 0xc1, depth, trailing bytes) otherwise.
+    pub fn new(data: &'a [u8]) -> Result<Option<ArrayIndex<'a>>, MsgpackError> {
+        let mut r = Reader {
+            data,
+            pos: 0,
+            cache: None,
+        };
+        let m = r.u8()?;
+        let len = match m {
+            0x90..=0x9f => (m & 0x0f) as usize,
+            0xdc => r.len(2)?,
+            0xdd => r.len(4)?,
+            _ => return Ok(None),
+        };
+        // Each item is at least one byte: a count beyond what is left is a lie.
+        let mut marks = Vec::with_capacity(len.min(data.len()) / MARK_EVERY + 1);
+        for i in 0..len {
+            if i % MARK_EVERY == 0 {
+                marks.push(r.pos);
+            }
+            r.skip(1)?;
+        }
+        if r.pos != data.len() {
+            return Err(r.err(format!(
+                "{} trailing bytes after the document",
+                data.len() - r.pos
+            )));
+        }
+        Ok(Some(ArrayIndex { data, marks, len }))
+    }
+
+    /// The number of items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Item `i`'s bytes (`None` past the end).
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let mut r = Reader {
+            data: self.data,
+            pos: *self.marks.get(i / MARK_EVERY)?,
+            cache: None,
+        };
+        if i >= self.len {
+            return None;
+        }
+        for _ in 0..i % MARK_EVERY {
+            r.skip(1).ok()?;
+        }
+        let start = r.pos;
+        r.skip(1).ok()?;
+        Some(&self.data[start..r.pos])
+    }
+}
+
 fn uint_value(u: u64) -> Value {
     i64::try_from(u).map(Value::Int).unwrap_or(Value::UInt(u))
 }

@@ -161,3 +161,36 @@ fn bad_input_is_an_error_or_raw_ext_never_a_panic() {
     assert!(matches!(rt(&[0xd4, 0x00, 0x05]), Value::RawExt(r) if r.code == 0));
     assert!(matches!(rt(&[0xd4, 0x01, 0x93]), Value::RawExt(r) if r.code == 1));
 }
+
+#[test]
+fn an_array_index_finds_every_item_by_its_place() {
+    for n in [0usize, 1, 63, 64, 65, 200] {
+        let items: Vec<Value> = (0..n)
+            .map(|i| match i % 3 {
+                0 => Value::Int(i as i64),
+                1 => Value::Str(format!("item {i}").repeat(i % 7 + 1).into()),
+                _ => Value::Array(vec![Value::Nil, Value::Int(-(i as i64))]),
+            })
+            .collect();
+        let bytes = encode(&Value::Array(items.clone()));
+        let index = ArrayIndex::new(&bytes).unwrap().expect("an array");
+        assert_eq!((index.len(), index.is_empty()), (n, n == 0));
+        for (i, item) in items.iter().enumerate() {
+            assert_eq!(
+                &decode(index.get(i).unwrap()).unwrap(),
+                item,
+                "{n}: item {i}"
+            );
+        }
+        assert_eq!(index.get(n), None);
+        assert_eq!(index.get(usize::MAX), None);
+    }
+    // Not an array; malformed, truncated or followed by more: refused, never a panic.
+    assert!(ArrayIndex::new(&encode(&Value::Int(3))).unwrap().is_none());
+    let bytes = encode(&Value::Array(vec![Value::Str("abc".into()); 100]));
+    assert!(ArrayIndex::new(&bytes[..bytes.len() - 1]).is_err());
+    assert!(ArrayIndex::new(&[bytes.as_slice(), &[0x01]].concat()).is_err());
+    assert!(ArrayIndex::new(&[0xdd, 0xff, 0xff, 0xff, 0xff, 0x01]).is_err());
+    assert!(ArrayIndex::new(&[0x91, 0xc1]).is_err());
+    assert!(ArrayIndex::new(&[]).is_err());
+}

@@ -100,7 +100,10 @@ impl PostgresStore {
         // Parse the documents while the writes are fetched; decode the writes while the
         // blobs are fetched.
         let parse_keys: Vec<String> = keys.iter().map(|k| k.checkpoint_id.clone()).collect();
-        let parsing = tokio::task::spawn_blocking(move || parse_rows(&rows, &parse_keys, shallow));
+        let keep = self.only.clone();
+        let parsing = tokio::task::spawn_blocking(move || {
+            parse_rows(&rows, &parse_keys, shallow, keep.as_ref())
+        });
         let write_rows = self.fetch_writes(&mut tx, &keys).await?;
         let send_rows = self.fetch_sends(&mut tx, &keys).await?;
         let row_index = RowIndex::new(&keys);
@@ -382,6 +385,18 @@ impl CheckpointStore for PostgresStore {
         self.writes_mentioning(thread_id, needle)
             .await
             .map_err(|e| e.during(|| reading_writes(thread_id)))
+    }
+
+    async fn stored_value(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        at: ValueAt<'_>,
+    ) -> Result<Option<StoredBytes>, StoreError> {
+        self.stored(thread_id, checkpoint_ns, checkpoint_id, at)
+            .await
+            .map_err(|e| e.during(|| format!("reading a value of checkpoint {checkpoint_id}")))
     }
 
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {

@@ -1,6 +1,7 @@
 //! Fetched rows: their keys, the parsed checkpoint documents, decoded blobs, writes and
 //! sends (pure, run on blocking threads).
 
+use super::docjson::VersionTexts;
 use crate::decode::{checkpoint_from_json, empty, in_channel, unreadable_document};
 use crate::model::*;
 use crate::StoreError;
@@ -92,11 +93,17 @@ fn row_err(e: sqlx::Error) -> StoreError {
 /// Parse the checkpoint and metadata documents of the rows. A document that cannot be read
 /// gives a checkpoint without values and the reason in [`Doc::problem`]; it never fails the
 /// other rows.
-pub(super) fn parse_rows(rows: &[PgRow], ids: &[String], shallow: bool) -> Vec<Doc> {
+pub(super) fn parse_rows(
+    rows: &[PgRow],
+    ids: &[String],
+    shallow: bool,
+    keep: Option<&ChannelFilter>,
+) -> Vec<Doc> {
     rows.iter()
         .zip(ids)
         .map(|(r, id)| {
-            let (checkpoint, versions, inexact, problem) = match read_document(r, id, shallow) {
+            let read = read_document(r, id, shallow, keep);
+            let (checkpoint, versions, inexact, problem) = match read {
                 Ok((checkpoint, (versions, inexact))) => (checkpoint, versions, inexact, None),
                 Err(detail) => {
                     let mut checkpoint = empty();
@@ -129,15 +136,24 @@ pub(super) fn parse_rows(rows: &[PgRow], ids: &[String], shallow: bool) -> Vec<D
         .collect()
 }
 
-/// `channel_versions` as [`Doc::versions`] holds them, and whether some were inexact.
-type VersionTexts = (Vec<(String, Option<String>)>, bool);
-
 /// The checkpoint document of a row, its version texts, or why it cannot be read.
-fn read_document(r: &PgRow, id: &str, shallow: bool) -> Result<(Checkpoint, VersionTexts), String> {
+fn read_document(
+    r: &PgRow,
+    id: &str,
+    shallow: bool,
+    keep: Option<&ChannelFilter>,
+) -> Result<(Checkpoint, VersionTexts), String> {
     let text: Option<&str> = r.try_get("checkpoint").map_err(|e| e.to_string())?;
-    let doc: serde_json::Value = serde_json::from_str(text.unwrap_or("null"))
-        .map_err(|e| format!("checkpoint JSON: {e}"))?;
-    let mut checkpoint = checkpoint_from_json(&doc)?;
+    let text = text.unwrap_or("null");
+    // Read straight into the checkpoint; anything unusual the reference way, below.
+    let (mut checkpoint, texts) = match super::docjson::parse(text, keep) {
+        Some(parsed) => parsed,
+        None => {
+            let doc: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| format!("checkpoint JSON: {e}"))?;
+            (checkpoint_from_json(&doc)?, version_texts(&doc))
+        }
+    };
     if checkpoint.id.is_empty() {
         checkpoint.id = id.to_owned();
     }
@@ -145,12 +161,12 @@ fn read_document(r: &PgRow, id: &str, shallow: bool) -> Result<(Checkpoint, Vers
         // ShallowPostgresSaver: channel values come from the blobs only.
         checkpoint.channel_values.clear();
     }
-    Ok((checkpoint, version_texts(&doc)))
+    Ok((checkpoint, texts))
 }
 
 /// Each `channel_versions` entry as Postgres' `jsonb_each_text` renders it, where the client
 /// can (see `fetch_exact_versions` for the rest).
-fn version_texts(doc: &serde_json::Value) -> VersionTexts {
+pub(super) fn version_texts(doc: &serde_json::Value) -> VersionTexts {
     let mut inexact = false;
     let versions = match doc.get("channel_versions") {
         Some(serde_json::Value::Object(map)) => map

@@ -23,6 +23,7 @@ pub(crate) mod read;
 pub(crate) mod reader;
 mod rows;
 mod schema;
+mod stored;
 pub(crate) mod threads;
 mod write;
 

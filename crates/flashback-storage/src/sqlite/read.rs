@@ -111,6 +111,28 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
+    async fn stored_value(
+        &self,
+        thread_id: &str,
+        checkpoint_ns: &str,
+        checkpoint_id: &str,
+        at: ValueAt<'_>,
+    ) -> Result<Option<StoredBytes>, StoreError> {
+        if !self.schema.holds.checkpoints() {
+            return Ok(None);
+        }
+        let key = (
+            thread_id.to_owned(),
+            checkpoint_ns.to_owned(),
+            checkpoint_id.to_owned(),
+        );
+        let at = super::stored::OwnedAt::from(at);
+        self.with_cx(move |cx| {
+            super::stored::stored_value_blocking(cx, &key.0, &key.1, &key.2, at.as_ref())
+        })
+        .await
+    }
+
     async fn thread_namespaces(&self, thread_id: &str) -> Result<Vec<String>, StoreError> {
         if !self.schema.holds.checkpoints() {
             return Ok(Vec::new());

@@ -1,5 +1,5 @@
 //! One enormous checkpoint, a page at a time: `state_page` pages the list at a path (a list
-//! over the decode budget too, decoded within the request's budget), searches all of it on
+//! over the decode budget too, paged from its stored bytes), searches all of it on
 //! the server, folds long strings; `checkpoint_detail` with `page` shows a long list's first
 //! page and says so in `pages`. Odd paths and values are one-line errors or an empty page.
 
@@ -264,4 +264,23 @@ async fn a_list_over_the_decode_budget_pages_within_the_requests_budget() {
         last.hits.iter().map(|h| h.index).collect::<Vec<_>>(),
         vec![items - 3]
     );
+    // Paged from its stored bytes, it is what the whole list read on purpose holds.
+    let full = api
+        .checkpoint_detail(req(&db, "forked", None, true))
+        .await
+        .unwrap();
+    let whole = full.values["big"].as_array().expect("the whole list");
+    assert_eq!(whole.len(), items as usize);
+    assert_eq!(first, &whole[..50]);
+    assert_eq!(last.items, whole[whole.len() - 10..]);
+    for (path, at) in [
+        ("big[-1]", items as usize - 1),
+        ("big[12345]", 12345),
+        ("big[64]", 64),
+    ] {
+        let one = page(&api, ask(&db, "forked", path)).await;
+        assert_eq!(one.value.as_ref(), Some(&whole[at]), "{path}");
+    }
+    let past = api.state_page(ask(&db, "forked", "big[600000]")).await;
+    assert_eq!(past.expect_err("past the end").code, ErrorCode::NotFound);
 }
