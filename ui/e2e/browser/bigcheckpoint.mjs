@@ -1,8 +1,9 @@
 // One enormous checkpoint (issue 36 item 4): a thread whose head holds 2,000 messages with
 // base64 images, and one with a 2,000-message channel, written by the real LangGraph
 // (bench/big_checkpoint.py, a smaller run of the benchmark's data). The message list is paged
-// (only a page in the DOM), long strings folded, and the state search is answered by the
-// server over the whole list, jumping to the page of each hit. Needs --python (LangGraph).
+// (only a page in the DOM), long strings folded (one fetched whole on request), and the state
+// search is answered by the server over the whole list, jumping to the page of each hit.
+// Needs --python (LangGraph).
 
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -31,6 +32,19 @@ export const bigCheckpoint = {
     expect(inDom === 100, `only the page is in the DOM (${inDom} items)`);
     const bytes = await page.evaluate(() => document.querySelector('[data-testid="state-panel"]')?.innerHTML.length ?? 0);
     expect(bytes < 2_000_000, `no base64 image shipped whole (${bytes} characters of HTML)`);
+
+    // A folded string (a base64 image) fetched whole by its path and shown in place.
+    const fold = page.locator(`${tid("paged-item")}:has(${tid("folded-string")})`).first();
+    const index = await fold.getAttribute("data-index");
+    const item = page.locator(`${tid("paged-item")}[data-index="${index}"]`);
+    const folds = await item.locator(tid("folded-string")).count();
+    await item.locator(tid("unfold")).first().click();
+    await page.waitForFunction(
+      ([i, n]) => document.querySelectorAll(`[data-testid="paged-item"][data-index="${i}"] [data-testid="folded-string"]`).length === n - 1,
+      [index, folds],
+    );
+    const html = await item.evaluate((el) => el.innerHTML.length);
+    expect(html > 100_000, `the image's whole data URL is in item #${Number(index) + 1} (${html} characters of HTML)`);
 
     // Next page, then an item by number.
     await page.locator(tid("page-next")).click();

@@ -65,3 +65,31 @@ describe("a paged list", () => {
     expect(list.loading).toBe(false);
   });
 });
+
+describe("a folded string in a paged list", () => {
+  const path = "messages[101].content";
+  const folded = { $folded: { chars: 40_000, path }, $type: "builtins.str", $value: "start" };
+
+  it("is fetched whole by its own path and shown in place of the fold", async () => {
+    const calls: StatePageRequest[] = [];
+    const page = async (req: StatePageRequest): Promise<StatePage> => {
+      calls.push(req);
+      return { thread_id: "t", checkpoint_ns: "", checkpoint_id: "c1", path: req.path, total: null, offset: 0, items: [], value: "x".repeat(40_000), folded: 0, hits: [], hit_count: 0 };
+    };
+    const list = new PagedList(where, { items: [{ content: "a" }, { content: folded }], total: TOTAL, offset: 100 }, page, 100);
+    await list.unfold(101, path);
+    expect(calls.map((c) => [c.path, c.fold])).toEqual([[path, 0]]);
+    expect(list.items[1]).toEqual({ content: "x".repeat(40_000) });
+    expect(list.unfolding).toEqual([]);
+  });
+
+  it("says a failed fetch in one line and keeps the fold", async () => {
+    const list = new PagedList(where, { items: [{ content: folded }], total: TOTAL, offset: 101 }, async () => {
+      throw { code: "not_found", message: "nothing at messages[101].content in this checkpoint" };
+    });
+    await list.unfold(101, path);
+    expect(list.error).toBe("nothing at messages[101].content in this checkpoint");
+    expect(list.items[0]).toEqual({ content: folded });
+    expect(list.unfolding).toEqual([]);
+  });
+});

@@ -6,7 +6,7 @@ import type { PageHit, StatePage, StatePageRequest } from "../ipc/bindings";
 import { commands } from "../ipc/bindings";
 import { call, toFailure } from "../ipc/api";
 import type { Json } from "./json";
-import { channelPath, clampOffset, pageOffset, PAGE_SIZE, stepHit } from "./paging";
+import { channelPath, clampOffset, pageOffset, PAGE_SIZE, stepHit, unfolded } from "./paging";
 
 /** The command a paged list calls (tests pass a fake). */
 export type PageCall = (req: StatePageRequest) => Promise<StatePage>;
@@ -34,6 +34,8 @@ export class PagedList {
   hits = $state<PageHit[]>([]);
   hitCount = $state(0);
   hit = $state<number | null>(null);
+  /** The folded strings being fetched whole (by path). */
+  unfolding = $state<string[]>([]);
   private seq = 0;
 
   constructor(
@@ -122,6 +124,25 @@ export class PagedList {
     if (index === null) return;
     const start = pageOffset(index, this.limit);
     if (start !== this.offset) await this.go(start);
+  }
+
+  /** Fetch the folded string at `path` (inside item `index`) whole and show it in place. */
+  async unfold(index: number, path: string) {
+    if (this.unfolding.includes(path)) return;
+    const seq = this.seq;
+    this.unfolding = [...this.unfolding, path];
+    try {
+      const p = await this.page({ ...this.request(0, null), path, limit: null, fold: 0 });
+      const i = index - this.offset;
+      // Still the page that holds it (not moved on meanwhile).
+      if (seq !== this.seq || i < 0 || i >= this.items.length || typeof p.value !== "string") return;
+      this.items[i] = unfolded(this.items[i], path, p.value);
+      this.error = null;
+    } catch (e) {
+      if (seq === this.seq) this.error = toFailure(e).message;
+    } finally {
+      this.unfolding = this.unfolding.filter((x) => x !== path);
+    }
   }
 
   private apply(p: StatePage) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { channelPath, pagedBadge, clampOffset, folded, foldedText, lastOffset, pageLabel, pageOffset, stepHit } from "./paging";
+import type { Json } from "./json";
+import { channelPath, pagedBadge, clampOffset, folded, foldedIn, foldedLabel, foldedText, lastOffset, pageLabel, pageOffset, stepHit, unfolded } from "./paging";
 
 describe("paging a long list", () => {
   it("finds the page that holds an item", () => {
@@ -57,5 +58,42 @@ describe("a channel as a path", () => {
 describe("a paged list's badge", () => {
   it("says the whole length", () => {
     expect(pagedBadge(10_002).text).toBe("list[10,002]");
+  });
+});
+
+describe("folded strings", () => {
+  const fold = (path: string, chars: number, head = "data:image/png;base64,iVBOR"): Json => ({
+    $folded: { chars, path },
+    $type: "builtins.str",
+    $value: head,
+  });
+  const item: { [k: string]: Json } = {
+    type: "human",
+    content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: fold("messages[3].content[1].image_url.url", 900_000) } }],
+    additional_kwargs: { note: fold("messages[3].additional_kwargs.note", 20_000, "long") },
+  };
+
+  it("are found inside an item with the path that fetches each whole", () => {
+    const found = foldedIn(item);
+    expect(found.map((f) => [f.path, f.chars])).toEqual([
+      ["messages[3].content[1].image_url.url", 900_000],
+      ["messages[3].additional_kwargs.note", 20_000],
+    ]);
+    expect(found.map(foldedLabel)).toEqual(["content[1].image_url.url", "additional_kwargs.note"]);
+    expect(foldedIn("plain")).toEqual([]);
+    expect(foldedIn([1, null, { a: [] }])).toEqual([]);
+    expect(foldedIn(item, 1)).toHaveLength(1);
+  });
+
+  it("are replaced in place by the string fetched, the rest kept as it was", () => {
+    const whole = "data:image/png;base64," + "A".repeat(50);
+    const out = unfolded(item, "messages[3].content[1].image_url.url", whole) as { [k: string]: Json[] };
+    const content = item.content as Json[];
+    expect(out.content[1]).toEqual({ type: "image_url", image_url: { url: whole } });
+    expect(out.content[0]).toBe(content[0]);
+    expect(out.additional_kwargs).toBe(item.additional_kwargs);
+    expect(foldedIn(out).map((f) => f.path)).toEqual(["messages[3].additional_kwargs.note"]);
+    // A path it does not hold: the very same value.
+    expect(unfolded(item, "messages[9].x", "y")).toBe(item);
   });
 });

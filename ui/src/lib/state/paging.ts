@@ -55,6 +55,49 @@ export function folded(v: Json): Folded | null {
   return { chars, path, head: typeof v.$value === "string" ? v.$value : "" };
 }
 
+/** Every folded string inside `v` (depth-first, at most `max`). */
+export function foldedIn(v: Json, max = 50): Folded[] {
+  const out: Folded[] = [];
+  const walk = (x: Json, depth: number) => {
+    if (out.length >= max || depth > 200 || typeof x !== "object" || x === null) return;
+    const f = folded(x);
+    if (f) {
+      out.push(f);
+      return;
+    }
+    for (const y of Array.isArray(x) ? x : Object.values(x)) walk(y as Json, depth + 1);
+  };
+  walk(v, 0);
+  return out;
+}
+
+/** `v` with the folded string at `path` replaced by `text`, the string whole (`v` itself when
+ * it holds no such fold). */
+export function unfolded(v: Json, path: string, text: string): Json {
+  const f = folded(v);
+  if (f) return f.path === path ? text : v;
+  if (Array.isArray(v)) {
+    const items = v.map((x) => unfolded(x as Json, path, text));
+    return items.some((x, i) => x !== v[i]) ? items : v;
+  }
+  if (typeof v === "object" && v !== null) {
+    let changed = false;
+    const out: { [k: string]: Json } = {};
+    for (const [k, x] of Object.entries(v)) {
+      out[k] = unfolded(x as Json, path, text);
+      changed ||= out[k] !== x;
+    }
+    return changed ? out : v;
+  }
+  return v;
+}
+
+/** The path of a folded string inside its item (`content[1].image_url.url` of
+ * `messages[3].content[1].image_url.url`), for saying which string it is. */
+export function foldedLabel(f: Folded): string {
+  return f.path.replace(/^[^.[]*(\[\d+\])?\.?/, "") || f.path;
+}
+
 /** How a folded string reads in one line: its start and length. */
 export function foldedText(f: Folded): string {
   return `${f.head}… (${f.chars.toLocaleString("en-US")} characters, folded)`;
