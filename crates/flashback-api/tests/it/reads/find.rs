@@ -1,7 +1,7 @@
 //! Finding threads through the API (`list_threads` with `filter`/`since`/`until`/`status`/
 //! `after`) and the metadata keys it suggests, on the databases the real savers wrote with run
 //! metadata (`filters.sqlite`, `filters-postgres.sql`): the same answers from SQLite and
-//! Postgres.
+//! Postgres, and from the same threads converted into the three-table store on each.
 
 use crate::common;
 use common::*;
@@ -95,5 +95,35 @@ async fn postgres_finds_threads_and_suggests_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
     let api = api_in(dir.path(), Initial::None);
     let db = open(&api, pg.url()).await;
+    check(&api, &db).await;
+}
+
+/// `filters.sqlite` opened, and converted into the three-table store at `target`, opened too.
+async fn three_table(api: &Api, dir: &std::path::Path, target: &str) -> DbInfo {
+    let path = fixtures().join("filters.sqlite");
+    let copy = dir.join("filters.sqlite");
+    std::fs::copy(&path, &copy).expect("copy");
+    let db = open(api, copy.to_str().expect("utf-8")).await;
+    let to = std::path::PathBuf::from(target);
+    let done = common::three::convert(api, &db.db, &to, ConvertTo::ThreeTable, false).await;
+    assert_eq!(done.state, JobState::Succeeded, "{:?}", done.error);
+    open(api, target).await
+}
+
+#[tokio::test]
+async fn the_three_table_store_on_sqlite_finds_the_same_threads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = api_in(dir.path(), Initial::None);
+    let target = dir.path().join("three.sqlite");
+    let db = three_table(&api, dir.path(), target.to_str().expect("utf-8")).await;
+    check(&api, &db).await;
+}
+
+#[tokio::test]
+async fn the_three_table_store_on_postgres_finds_the_same_threads() {
+    let pg = flashback_testkit::pg_or_skip!();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let api = api_in(dir.path(), Initial::None);
+    let db = three_table(&api, dir.path(), pg.url()).await;
     check(&api, &db).await;
 }
