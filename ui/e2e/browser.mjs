@@ -38,6 +38,7 @@ import * as optional from "./browser/optional.mjs";
 import * as routes from "./browser/routes.mjs";
 import * as valueSearch from "./browser/value-search.mjs";
 import * as storage from "./browser/storage.mjs";
+import * as indexes from "./browser/indexes.mjs";
 import * as stateView from "./browser/state-view.mjs";
 import * as bigCheckpoint from "./browser/bigcheckpoint.mjs";
 import * as watch from "./browser/watch.mjs";
@@ -67,6 +68,7 @@ const checks = [
   valueSearch.valueSearch,
   storage.storage,
   storage.payloads,
+  indexes.indexes,
   threadDetail.lanes,
   threadDetail.keyboardStepping,
   threadDetail.dialogFocus,

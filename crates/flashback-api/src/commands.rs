@@ -89,6 +89,9 @@ macro_rules! for_each_command {
             /// they speed timed before and after. Postgres `CONCURRENTLY`, SQLite one
             /// transaction.
             index_apply($crate::IndexApplyRequest) -> $crate::IndexApplyReport;
+            /// `index_apply` as a job: progress per statement, and a cancel that stops the
+            /// build and undoes it (its result is an `IndexApplyReport`).
+            start_index_apply($crate::IndexApplyRequest) -> String;
             /// A job's state and the events after a cursor.
             job_poll($crate::JobPollRequest) -> $crate::JobSnapshot;
             /// Ask a job to stop.

@@ -1,12 +1,15 @@
-//! `index_advice` and `index_apply`: the index advisor (storage's `indexes`), with the reads
+//! `index_advice`, `index_apply` and `start_index_apply` (the same as a job): the index advisor (storage's `indexes`), with the reads
 //! it speeds timed on the open database before and after an action.
 
-use crate::error::ApiResult;
-use crate::types::{IndexAdviceRequest, IndexApplyReport, IndexApplyRequest, ReadTiming};
-use crate::Api;
-use flashback_storage::indexes::{self, IndexReport, METADATA_KEYS, PAGE};
+use crate::commands::to_json;
+use crate::error::{ApiError, ApiResult, ErrorCode};
+use crate::jobs::JobProgress;
+use crate::types::{IndexAdviceRequest, IndexApplyReport, IndexApplyRequest, JobKind, ReadTiming};
+use crate::{Api, Session};
+use flashback_storage::indexes::{self, IndexPlan, IndexReport, METADATA_KEYS, PAGE};
 use flashback_storage::{CheckpointStore, ListQuery, ThreadQuery};
 use serde_json::{Map, Value as Json};
+use std::sync::Arc;
 use std::time::Instant;
 
 impl Api {
@@ -26,33 +29,66 @@ impl Api {
         let s = self.session(&req.db)?;
         let schema = s.store.schema().clone();
         let plan = indexes::plan(&s.connect, &schema, req.action, &req.names).await?;
-        if req.dry_run || plan.statements.is_empty() {
-            return Ok(IndexApplyReport {
-                dry_run: req.dry_run,
-                plan,
-                seconds: None,
-                before: Vec::new(),
-                after: Vec::new(),
-                advice: None,
-            });
-        }
-        let store = s.store.as_ref();
-        let filter = sample_filter(store).await?;
-        let before = time_reads(store, &filter).await?;
-        let started = Instant::now();
-        indexes::apply(&s.connect, &schema, &plan).await?;
-        let seconds = started.elapsed().as_secs_f64();
-        let after = time_reads(store, &filter).await?;
-        let advice = indexes::advise(&s.connect, &schema).await?;
-        Ok(IndexApplyReport {
-            dry_run: false,
-            plan,
-            seconds: Some(seconds),
-            before,
-            after,
-            advice: Some(advice),
-        })
+        build(&s, plan, req.dry_run, Arc::new(indexes::Quiet)).await
     }
+
+    /// [`index_apply`](Self::index_apply) as a job: progress per statement (`creating
+    /// flashback_…`), and a cancel that stops the statement running — SQLite's transaction
+    /// rolls back, Postgres cancels the build and drops its unfinished index. The result is
+    /// the [`IndexApplyReport`]. A bad name is refused before the job starts.
+    pub async fn start_index_apply(&self, req: IndexApplyRequest) -> ApiResult<String> {
+        let s = self.session(&req.db)?;
+        let schema = s.store.schema().clone();
+        let plan = indexes::plan(&s.connect, &schema, req.action, &req.names).await?;
+        Ok(self.jobs.spawn(JobKind::Index, move |job| async move {
+            let progress = Arc::new(JobProgress(job.clone()));
+            // Not `stoppable`: the build stops itself, and must finish undoing what it began.
+            match build(&s, plan, req.dry_run, progress).await {
+                Err(_) if job.is_cancelled() => Err(ApiError::new(
+                    ErrorCode::Cancelled,
+                    "the index build was cancelled; nothing was left half-built",
+                )),
+                other => to_json(other?),
+            }
+        }))
+    }
+}
+
+/// Run `plan` (or, `dry_run` or nothing to do, say it), the reads it speeds timed before and
+/// after.
+async fn build(
+    s: &Session,
+    plan: IndexPlan,
+    dry_run: bool,
+    progress: Arc<dyn indexes::Progress>,
+) -> ApiResult<IndexApplyReport> {
+    if dry_run || plan.statements.is_empty() {
+        return Ok(IndexApplyReport {
+            dry_run,
+            plan,
+            seconds: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            advice: None,
+        });
+    }
+    let schema = s.store.schema().clone();
+    let store = s.store.as_ref();
+    let filter = sample_filter(store).await?;
+    let before = time_reads(store, &filter).await?;
+    let started = Instant::now();
+    indexes::apply(&s.connect, &schema, &plan, progress).await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let after = time_reads(store, &filter).await?;
+    let advice = indexes::advise(&s.connect, &schema).await?;
+    Ok(IndexApplyReport {
+        dry_run: false,
+        plan,
+        seconds: Some(seconds),
+        before,
+        after,
+        advice: Some(advice),
+    })
 }
 
 /// A one-key metadata filter the newest thread's latest checkpoint holds (one of the keys the

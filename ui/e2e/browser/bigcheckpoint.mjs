@@ -43,8 +43,8 @@ export const bigCheckpoint = {
       ([i, n]) => document.querySelectorAll(`[data-testid="paged-item"][data-index="${i}"] [data-testid="folded-string"]`).length === n - 1,
       [index, folds],
     );
-    const html = await item.evaluate((el) => el.innerHTML.length);
-    expect(html > 100_000, `the image's whole data URL is in item #${Number(index) + 1} (${html} characters of HTML)`);
+    const whole = await item.locator(`${tid("unfolded-string")} pre`).textContent();
+    expect(whole.startsWith("data:image/png;base64,") && whole.length > 100_000, `the image's whole data URL is shown beside item #${Number(index) + 1} (${whole.length} characters)`);
 
     // Next page, then an item by number.
     await page.locator(tid("page-next")).click();

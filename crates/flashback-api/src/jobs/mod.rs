@@ -16,7 +16,22 @@ use crate::types::{
     JobSnapshot, RerunRequest, ValueSearchRequest,
 };
 use crate::Api;
+use registry::JobHandle;
 use std::path::Path;
+
+/// A job's progress as the storage crate's long work reports it (and asks whether to stop).
+pub(crate) struct JobProgress(pub(crate) JobHandle);
+
+impl flashback_storage::report::Progress for JobProgress {
+    fn step(&self, done: u64, total: u64, label: &str) {
+        let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        self.0.progress(n(done), n(total), label);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+}
 
 impl Api {
     /// Start an audit export (a job: progress, cancel; the result is an [`ExportResult`]).

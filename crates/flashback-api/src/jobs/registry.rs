@@ -27,6 +27,7 @@ fn kind_name(kind: JobKind) -> &'static str {
         JobKind::Search => "value search",
         JobKind::Convert => "conversion",
         JobKind::Storage => "storage report",
+        JobKind::Index => "index build",
     }
 }
 

@@ -3,31 +3,18 @@
 //! [`flashback_storage::report::StorageReport`]. The storage crate reads it in one snapshot
 //! on a read-only connection of its own; nothing is written.
 
-use super::registry::JobHandle;
+use super::JobProgress;
 use crate::commands::to_json;
 use crate::error::{ApiError, ApiResult, ErrorCode};
 use crate::types::{JobKind, StorageRequest};
 use crate::Api;
-use flashback_storage::report::{self, Progress, Scope};
+use flashback_storage::report::{self, Scope};
 use std::sync::Arc;
 
 /// Rows per list when the request does not say.
 const DEFAULT_TOP: u32 = 20;
 /// At most this many rows per list.
 const MAX_TOP: u32 = 10_000;
-
-struct JobProgress(JobHandle);
-
-impl Progress for JobProgress {
-    fn step(&self, done: u64, total: u64, label: &str) {
-        let n = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
-        self.0.progress(n(done), n(total), label);
-    }
-
-    fn cancelled(&self) -> bool {
-        self.0.is_cancelled()
-    }
-}
 
 impl Api {
     /// Start a storage report (a job: progress per thread, cancel between threads; the result

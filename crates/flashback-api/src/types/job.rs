@@ -211,6 +211,8 @@ pub enum JobKind {
     Convert,
     /// A storage report (where the bytes are).
     Storage,
+    /// Creating or dropping the index advisor's indexes.
+    Index,
 }
 
 /// Where a job is.

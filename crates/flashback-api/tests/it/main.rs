@@ -17,6 +17,7 @@ mod agentserver;
 mod encrypted;
 mod jobs {
     mod export_and_rerun;
+    mod index_build;
     mod panics;
 }
 mod js {

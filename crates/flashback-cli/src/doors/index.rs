@@ -1,6 +1,9 @@
 //! The door of `flashback index`: the advice, or `--create` / `--drop` previewed (`--yes`
-//! runs it), as text or `--json` (the app's `IndexReport` / `IndexApplyReport`).
+//! runs it: the `start_index_apply` job, followed as `storage` is — progress on stderr, Ctrl-C
+//! as cancel, which stops the build and undoes it), as text or `--json` (the app's
+//! `IndexReport` / `IndexApplyReport`).
 
+use super::jobs::follow;
 use super::{done, open, render, Outcome};
 use crate::human;
 use flashback_api::*;
@@ -53,6 +56,12 @@ pub(super) async fn run(a: IndexArgs) -> Result<Outcome, ApiError> {
         names,
         dry_run: !yes,
     };
-    let report = api.index_apply(req).await?;
+    let report: IndexApplyReport = match yes {
+        false => api.index_apply(req).await?,
+        true => {
+            let job = api.start_index_apply(req).await?;
+            follow(&api, job, |_| {}).await?
+        }
+    };
     done(render(json, &report, human::index_applied))
 }

@@ -505,6 +505,7 @@ fn every_operation_has_a_cli_subcommand() {
         ("start_storage_report", "storage"),
         ("index_advice", "index"),
         ("index_apply", "index"),
+        ("start_index_apply", "index"),
         ("delete_thread", "delete"),
         ("prune_threads", "prune"),
         ("prune_database", "prune"),

@@ -25,6 +25,7 @@ mod sqlite;
 use crate::model::{Backend, SchemaInfo};
 use crate::StoreError;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Every index Flashback creates starts with this.
 pub const PREFIX: &str = "flashback_";
@@ -264,6 +265,7 @@ pub async fn apply(
     location: &str,
     schema: &SchemaInfo,
     plan: &IndexPlan,
+    progress: Arc<dyn Progress>,
 ) -> Result<(), StoreError> {
     if let Err(why) = applicable(schema) {
         return Err(StoreError::InvalidInput(format!(
@@ -279,11 +281,52 @@ pub async fn apply(
     }
     match schema.backend {
         #[cfg(feature = "postgres")]
-        Backend::Postgres => postgres::apply(location, plan).await,
+        Backend::Postgres => postgres::apply(location, plan, progress.as_ref()).await,
         _ => {
             let (location, plan) = (location.to_owned(), plan.clone());
-            blocking(move || sqlite::apply(&location, &plan)).await
+            blocking(move || sqlite::apply(&location, &plan, progress.as_ref())).await
         }
+    }
+}
+
+/// Where an index build says which statement it runs (`done` of `total`) and learns that it
+/// should stop: the storage report's [`Progress`].
+pub use crate::report::Progress;
+
+/// No progress shown, never stopped (a build run in one call).
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn step(&self, _: u64, _: u64, _: &str) {}
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// The error of a build stopped on request (what was done is undone: the SQLite transaction
+/// rolled back, the Postgres index being built dropped).
+pub(crate) fn cancelled(undone: &str) -> StoreError {
+    StoreError::Query(cancelled_text(undone))
+}
+
+/// [`cancelled`]'s text.
+pub(crate) fn cancelled_text(undone: &str) -> String {
+    format!("{CANCELLED}{undone}")
+}
+
+/// How a cancelled build's error starts.
+pub const CANCELLED: &str = "the index build was cancelled";
+
+/// What statement `s` of `plan` does, for progress: `creating flashback_…`.
+pub(crate) fn step_label(plan: &IndexPlan, s: &str) -> String {
+    let verb = if s.starts_with("DROP") {
+        "dropping"
+    } else {
+        "creating"
+    };
+    match plan.names.iter().find(|n| s.contains(n.as_str())) {
+        Some(n) => format!("{verb} {n}"),
+        None => verb.to_owned(),
     }
 }
 

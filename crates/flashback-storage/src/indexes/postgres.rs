@@ -5,8 +5,9 @@
 //! blocked.
 
 use super::{
-    build_seconds, report, IndexAdvice, IndexPlan, IndexReport, IndexState, PlanEstimate,
-    METADATA_GIN, METADATA_KEYS, PAGE, PREFIX, RECENT, SMALL,
+    build_seconds, cancelled, cancelled_text, report, step_label, IndexAdvice, IndexPlan,
+    IndexReport, IndexState, PlanEstimate, Progress, METADATA_GIN, METADATA_KEYS, PAGE, PREFIX,
+    RECENT, SMALL,
 };
 use crate::postgres::connect_first;
 use crate::postgres::target::{Target, BEGIN_READ_ONLY};
@@ -291,26 +292,57 @@ fn walk(node: &Json, out: &mut Explained) {
 /// Run a plan's statements one at a time outside a transaction (`CONCURRENTLY` needs that),
 /// each with the time its table takes. A build that fails leaves its index `INVALID`: it is
 /// dropped again (best effort) and the error says so.
-pub(super) async fn apply(url: &str, plan: &IndexPlan) -> Result<(), StoreError> {
+pub(super) async fn apply(
+    url: &str,
+    plan: &IndexPlan,
+    progress: &dyn Progress,
+) -> Result<(), StoreError> {
     let (mut conn, _, target) = connect_first(url).await?;
     let bytes: i64 = sqlx::query_scalar("SELECT pg_table_size('checkpoints'::regclass)::int8")
         .fetch_one(&mut conn)
         .bounded(&target)
         .await?;
     let bytes = u64::try_from(bytes).unwrap_or(0);
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut conn)
+        .bounded(&target)
+        .await?;
     let mut result = Ok(());
-    for s in &plan.statements {
-        if let Err(e) = target.wait_maintenance(&mut conn, bytes, s).await {
+    let total = plan.statements.len() as u64;
+    for (i, s) in plan.statements.iter().enumerate() {
+        progress.step(i as u64, total, &step_label(plan, s));
+        if progress.cancelled() {
+            result = Err(cancelled(""));
+            break;
+        }
+        let ran = stoppable(
+            url,
+            pid,
+            progress,
+            target.wait_maintenance(&mut conn, bytes, s),
+        )
+        .await;
+        if let Err(e) = ran {
             let name = plan.names.iter().find(|n| s.contains(n.as_str()));
-            let mut line = format!("{e}");
+            let stopped = progress.cancelled();
+            let mut line = match stopped {
+                true => cancelled_text(""),
+                false => format!("{e}"),
+            };
             if let (Some(n), true) = (name, s.starts_with("CREATE")) {
                 let drop = format!("DROP INDEX CONCURRENTLY IF EXISTS {n}");
                 let cleaned = target.wait_maintenance(&mut conn, 0, &drop).await.is_ok();
-                line = match cleaned {
-                    true => format!("building {n} failed ({e}); its unfinished index was dropped"),
-                    false => format!(
-                        "building {n} failed ({e}); it is left INVALID (never used): create it \
-                         again to rebuild it, or drop it"
+                line = match (cleaned, stopped) {
+                    (true, true) => {
+                        cancelled_text(&format!(": {n}'s unfinished index was dropped"))
+                    }
+                    (true, false) => {
+                        format!("building {n} failed ({e}); its unfinished index was dropped")
+                    }
+                    (false, _) => format!(
+                        "building {n} {} ({e}); it is left INVALID (never used): create it \
+                         again to rebuild it, or drop it",
+                        if stopped { "was cancelled" } else { "failed" }
                     ),
                 };
             }
@@ -318,6 +350,36 @@ pub(super) async fn apply(url: &str, plan: &IndexPlan) -> Result<(), StoreError>
             break;
         }
     }
+    progress.step(total, total, "done");
     target.close(conn, result.is_ok()).await;
     result
+}
+
+/// `statement` running on the backend `pid`, cancelled there (`pg_cancel_backend`, from a
+/// connection of its own) when `progress` says stop: the statement then ends with its error.
+async fn stoppable<F: std::future::Future<Output = Result<(), StoreError>>>(
+    url: &str,
+    pid: i32,
+    progress: &dyn Progress,
+    statement: F,
+) -> Result<(), StoreError> {
+    tokio::pin!(statement);
+    let asked = async {
+        while !progress.cancelled() {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        done = &mut statement => return done,
+        () = asked => {}
+    }
+    if let Ok((mut other, _, target)) = connect_first(url).await {
+        let _ = sqlx::query("SELECT pg_cancel_backend($1)")
+            .bind(pid)
+            .execute(&mut other)
+            .bounded(&target)
+            .await;
+        target.close(other, true).await;
+    }
+    statement.await
 }

@@ -3,13 +3,16 @@
 //! (never a scan); creating and dropping in one `BEGIN IMMEDIATE` transaction.
 
 use super::{
-    build_seconds, report, sqlite_metadata_expr, sqlite_metadata_index, IndexAdvice, IndexPlan,
-    IndexReport, IndexState, PlanEstimate, METADATA_KEYS, PAGE, PREFIX, RECENT, SMALL,
+    build_seconds, cancelled, report, sqlite_metadata_expr, sqlite_metadata_index, step_label,
+    IndexAdvice, IndexPlan, IndexReport, IndexState, PlanEstimate, Progress, METADATA_KEYS, PAGE,
+    PREFIX, RECENT, SMALL,
 };
 use crate::sqlite::connect::{query_err, read_only, read_write, write_err};
 use crate::StoreError;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Newest checkpoints whose metadata keys are sampled.
 const SAMPLE: usize = 200;
@@ -174,13 +177,51 @@ pub(crate) fn explain(conn: &Connection, sql: &str) -> rusqlite::Result<String> 
 
 /// Run a plan's statements in one `BEGIN IMMEDIATE` transaction (waiting for another writer's
 /// lock as every write does).
-pub(super) fn apply(path: &str, plan: &IndexPlan) -> Result<(), StoreError> {
+pub(super) fn apply(
+    path: &str,
+    plan: &IndexPlan,
+    progress: &dyn Progress,
+) -> Result<(), StoreError> {
     let mut conn = read_write(path)?;
+    // A stop asked for while a statement runs interrupts it (the transaction rolls back).
+    let interrupt = conn.get_interrupt_handle();
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Acquire) {
+                if progress.cancelled() {
+                    interrupt.interrupt();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let result = run(&mut conn, plan, progress);
+        finished.store(true, Ordering::Release);
+        result
+    })
+}
+
+/// The plan's statements in one `BEGIN IMMEDIATE` transaction, saying each before it runs.
+fn run(conn: &mut Connection, plan: &IndexPlan, progress: &dyn Progress) -> Result<(), StoreError> {
+    let stopped = || cancelled(" (nothing was changed)");
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(write_err)?;
-    for s in &plan.statements {
-        tx.execute_batch(s).map_err(write_err)?;
+    let total = plan.statements.len() as u64;
+    for (i, s) in plan.statements.iter().enumerate() {
+        progress.step(i as u64, total, &step_label(plan, s));
+        if progress.cancelled() {
+            return Err(stopped());
+        }
+        if let Err(e) = tx.execute_batch(s) {
+            return Err(if progress.cancelled() {
+                stopped()
+            } else {
+                write_err(e)
+            });
+        }
     }
+    progress.step(total, total, "committing");
     tx.commit().map_err(write_err)
 }

@@ -35,7 +35,7 @@ async fn run(location: &str, schema: &SchemaInfo, action: IndexAction, names: &[
     let plan = indexes::plan(location, schema, action, &names)
         .await
         .expect("plan");
-    indexes::apply(location, schema, &plan)
+    indexes::apply(location, schema, &plan, std::sync::Arc::new(indexes::Quiet))
         .await
         .expect("apply");
 }
@@ -319,4 +319,175 @@ async fn postgres_advice_create_concurrently_and_drop() {
 async fn pg_conn(url: &str) -> sqlx::PgConnection {
     use sqlx::Connection as _;
     sqlx::PgConnection::connect(url).await.expect("connect")
+}
+
+/// Progress that asks to stop once `after` steps were reported, and records them.
+struct StopAfter {
+    after: usize,
+    steps: std::sync::Mutex<Vec<String>>,
+    asked: std::sync::atomic::AtomicBool,
+}
+
+impl StopAfter {
+    fn new(after: usize) -> std::sync::Arc<StopAfter> {
+        std::sync::Arc::new(StopAfter {
+            after,
+            steps: Default::default(),
+            asked: Default::default(),
+        })
+    }
+
+    /// Ask to stop now.
+    fn stop(&self) {
+        self.asked.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl indexes::Progress for StopAfter {
+    fn step(&self, done: u64, total: u64, label: &str) {
+        let mut steps = self.steps.lock().unwrap();
+        steps.push(format!("{done}/{total} {label}"));
+        if steps.len() > self.after {
+            self.stop();
+        }
+    }
+    fn cancelled(&self) -> bool {
+        self.asked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A plan of `statements` (each naming Flashback's prefix, as `apply` requires).
+fn plan_of(statements: &[&str]) -> indexes::IndexPlan {
+    indexes::IndexPlan {
+        action: IndexAction::Create,
+        names: vec!["flashback_slow".into()],
+        statements: statements.iter().map(|s| s.to_string()).collect(),
+        estimated_bytes: 0,
+        estimated_seconds: 0.0,
+        note: String::new(),
+    }
+}
+
+#[tokio::test]
+async fn sqlite_a_cancelled_build_stops_its_statement_and_changes_nothing() {
+    let (_dir, path) = copied("filters.sqlite");
+    let store = open(&path).await;
+    let schema = store.schema().clone();
+    // Asked before the second statement: the first one's index is rolled back with it.
+    let progress = StopAfter::new(1);
+    let plan = indexes::plan(&path, &schema, IndexAction::Create, &["all".into()])
+        .await
+        .expect("plan");
+    assert!(plan.statements.len() >= 2, "{plan:?}");
+    let e = indexes::apply(&path, &schema, &plan, progress.clone())
+        .await
+        .expect_err("cancelled");
+    assert!(e.to_string().contains(indexes::CANCELLED), "{e}");
+    let ours = |path: &str| -> Vec<String> {
+        sqlite_indexes(path)
+            .into_iter()
+            .filter(|n| n.starts_with("flashback_"))
+            .collect()
+    };
+    assert!(ours(&path).is_empty(), "{:?}", ours(&path));
+    assert!(progress.steps.lock().unwrap()[0].starts_with("0/"));
+    // Asked while a statement runs (one that would never end): interrupted, rolled back.
+    let forever = plan_of(&[
+        "CREATE TABLE flashback_slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
+    ]);
+    let progress = StopAfter::new(usize::MAX);
+    let stopping = {
+        let p = progress.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            p.stop();
+        })
+    };
+    let started = std::time::Instant::now();
+    let e = indexes::apply(&path, &schema, &forever, progress.clone())
+        .await
+        .expect_err("interrupted");
+    stopping.await.unwrap();
+    assert!(e.to_string().contains(indexes::CANCELLED), "{e}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name LIKE 'flashback%'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(tables, 0, "the interrupted statement left nothing");
+    // Not asked: it builds, saying each statement.
+    let progress = StopAfter::new(usize::MAX);
+    indexes::apply(&path, &schema, &plan, progress.clone())
+        .await
+        .expect("built");
+    let steps = progress.steps.lock().unwrap().clone();
+    assert!(
+        steps[0].starts_with("0/") && steps[0].contains("creating flashback_"),
+        "{steps:?}"
+    );
+    assert_eq!(
+        steps.last().map(String::as_str),
+        Some(&*format!("{0}/{0} committing", plan.statements.len()))
+    );
+    assert_eq!(ours(&path).len(), plan.statements.len());
+}
+
+#[tokio::test]
+async fn postgres_a_cancelled_build_stops_its_statement_on_the_server() {
+    let pg = flashback_testkit::pg_or_skip!();
+    let dump = std::fs::read_to_string(fixture("filters-postgres.sql")).expect("dump");
+    flashback_testkit::load_sql_dump(pg.url(), &dump)
+        .await
+        .expect("load");
+    let store = open(pg.url()).await;
+    let schema = store.schema().clone();
+    // A statement that would run for a minute, cancelled on the server after 300 ms.
+    let slow = plan_of(&["SELECT pg_sleep(60) /* flashback_slow */"]);
+    let progress = StopAfter::new(usize::MAX);
+    let stopping = {
+        let p = progress.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            p.stop();
+        })
+    };
+    let started = std::time::Instant::now();
+    let e = indexes::apply(pg.url(), &schema, &slow, progress.clone())
+        .await
+        .expect_err("cancelled");
+    stopping.await.unwrap();
+    assert!(e.to_string().contains(indexes::CANCELLED), "{e}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "stopped on the server, not waited out: {:?}",
+        started.elapsed()
+    );
+    let mut conn = pg_conn(pg.url()).await;
+    let running: (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("activity");
+    assert_eq!(running.0, 0, "the statement no longer runs");
+    // Asked before the second index: the first is whole, the second never begun.
+    let plan = indexes::plan(pg.url(), &schema, IndexAction::Create, &["all".into()])
+        .await
+        .expect("plan");
+    assert_eq!(plan.statements.len(), 2, "{plan:?}");
+    let e = indexes::apply(pg.url(), &schema, &plan, StopAfter::new(1))
+        .await
+        .expect_err("cancelled");
+    assert!(e.to_string().contains(indexes::CANCELLED), "{e}");
+    let advice = indexes::advise(pg.url(), &schema).await.expect("advice");
+    let states: Vec<IndexState> = advice.indexes.iter().map(|i| i.state).collect();
+    assert_eq!(
+        states,
+        [IndexState::Present, IndexState::Missing],
+        "{advice:?}"
+    );
 }

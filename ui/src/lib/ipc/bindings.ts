@@ -84,6 +84,11 @@ export const commands = {
 	 *  transaction.
 	 */
 	indexApply: (req: IndexApplyRequest) => typedError<IndexApplyReport, ApiError>(__TAURI_INVOKE("index_apply", { req })),
+	/**
+	 *  `index_apply` as a job: progress per statement, and a cancel that stops the
+	 *  build and undoes it (its result is an `IndexApplyReport`).
+	 */
+	startIndexApply: (req: IndexApplyRequest) => typedError<string, ApiError>(__TAURI_INVOKE("start_index_apply", { req })),
 	/**  A job's state and the events after a cursor. */
 	jobPoll: (req: JobPollRequest) => typedError<JobSnapshot, ApiError>(__TAURI_INVOKE("job_poll", { req })),
 	/**  Ask a job to stop. */
@@ -1373,7 +1378,9 @@ export type JobKind =
 /**  A conversion between LangGraph's schema and the three-table store. */
 "convert" | 
 /**  A storage report (where the bytes are). */
-"storage";
+"storage" | 
+/**  Creating or dropping the index advisor's indexes. */
+"index";
 
 /**  Poll a job. */
 export type JobPollRequest = {

@@ -81,6 +81,7 @@ describe("a folded string in a paged list", () => {
     expect(calls.map((c) => [c.path, c.fold])).toEqual([[path, 0]]);
     expect(list.items[1]).toEqual({ content: "x".repeat(40_000) });
     expect(list.unfolding).toEqual([]);
+    expect(list.whole.map((w) => [w.index, w.path, w.text.length])).toEqual([[101, path, 40_000]]);
   });
 
   it("says a failed fetch in one line and keeps the fold", async () => {
@@ -91,5 +92,23 @@ describe("a folded string in a paged list", () => {
     expect(list.error).toBe("nothing at messages[101].content in this checkpoint");
     expect(list.items[0]).toEqual({ content: folded });
     expect(list.unfolding).toEqual([]);
+  });
+});
+
+describe("an empty search", () => {
+  it("does not drop a page being read when there was nothing to clear", async () => {
+    let release: () => void = () => {};
+    const s = server();
+    const slow = async (req: StatePageRequest) => {
+      await new Promise<void>((r) => (release = r));
+      return s.page(req);
+    };
+    const list = new PagedList(where, { items: ["item 0"], total: TOTAL, offset: 0 }, slow, 100);
+    const going = list.go(100);
+    await list.search(""); // the component's first, empty search, while the page loads
+    release();
+    await going;
+    expect(list.offset).toBe(100);
+    expect(list.items[0]).toBe("item 100");
   });
 });

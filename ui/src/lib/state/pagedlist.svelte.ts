@@ -36,6 +36,9 @@ export class PagedList {
   hit = $state<number | null>(null);
   /** The folded strings being fetched whole (by path). */
   unfolding = $state<string[]>([]);
+  /** The strings fetched whole, by the item that holds them (shown beside it: a message's
+   * bubble does not show every part of it). Dropped with the page. */
+  whole = $state.raw<{ index: number; path: string; text: string }[]>([]);
   private seq = 0;
 
   constructor(
@@ -90,6 +93,8 @@ export class PagedList {
   /** Search the whole list for `query` (empty: clear), then go to the first hit's page. */
   async search(query: string) {
     const q = query.trim();
+    // Nothing searched and nothing to clear: a page being read stays the one that lands.
+    if (!q && !this.query && !this.hits.length) return;
     const seq = ++this.seq;
     if (!q) {
       this.query = "";
@@ -137,6 +142,7 @@ export class PagedList {
       // Still the page that holds it (not moved on meanwhile).
       if (seq !== this.seq || i < 0 || i >= this.items.length || typeof p.value !== "string") return;
       this.items[i] = unfolded(this.items[i], path, p.value);
+      this.whole = [...this.whole, { index, path, text: p.value }];
       this.error = null;
     } catch (e) {
       if (seq === this.seq) this.error = toFailure(e).message;
@@ -146,6 +152,7 @@ export class PagedList {
   }
 
   private apply(p: StatePage) {
+    if (p.offset !== this.offset) this.whole = [];
     this.items = p.items as Json[];
     this.offset = p.offset;
     this.total = p.total ?? this.total;
