@@ -52,31 +52,40 @@ pub(crate) fn detail_view(
     page: u32,
     opts: ViewOptions,
 ) -> (Json, Option<ChannelPage>) {
-    let at = KeyPath {
-        channel: channel.to_owned(),
-        steps: Vec::new(),
-    };
-    let mut folded = 0;
     if let Decoded::Msgpack(Value::Array(items)) = v {
         if items.len() > page as usize {
-            let shown = items
-                .iter()
-                .take(page as usize)
-                .enumerate()
-                .map(|(i, item)| fold(view(item, opts), &child(&at, i), DEFAULT_FOLD, &mut folded))
-                .collect();
-            let info = ChannelPage {
-                channel: channel.to_owned(),
-                total: count(items.len()),
-                offset: 0,
-                limit: page,
-            };
-            return (Json::Array(shown), Some(info));
+            let (shown, info) = first_page(channel, items.len(), |i| view(&items[i], opts), page);
+            return (shown, Some(info));
         }
     }
     // Any other value is sent whole, as without `page`: the app clips a long string itself and
     // unfolds it in place (the decode budget already stands in for an enormous one).
     (view_decoded(v, opts).unwrap_or(Json::Null), None)
+}
+
+/// The first `page` items of a channel's list of `len` items (`item(i)` viewing one), long
+/// strings folded, with what the whole holds.
+pub(crate) fn first_page(
+    channel: &str,
+    len: usize,
+    item: impl Fn(usize) -> Json,
+    page: u32,
+) -> (Json, ChannelPage) {
+    let at = KeyPath {
+        channel: channel.to_owned(),
+        steps: Vec::new(),
+    };
+    let mut folded = 0;
+    let shown = (0..len.min(page as usize))
+        .map(|i| fold(item(i), &child(&at, i), DEFAULT_FOLD, &mut folded))
+        .collect();
+    let info = ChannelPage {
+        channel: channel.to_owned(),
+        total: count(len),
+        offset: 0,
+        limit: page,
+    };
+    (Json::Array(shown), info)
 }
 
 /// The page `ask` names of the value at `path` inside the channel value `value`.
@@ -131,7 +140,7 @@ fn index(len: usize, i: i64) -> Option<usize> {
     usize::try_from(i).ok().filter(|&i| i < len)
 }
 
-pub(crate) fn child(at: &KeyPath, i: usize) -> KeyPath {
+fn child(at: &KeyPath, i: usize) -> KeyPath {
     let mut p = at.clone();
     p.steps
         .push(Segment::Index(i64::try_from(i).unwrap_or(i64::MAX)));

@@ -7,10 +7,9 @@
 //! the usual way instead (the checkpoint within the request's budget).
 
 use crate::error::ApiResult;
-use crate::types::{count, ChannelPage, CheckpointDetail, DEFAULT_FOLD};
+use crate::types::{ChannelPage, CheckpointDetail};
 use flashback_codec::msgpack::ArrayIndex;
 use flashback_codec::{decode_typed, view_decoded, Decoded, ViewOptions};
-use flashback_engine::watch::KeyPath;
 use flashback_storage::{CheckpointStore, CheckpointTuple, ValueAt};
 use serde_json::Value as Json;
 
@@ -61,25 +60,13 @@ fn first_page(
     opts: ViewOptions,
 ) -> Option<(Json, ChannelPage)> {
     let items = items(list)?;
-    let at = KeyPath {
-        channel: channel.to_owned(),
-        steps: Vec::new(),
-    };
-    let mut folded = 0;
-    let shown = (0..items.len().min(page as usize))
-        .filter_map(|i| Some((i, items.get(i)?)))
-        .map(|(i, item)| {
-            let path = crate::pagedview::child(&at, i);
-            crate::pagedview::fold(item_view(item, opts), &path, DEFAULT_FOLD, &mut folded)
-        })
-        .collect();
-    let info = ChannelPage {
-        channel: channel.to_owned(),
-        total: count(items.len()),
-        offset: 0,
-        limit: page,
-    };
-    Some((Json::Array(shown), info))
+    let item = |i: usize| item_view(items.get(i).unwrap_or(&[0xc0]), opts);
+    Some(crate::pagedview::first_page(
+        channel,
+        items.len(),
+        item,
+        page,
+    ))
 }
 
 /// The first pages of a checkpoint's undecoded lists, read from their stored bytes.

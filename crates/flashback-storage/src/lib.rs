@@ -60,6 +60,7 @@ pub mod sealed;
 pub mod serializer;
 pub mod server;
 pub mod sqlite;
+mod stored;
 pub mod three;
 
 pub use error::StoreError;
@@ -72,6 +73,7 @@ pub use pgurl::is_postgres_url;
 pub use saver::{CheckpointSaver, PutRequest, WriteBatch};
 pub use sealed::EncryptionProbe;
 pub use serializer::Serde;
+pub use stored::{StoredBytes, ValueAt};
 
 use async_trait::async_trait;
 

@@ -8,7 +8,7 @@ use super::sql::{Arg, Sql};
 use super::{PostgresStore, BLOB_QUERIES, MIN_BLOB_SLICE, TASKS};
 use crate::decode::unreadable_document;
 use crate::model::*;
-use crate::{CheckpointStore, StoreError};
+use crate::{CheckpointStore, StoreError, StoredBytes, ValueAt};
 use async_trait::async_trait;
 use sqlx::postgres::{PgConnection, PgRow};
 use sqlx::Row as _;

@@ -6,7 +6,7 @@
 
 use super::sql::{Arg, Sql};
 use super::PostgresStore;
-use crate::model::{StoredBytes, ValueAt};
+use crate::stored::{StoredBytes, ValueAt};
 use crate::StoreError;
 use sqlx::Row as _;
 

@@ -12,7 +12,7 @@ use super::{query_err, SqliteStore};
 use crate::decode::Decoding;
 use crate::escape::key_text;
 use crate::model::*;
-use crate::{CheckpointStore, FoundThread, StoreError, ThreadQuery};
+use crate::{CheckpointStore, FoundThread, StoreError, StoredBytes, ThreadQuery, ValueAt};
 use async_trait::async_trait;
 use rusqlite::types::ValueRef;
 

@@ -5,7 +5,7 @@
 //! [`CheckpointStore::stored_value`]: crate::CheckpointStore::stored_value
 
 use super::ctx::Ctx;
-use crate::model::{StoredBytes, ValueAt};
+use crate::stored::{StoredBytes, ValueAt};
 use crate::StoreError;
 use flashback_codec::cipher::is_encrypted;
 use rusqlite::types::ValueRef;

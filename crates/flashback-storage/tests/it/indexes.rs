@@ -341,6 +341,15 @@ impl StopAfter {
     fn stop(&self) {
         self.asked.store(true, std::sync::atomic::Ordering::SeqCst);
     }
+
+    /// Ask to stop in `ms` milliseconds (while a statement runs).
+    fn stop_in(self: &std::sync::Arc<Self>, ms: u64) -> tokio::task::JoinHandle<()> {
+        let p = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            p.stop();
+        })
+    }
 }
 
 impl indexes::Progress for StopAfter {
@@ -396,13 +405,7 @@ async fn sqlite_a_cancelled_build_stops_its_statement_and_changes_nothing() {
         "CREATE TABLE flashback_slow AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c",
     ]);
     let progress = StopAfter::new(usize::MAX);
-    let stopping = {
-        let p = progress.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-            p.stop();
-        })
-    };
+    let stopping = progress.stop_in(300);
     let started = std::time::Instant::now();
     let e = indexes::apply(&path, &schema, &forever, progress.clone())
         .await
@@ -448,13 +451,7 @@ async fn postgres_a_cancelled_build_stops_its_statement_on_the_server() {
     // A statement that would run for a minute, cancelled on the server after 300 ms.
     let slow = plan_of(&["SELECT pg_sleep(60) /* flashback_slow */"]);
     let progress = StopAfter::new(usize::MAX);
-    let stopping = {
-        let p = progress.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-            p.stop();
-        })
-    };
+    let stopping = progress.stop_in(300);
     let started = std::time::Instant::now();
     let e = indexes::apply(pg.url(), &schema, &slow, progress.clone())
         .await

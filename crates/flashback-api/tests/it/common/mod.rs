@@ -9,6 +9,7 @@ use flashback_api::{
 use std::path::{Path, PathBuf};
 
 pub mod js;
+pub mod library;
 pub mod space;
 pub mod three;
 

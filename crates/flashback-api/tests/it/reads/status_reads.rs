@@ -5,10 +5,8 @@
 //! errors, `Send`s, subgraphs and forks, the thread filters', the storage report's, encrypted
 //! ones read without their key, LangGraph.js's — on Postgres and SQLite.
 
-use crate::common::{self, fixtures};
+use crate::common::library;
 use flashback_engine::tasks::{derive_tasks_with, reads_value_of, DeriveOptions};
-use flashback_storage::postgres::PostgresStore;
-use flashback_storage::sqlite::SqliteStore;
 use flashback_storage::{ChannelFilter, CheckpointStore, ListQuery};
 use std::sync::Arc;
 
@@ -75,26 +73,13 @@ async fn compare(store: &dyn CheckpointStore, what: &str) -> usize {
 
 #[tokio::test]
 async fn status_reads_derive_what_full_reads_derive_on_every_postgres_fixture() {
-    let dumps = [
-        fixtures().join("postgres.sql"),
-        fixtures().join("filters-postgres.sql"),
-        fixtures().join("storage-postgres.sql"),
-        fixtures().join("sealed-mixed-postgres.sql"),
-        fixtures().join("sealed-kms-postgres.sql"),
-        common::js::js_fixtures().join("langgraphjs-postgres.sql"),
-    ];
+    let Some(stores) = library::each_pg().await else {
+        return;
+    };
     let mut compared = 0;
-    for dump in dumps {
-        let Some(pg) = flashback_testkit::postgres_or_skip().await else {
-            return;
-        };
-        let sql = std::fs::read_to_string(&dump).expect("read dump");
-        flashback_testkit::load_sql_dump(pg.url(), &sql)
-            .await
-            .expect("load dump");
-        let store = PostgresStore::connect(pg.url()).await.expect("connect");
-        let n = compare(&store, &dump.display().to_string()).await;
-        assert!(n > 0, "{}: no checkpoints", dump.display());
+    for (what, store, _pg) in &stores {
+        let n = compare(store, what).await;
+        assert!(n > 0, "{what}: no checkpoints");
         compared += n;
     }
     assert!(compared > 400, "compared only {compared} checkpoints");
@@ -103,22 +88,9 @@ async fn status_reads_derive_what_full_reads_derive_on_every_postgres_fixture() 
 #[tokio::test]
 async fn status_reads_derive_what_full_reads_derive_on_every_sqlite_fixture() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let files = [
-        fixtures().join("langgraph.sqlite"),
-        fixtures().join("filters.sqlite"),
-        fixtures().join("storage.sqlite"),
-        fixtures().join("sealed-mixed.sqlite"),
-        common::js::js_fixtures().join("langgraphjs.sqlite"),
-        common::js::js_fixtures().join("langgraphjs-edge.sqlite"),
-    ];
     let mut compared = 0;
-    for (i, file) in files.iter().enumerate() {
-        let copy = dir.path().join(format!("{i}.sqlite"));
-        std::fs::copy(file, &copy).expect("copy fixture");
-        let store = SqliteStore::open(copy.to_str().expect("utf-8 path"))
-            .await
-            .expect("open");
-        compared += compare(&store, &file.display().to_string()).await;
+    for (what, store) in library::each_sqlite(dir.path()).await {
+        compared += compare(&store, &what).await;
     }
     assert!(compared > 400, "compared only {compared} checkpoints");
 }

@@ -5,10 +5,8 @@
 //! report's, encrypted ones read without their key, LangGraph.js's — on Postgres and SQLite.
 //! A value it cannot read alone (held inline, not msgpack, sealed) is `None`, never another's.
 
-use crate::common::{self, fixtures};
+use crate::common::library;
 use flashback_codec::{decode_typed, Decoded};
-use flashback_storage::postgres::PostgresStore;
-use flashback_storage::sqlite::SqliteStore;
 use flashback_storage::{CheckpointStore, ListQuery, ValueAt};
 
 /// The same value: equal as text (a value may hold a NaN, which equals nothing), a stored
@@ -79,24 +77,12 @@ async fn compare(store: &dyn CheckpointStore, what: &str) -> (usize, usize) {
 
 #[tokio::test]
 async fn stored_values_are_what_full_reads_decode_on_every_postgres_fixture() {
-    let dumps = [
-        fixtures().join("postgres.sql"),
-        fixtures().join("filters-postgres.sql"),
-        fixtures().join("storage-postgres.sql"),
-        fixtures().join("sealed-mixed-postgres.sql"),
-        common::js::js_fixtures().join("langgraphjs-postgres.sql"),
-    ];
+    let Some(stores) = library::each_pg().await else {
+        return;
+    };
     let (mut channels, mut writes) = (0, 0);
-    for dump in dumps {
-        let Some(pg) = flashback_testkit::postgres_or_skip().await else {
-            return;
-        };
-        let sql = std::fs::read_to_string(&dump).expect("read dump");
-        flashback_testkit::load_sql_dump(pg.url(), &sql)
-            .await
-            .expect("load dump");
-        let store = PostgresStore::connect(pg.url()).await.expect("connect");
-        let (c, w) = compare(&store, &dump.display().to_string()).await;
+    for (what, store, _pg) in &stores {
+        let (c, w) = compare(store, what).await;
         channels += c;
         writes += w;
     }
@@ -109,21 +95,9 @@ async fn stored_values_are_what_full_reads_decode_on_every_postgres_fixture() {
 #[tokio::test]
 async fn stored_values_are_what_full_reads_decode_on_every_sqlite_fixture() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let files = [
-        fixtures().join("langgraph.sqlite"),
-        fixtures().join("filters.sqlite"),
-        fixtures().join("storage.sqlite"),
-        fixtures().join("sealed-mixed.sqlite"),
-        common::js::js_fixtures().join("langgraphjs.sqlite"),
-    ];
     let (mut channels, mut writes) = (0, 0);
-    for (i, file) in files.iter().enumerate() {
-        let copy = dir.path().join(format!("{i}.sqlite"));
-        std::fs::copy(file, &copy).expect("copy fixture");
-        let store = SqliteStore::open(copy.to_str().expect("utf-8 path"))
-            .await
-            .expect("open");
-        let (c, w) = compare(&store, &file.display().to_string()).await;
+    for (what, store) in library::each_sqlite(dir.path()).await {
+        let (c, w) = compare(&store, &what).await;
         channels += c;
         writes += w;
     }
