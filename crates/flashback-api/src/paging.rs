@@ -240,7 +240,9 @@ impl Api {
                 names.join(", ")
             )));
         };
-        if !crate::rawpage::is_big_list(value) {
+        // Decoded: paged as it is. Over the read's budget: a list from its stored bytes; else
+        // (or failing that) read again within the request's budget, whose last try says why not.
+        if !matches!(&**value, flashback_codec::Decoded::TooLarge { .. }) {
             let body = crate::pagedview::page(value, path, ask)?;
             return Ok((tuple, Some(body)));
         }
@@ -251,7 +253,7 @@ impl Api {
                 .any(|a| a.channels.contains(&path.channel));
         let at = flashback_storage::ValueAt::Channel(&path.channel);
         let max = self.page_budget()?.max_request_bytes;
-        let list = match changed {
+        let list = match changed || !crate::rawpage::is_big_list(value) {
             true => None,
             false => crate::rawpage::stored_list(store, &tuple, at, value, max).await?,
         };

@@ -223,6 +223,13 @@ async fn a_list_over_the_decode_budget_pages_within_the_requests_budget() {
     let path = fixture_copy(dir.path());
     let items = 600_000u32;
     bigvalue::splice(&path, "forked", "big", bigvalue::BigValue::Ints(items)).unwrap();
+    bigvalue::splice(
+        &path,
+        "chat-tools",
+        "blob",
+        bigvalue::BigValue::Bytes(3 << 20),
+    )
+    .unwrap();
     let api = api_in(dir.path(), Initial::None);
     api.set_setting(SetSettingRequest {
         key: "max_value_mb".into(),
@@ -283,4 +290,13 @@ async fn a_list_over_the_decode_budget_pages_within_the_requests_budget() {
     }
     let past = api.state_page(ask(&db, "forked", "big[600000]")).await;
     assert_eq!(past.expect_err("past the end").code, ErrorCode::NotFound);
+    // A value over the per-value budget that is not a list: read within the request's budget
+    // and folded, as before.
+    let blob = page(&api, ask(&db, "chat-tools", "blob")).await;
+    let v = blob.value.expect("the value");
+    assert!(
+        blob.folded >= 1 && v.to_string().len() < 100_000,
+        "{}",
+        &v.to_string()[..200.min(v.to_string().len())]
+    );
 }
