@@ -41,7 +41,7 @@ pub(crate) fn has_big_lists(tuple: &CheckpointTuple) -> bool {
         .checkpoint
         .channel_values
         .iter()
-        .any(|(_, v)| matches!(&**v, Decoded::TooLarge { kind, .. } if kind == "list"))
+        .any(|(_, v)| crate::rawpage::is_big_list(v))
 }
 
 /// A channel's view in a paged detail: a list longer than `page` as its first `page` items

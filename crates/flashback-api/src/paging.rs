@@ -260,10 +260,7 @@ impl Api {
         let body = match list.as_deref().and_then(crate::rawpage::items) {
             Some(items) => Some(crate::pagedview::list_at(
                 items.len(),
-                |i| {
-                    let item = items.get(i).unwrap_or(&[0xc0]);
-                    crate::rawpage::item_view(item, ask.opts)
-                },
+                |i| crate::rawpage::item_view(&items, i, ask.opts),
                 path,
                 ask,
             )?),

@@ -13,14 +13,14 @@ use flashback_codec::{decode_typed, view_decoded, Decoded, ViewOptions};
 use flashback_storage::{CheckpointStore, CheckpointTuple, ValueAt};
 use serde_json::Value as Json;
 
-/// Whether `v` is a list left undecoded (over the decode budget).
+/// Whether `v` is a list left undecoded (over the decode budget: a paged read pages it).
 pub(crate) fn is_big_list(v: &Decoded) -> bool {
     matches!(v, Decoded::TooLarge { kind, .. } if kind == "list")
 }
 
 /// The stored msgpack bytes of `value`, the list at `at` in the checkpoint of `tuple` left
-/// undecoded, when it is at most `max` bytes (`0`: no limit), the store can read it alone and
-/// it is a well-formed msgpack list.
+/// undecoded, when it is at most `max` bytes (`0`: no limit) and the store can read it alone
+/// (whether they are a well-formed list, [`items`] says).
 pub(crate) async fn stored_list(
     store: &dyn CheckpointStore,
     tuple: &CheckpointTuple,
@@ -36,10 +36,7 @@ pub(crate) async fn stored_list(
     let stored = store
         .stored_value(&h.thread_id, &h.checkpoint_ns, &h.checkpoint_id, at)
         .await?;
-    Ok(stored
-        .filter(|s| s.tag == "msgpack")
-        .map(|s| s.bytes)
-        .filter(|b| items(b).is_some()))
+    Ok(stored.filter(|s| s.tag == "msgpack").map(|s| s.bytes))
 }
 
 /// The items of a stored msgpack list.
@@ -47,8 +44,11 @@ pub(crate) fn items(list: &[u8]) -> Option<ArrayIndex<'_>> {
     ArrayIndex::new(list).ok().flatten()
 }
 
-/// One item's view, decoded from its bytes.
-pub(crate) fn item_view(item: &[u8], opts: ViewOptions) -> Json {
+/// Item `i`'s view, decoded from its bytes (`None` past the end).
+pub(crate) fn item_view(items: &ArrayIndex<'_>, i: usize, opts: ViewOptions) -> Json {
+    let Some(item) = items.get(i) else {
+        return Json::Null;
+    };
     view_decoded(&decode_typed("msgpack", Some(item)), opts).unwrap_or(Json::Null)
 }
 
@@ -60,7 +60,7 @@ fn first_page(
     opts: ViewOptions,
 ) -> Option<(Json, ChannelPage)> {
     let items = items(list)?;
-    let item = |i: usize| item_view(items.get(i).unwrap_or(&[0xc0]), opts);
+    let item = |i: usize| item_view(&items, i, opts);
     Some(crate::pagedview::first_page(
         channel,
         items.len(),

@@ -28,6 +28,38 @@ pub(super) fn parse(
     Some(parsed)
 }
 
+/// Implements the visitor methods of a value that is read from a JSON object and is empty
+/// (`Default`) for any other JSON value, as the tree reading treats them.
+macro_rules! or_default_for_non_maps {
+    () => {
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Default::default())
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut s: A,
+        ) -> Result<Self::Value, A::Error> {
+            while s.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Default::default())
+        }
+    };
+}
+
 struct Doc<'k> {
     keep: Option<&'k ChannelFilter>,
 }
@@ -73,28 +105,8 @@ impl<'de> Visitor<'de> for Doc<'_> {
         Ok(Some((cp, texts)))
     }
 
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
+    // Not an object: `None`, the tree reading's case.
+    or_default_for_non_maps!();
 }
 
 /// A top-level key of the document (read without allocating).
@@ -139,38 +151,6 @@ fn text_of(v: Value) -> String {
         Value::String(s) => s,
         _ => String::new(),
     }
-}
-
-/// Implements the visitor methods of a value that is read from a JSON object and is empty
-/// (`Default`) for any other JSON value, as the tree reading treats them.
-macro_rules! or_default_for_non_maps {
-    () => {
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-            Ok(Default::default())
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut s: A,
-        ) -> Result<Self::Value, A::Error> {
-            while s.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(Default::default())
-        }
-    };
 }
 
 /// `channel_values`: the kept channels' values revived, the others skipped unbuilt.

@@ -248,12 +248,7 @@ async fn sources_without_sql_indexes_are_not_applicable() {
 #[tokio::test]
 async fn postgres_advice_create_concurrently_and_drop() {
     let pg = flashback_testkit::pg_or_skip!();
-    let dump = std::fs::read_to_string(fixture("filters-postgres.sql")).expect("dump");
-    flashback_testkit::load_sql_dump(pg.url(), &dump)
-        .await
-        .expect("load");
-    let store = open(pg.url()).await;
-    let schema = store.schema().clone();
+    let (store, schema) = filters_pg(pg.url()).await;
     let bare = indexes::advise(pg.url(), &schema).await.expect("advice");
     assert!(bare.applicable, "{bare:?}");
     assert_eq!(state(&bare, RECENT), IndexState::Missing);
@@ -314,6 +309,17 @@ async fn postgres_advice_create_concurrently_and_drop() {
     .expect("indexes");
     assert!(left.is_empty(), "{left:?}");
     assert_eq!(pages(store.as_ref()).await, first_pages);
+}
+
+/// The filters fixture's dump loaded into the database at `url`, opened, with its schema.
+async fn filters_pg(url: &str) -> (Box<dyn CheckpointStore>, SchemaInfo) {
+    let dump = std::fs::read_to_string(fixture("filters-postgres.sql")).expect("dump");
+    flashback_testkit::load_sql_dump(url, &dump)
+        .await
+        .expect("load");
+    let store = open(url).await;
+    let schema = store.schema().clone();
+    (store, schema)
 }
 
 async fn pg_conn(url: &str) -> sqlx::PgConnection {
@@ -442,12 +448,7 @@ async fn sqlite_a_cancelled_build_stops_its_statement_and_changes_nothing() {
 #[tokio::test]
 async fn postgres_a_cancelled_build_stops_its_statement_on_the_server() {
     let pg = flashback_testkit::pg_or_skip!();
-    let dump = std::fs::read_to_string(fixture("filters-postgres.sql")).expect("dump");
-    flashback_testkit::load_sql_dump(pg.url(), &dump)
-        .await
-        .expect("load");
-    let store = open(pg.url()).await;
-    let schema = store.schema().clone();
+    let (_store, schema) = filters_pg(pg.url()).await;
     // A statement that would run for a minute, cancelled on the server after 300 ms.
     let slow = plan_of(&["SELECT pg_sleep(60) /* flashback_slow */"]);
     let progress = StopAfter::new(usize::MAX);
